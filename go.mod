@@ -1,0 +1,10 @@
+module github.com/zabsim/zabsim
+
+go 1.26
+
+require (
+	github.com/anishathalye/porcupine v1.3.1 // indirect
+	github.com/go-zookeeper/zk v1.0.4 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+	pgregory.net/rapid v1.3.0 // indirect
+)
