@@ -1,0 +1,196 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Names of the epoch files, as ZooKeeper's QuorumPeer names them.
+const (
+	AcceptedEpochFile   = "acceptedEpoch"
+	CurrentEpochFile    = "currentEpoch"
+	CurrentEpochTmpFile = "currentEpoch.tmp"
+)
+
+// Record is one transaction log record: a zxid and the encoded transaction.
+type Record struct {
+	Zxid int64
+	Data []byte
+}
+
+// Snapshot is a serialized data tree taken at a zxid (the last transaction it reflects).
+type Snapshot struct {
+	Zxid int64
+	Data []byte
+}
+
+// ErrTruncate is returned when Truncate cannot find a position to truncate at, which the real server
+// treats as fatal (the learner exits).
+var ErrTruncate = errors.New("storage: unable to truncate the txn log")
+
+// Stats counts durable work, for reports and benchmarks.
+type Stats struct {
+	Appends, Fsyncs, Truncations, Snapshots, FileWrites int64
+	LostOnCrash                                         int64
+}
+
+// Disk is one server's durable storage.
+type Disk struct {
+	log       []Record
+	synced    int
+	snapshots []Snapshot
+	files     map[string][]byte
+	stats     Stats
+}
+
+// New returns an empty disk, as a fresh dataDir.
+func New() *Disk { return &Disk{files: map[string][]byte{}} }
+
+// Stats returns the counters.
+func (d *Disk) Stats() Stats { return d.stats }
+
+// --- Transaction log ------------------------------------------------------------------------------
+
+// Append adds a record at the end of the log, unsynced. Like FileTxnLog.append, it refuses a zxid
+// that is not greater than the last one logged; the caller decides whether that is fatal.
+func (d *Disk) Append(r Record) error {
+	if n := len(d.log); n > 0 && r.Zxid <= d.log[n-1].Zxid {
+		return fmt.Errorf("storage: zxid %#x is not above the last logged zxid %#x", r.Zxid, d.log[n-1].Zxid)
+	}
+	d.log = append(d.log, Record{Zxid: r.Zxid, Data: slices.Clone(r.Data)})
+	d.stats.Appends++
+	return nil
+}
+
+// Len returns the number of records in the log, synced or not. An fsync that starts now covers
+// exactly this many records.
+func (d *Disk) Len() int { return len(d.log) }
+
+// SyncedLen returns how many records are durable.
+func (d *Disk) SyncedLen() int { return d.synced }
+
+// Synced records that an fsync covering the first n records completed. Records appended after the
+// fsync started are not covered, which is why the caller passes the length it saw at the start.
+func (d *Disk) Synced(n int) {
+	if n > len(d.log) {
+		n = len(d.log) // A truncation happened while the fsync was in flight.
+	}
+	if n > d.synced {
+		d.synced = n
+	}
+	d.stats.Fsyncs++
+}
+
+// LastZxid returns the zxid of the last record in the log, or 0 for an empty log.
+func (d *Disk) LastZxid() int64 {
+	if len(d.log) == 0 {
+		return 0
+	}
+	return d.log[len(d.log)-1].Zxid
+}
+
+// Records returns the records with zxid greater than after, in order. The slice is a copy of the
+// index; record data must not be modified.
+func (d *Disk) Records(after int64) []Record {
+	i, _ := slices.BinarySearchFunc(d.log, after+1, func(r Record, z int64) int { return cmp64(r.Zxid, z) })
+	return slices.Clone(d.log[i:])
+}
+
+// FirstZxid returns the zxid of the first record in the log, or 0 for an empty log.
+func (d *Disk) FirstZxid() int64 {
+	if len(d.log) == 0 {
+		return 0
+	}
+	return d.log[0].Zxid
+}
+
+// Truncate removes records from the log as FileTxnLog.truncate does in ZooKeeper 3.8.0: it keeps
+// every record up to and including the first whose zxid is at least zxid (so a target missing from
+// the log keeps one record beyond it), and fails if no record reaches zxid. Truncation is durable at
+// once, as a file truncation is. Snapshots are not touched, exactly as in 3.8.0, even those newer than
+// the truncation point.
+func (d *Disk) Truncate(zxid int64) error {
+	i := slices.IndexFunc(d.log, func(r Record) bool { return r.Zxid >= zxid })
+	if i < 0 {
+		return fmt.Errorf("%w: no record at or after %#x (last is %#x)", ErrTruncate, zxid, d.LastZxid())
+	}
+	clear(d.log[i+1:])
+	d.log = d.log[:i+1]
+	d.synced = min(d.synced, len(d.log))
+	d.stats.Truncations++
+	return nil
+}
+
+// --- Snapshots and files --------------------------------------------------------------------------
+
+// SaveSnapshot stores a snapshot durably. The real server writes the snapshot file and fsyncs it
+// before using it; a crash during the write leaves an invalid file that restore skips, which is
+// equivalent to the snapshot never having been taken, so the model makes the write atomic.
+func (d *Disk) SaveSnapshot(s Snapshot) {
+	d.snapshots = append(d.snapshots, Snapshot{Zxid: s.Zxid, Data: slices.Clone(s.Data)})
+	d.stats.Snapshots++
+}
+
+// LatestSnapshot returns the snapshot with the highest zxid (the latest taken among equals).
+func (d *Disk) LatestSnapshot() (Snapshot, bool) {
+	if len(d.snapshots) == 0 {
+		return Snapshot{}, false
+	}
+	best := d.snapshots[0]
+	for _, s := range d.snapshots[1:] {
+		if s.Zxid >= best.Zxid {
+			best = s
+		}
+	}
+	return best, true
+}
+
+// Snapshots returns every snapshot in the order taken.
+func (d *Disk) Snapshots() []Snapshot { return slices.Clone(d.snapshots) }
+
+// WriteFile replaces a small file atomically and durably, as AtomicFileOutputStream does (write a
+// temporary file, fsync, rename).
+func (d *Disk) WriteFile(name string, data []byte) {
+	d.files[name] = slices.Clone(data)
+	d.stats.FileWrites++
+}
+
+// ReadFile returns a file's contents.
+func (d *Disk) ReadFile(name string) ([]byte, bool) {
+	b, ok := d.files[name]
+	return slices.Clone(b), ok
+}
+
+// DeleteFile removes a file; removing a missing file does nothing.
+func (d *Disk) DeleteFile(name string) { delete(d.files, name) }
+
+// --- Crashes --------------------------------------------------------------------------------------
+
+// Unsynced returns how many records a crash now could lose.
+func (d *Disk) Unsynced() int { return len(d.log) - d.synced }
+
+// Crash applies a crash to the disk: of the unsynced tail of the log, only the first kept records
+// survive (the operating system may have written some of them before the crash). kept is clamped
+// to [0, Unsynced()]. It returns how many records were lost. The caller draws kept from the run's
+// Chooser.
+func (d *Disk) Crash(kept int) int {
+	kept = max(0, min(kept, d.Unsynced()))
+	end := d.synced + kept
+	lost := len(d.log) - end
+	clear(d.log[end:])
+	d.log = d.log[:end]
+	d.synced = end // What survived a crash is on the platter now.
+	d.stats.LostOnCrash += int64(lost)
+	return lost
+}
+
+func cmp64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
