@@ -359,7 +359,9 @@ func TestElectionAgreesOnTheBestVote(t *testing.T) {
 			epoch := zxidEpoch + rapid.Int64Range(0, 1).Draw(t, fmt.Sprintf("ahead%d", i))
 			zxid := zxidEpoch<<32 | rapid.Int64Range(0, 3).Draw(t, fmt.Sprintf("counter%d", i))
 			selves[id] = Self{LastLoggedZxid: zxid, CurrentEpoch: epoch}
-			if best < 0 || totalOrder(id, zxid, epoch, best, selves[best].LastLoggedZxid, selves[best].CurrentEpoch) {
+			// The expected winner is computed independently of totalOrder: the greatest
+			// (peerEpoch, zxid, sid) triple, as ZAB.md states the order.
+			if b := selves[best]; best < 0 || epoch > b.CurrentEpoch || (epoch == b.CurrentEpoch && (zxid > b.LastLoggedZxid || (zxid == b.LastLoggedZxid && id > best))) {
 				best = id
 			}
 		}
