@@ -3,12 +3,9 @@ module github.com/zabsim/zabsim
 go 1.26
 
 require (
+	github.com/go-zookeeper/zk v1.0.4
 	github.com/stretchr/testify v1.12.1
 	pgregory.net/rapid v1.3.0
 )
 
-require (
-	github.com/anishathalye/porcupine v1.3.1 // indirect
-	github.com/go-zookeeper/zk v1.0.4 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
-)
+require go.yaml.in/yaml/v3 v3.0.5 // indirect
