@@ -1,0 +1,163 @@
+package zabmodel
+
+import (
+	"fmt"
+
+	"github.com/zabsim/zabsim/clock"
+)
+
+// EventKind names a protocol step that the white-box checkers watch. Servers report each step at the
+// moment it takes effect, in the order it takes effect, through the ensemble's Observer. Events are
+// facts about one server; the checker combines them into the global view that ZAB's invariants speak
+// of. Every event carries the server's sid and the virtual time.
+type EventKind uint8
+
+const (
+	// EventVote: a LOOKING server changed its election proposal (Leader, Zxid, Epoch = the proposed
+	// peer epoch, Round = its logical clock). Rounds restart the NoVoteCircle history.
+	EventVote EventKind = iota + 1
+	// EventElected: a server left LOOKING for Role, naming Leader, with Epoch = the vote's peer
+	// epoch and Round = the election round.
+	EventElected
+	// EventAcceptedEpoch: the acceptedEpoch file now durably holds Epoch.
+	EventAcceptedEpoch
+	// EventCurrentEpoch: the currentEpoch file now durably holds Epoch.
+	EventCurrentEpoch
+	// EventEpochQuorum: a prospective leader received ACKEPOCH from a quorum (itself included) for
+	// Epoch and starts synchronization; the TLA+ spec records it as the epoch's leader here.
+	EventEpochQuorum
+	// EventNewLeaderAck: a learner sent its ACK of NEWLEADER for Epoch to Leader. At this instant its
+	// durable history is what it acknowledges: ProcessConsistency compares it with the leader's.
+	EventNewLeaderAck
+	// EventEstablished: a leader received NEWLEADER ACKs from a quorum (itself included) for Epoch
+	// and starts broadcast. Leadership: at most one server per epoch.
+	EventEstablished
+	// EventPropose: a leader assigned Zxid to a transaction whose identity is Hash (see TxnHash).
+	EventPropose
+	// EventLog: a server appended (Zxid, Hash) to its txn log, not yet durable.
+	EventLog
+	// EventFsync: the first Count records of the server's txn log are durable, the last of them
+	// being Zxid.
+	EventFsync
+	// EventAck: a follower sent ACK for Zxid (after the fsync that covers it).
+	EventAck
+	// EventCommit: a leader decided to commit Zxid (Hash), acknowledged by a quorum.
+	EventCommit
+	// EventApply: a server applied (Zxid, Hash) to its in-memory tree; Digest is the tree digest
+	// after it. Source says why (a commit while serving, log replay at startup, a sync).
+	EventApply
+	// EventTruncate: a server truncated its txn log so that Zxid is its last record.
+	EventTruncate
+	// EventLost: a crash destroyed the unsynced tail of the server's txn log; Zxid is the last
+	// record that survived (0 if none) and Count how many records were lost.
+	EventLost
+	// EventTreeLoaded: a server replaced its in-memory tree by a snapshot at Zxid (Digest); Source
+	// says whether from its own disk at startup or from a leader's SNAP.
+	EventTreeLoaded
+	// EventSnapshot: a server durably wrote a snapshot of its tree at Zxid (Digest).
+	EventSnapshot
+	// EventServing: a server started serving clients in Epoch as Role.
+	EventServing
+	// EventStopServing: a server stopped serving clients (it left its role or shut down).
+	EventStopServing
+	// EventCrash and EventRestart: the server's process crashed or was started again.
+	EventCrash
+	EventRestart
+	// EventDigestMismatch: applying Zxid left a tree digest (Digest) different from the one the
+	// leader computed for it (Hash holds the leader's digest). Java logs and counts it.
+	EventDigestMismatch
+)
+
+var eventNames = [...]string{
+	EventVote: "vote", EventElected: "elected", EventAcceptedEpoch: "accepted-epoch",
+	EventCurrentEpoch: "current-epoch", EventEpochQuorum: "epoch-quorum", EventNewLeaderAck: "newleader-ack",
+	EventEstablished: "established", EventPropose: "propose", EventLog: "log", EventFsync: "fsync",
+	EventAck: "ack", EventCommit: "commit", EventApply: "apply", EventTruncate: "truncate", EventLost: "lost",
+	EventTreeLoaded: "tree-loaded", EventSnapshot: "snapshot", EventServing: "serving",
+	EventStopServing: "stop-serving", EventCrash: "crash", EventRestart: "restart",
+	EventDigestMismatch: "digest-mismatch",
+}
+
+func (k EventKind) String() string {
+	if int(k) < len(eventNames) && eventNames[k] != "" {
+		return eventNames[k]
+	}
+	return fmt.Sprintf("event(%d)", k)
+}
+
+// Source qualifies EventApply and EventTreeLoaded.
+type Source uint8
+
+const (
+	SourceNone Source = iota
+	// SourceCommit: a committed transaction applied while following, leading or observing.
+	SourceCommit
+	// SourceStartup: replayed from the server's own snapshot and txn log when its process started.
+	SourceStartup
+	// SourceFastForward: replayed from the txn log when the server left a role (fastForwardDataBase).
+	SourceFastForward
+	// SourceSync: applied during synchronization with a leader (a COMMIT before NEWLEADER, or the
+	// committed packets at NEWLEADER / UPTODATE).
+	SourceSync
+	// SourceSnap: a snapshot received from a leader.
+	SourceSnap
+	// SourceTruncate: the tree was rebuilt from disk after a TRUNC.
+	SourceTruncate
+)
+
+var sourceNames = [...]string{
+	SourceNone: "-", SourceCommit: "commit", SourceStartup: "startup", SourceFastForward: "fast-forward",
+	SourceSync: "sync", SourceSnap: "snap", SourceTruncate: "truncate",
+}
+
+func (s Source) String() string {
+	if int(s) < len(sourceNames) {
+		return sourceNames[s]
+	}
+	return fmt.Sprintf("source(%d)", s)
+}
+
+// Event is one protocol step of one server. Fields that do not apply to a kind are zero.
+type Event struct {
+	Kind   EventKind
+	Time   clock.Time
+	Server int64 // the sid of the server the event happened in
+	Role   Role
+	Epoch  int64
+	Zxid   int64
+	Hash   uint64 // a transaction's identity (TxnHash), or for EventDigestMismatch the expected digest
+	Digest int64  // the tree digest after the step
+	Leader int64  // EventVote, EventElected, EventNewLeaderAck: the leader concerned
+	Round  int64  // EventVote, EventElected: the election round
+	Count  int    // EventFsync: durable records; EventLost: records lost
+	Source Source
+}
+
+func (e Event) String() string {
+	s := fmt.Sprintf("%s %s sid=%d", e.Time, e.Kind, e.Server)
+	if e.Epoch != 0 {
+		s += fmt.Sprintf(" epoch=%d", e.Epoch)
+	}
+	if e.Zxid != 0 {
+		s += fmt.Sprintf(" zxid=%#x", e.Zxid)
+	}
+	if e.Leader != 0 {
+		s += fmt.Sprintf(" leader=%d", e.Leader)
+	}
+	if e.Source != SourceNone {
+		s += " from=" + e.Source.String()
+	}
+	return s
+}
+
+// Observer receives every Event of an ensemble, synchronously, inside the simulator's event loop.
+// A checker that finds a violation ends the run with sim.World.Fail; it must not modify servers.
+type Observer interface {
+	Observe(Event)
+}
+
+// ObserverFunc adapts a function.
+type ObserverFunc func(Event)
+
+// Observe implements Observer.
+func (f ObserverFunc) Observe(e Event) { f(e) }

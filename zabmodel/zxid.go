@@ -1,0 +1,53 @@
+package zabmodel
+
+import (
+	"fmt"
+	"hash/fnv"
+
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+// Role is a server's place in the ensemble at a moment, as QuorumPeer.ServerState names it.
+type Role uint8
+
+// Roles.
+const (
+	Looking Role = iota
+	Following
+	Leading
+	Observing
+)
+
+var roleNames = [...]string{Looking: "LOOKING", Following: "FOLLOWING", Leading: "LEADING", Observing: "OBSERVING"}
+
+func (r Role) String() string {
+	if int(r) < len(roleNames) {
+		return roleNames[r]
+	}
+	return fmt.Sprintf("role(%d)", r)
+}
+
+// A zxid is epoch << 32 | counter (ZxidUtils).
+
+// MakeZxid builds a zxid from an epoch and a counter.
+func MakeZxid(epoch, counter int64) int64 { return epoch<<32 | counter&0xffffffff }
+
+// EpochOf returns a zxid's epoch.
+func EpochOf(zxid int64) int64 { return zxid >> 32 }
+
+// CounterOf returns a zxid's counter.
+func CounterOf(zxid int64) int64 { return zxid & 0xffffffff }
+
+// FormatZxid renders a zxid as epoch:counter in hex, for traces and reports.
+func FormatZxid(zxid int64) string { return fmt.Sprintf("%#x:%#x", EpochOf(zxid), CounterOf(zxid)) }
+
+// TxnHash is a transaction's identity for the checkers: a 64-bit FNV-1a hash of its header and body
+// as logged, without the digest (which a follower's own tree need not reproduce to hold the same
+// transaction). Two transactions with the same zxid and different hashes are different
+// transactions, which is what Agreement and Integrity look for.
+func TxnHash(entry *proto.TxnEntry) uint64 {
+	h := fnv.New64a()
+	plain := proto.TxnEntry{Header: entry.Header, Txn: entry.Txn}
+	_, _ = h.Write(proto.Marshal(&plain))
+	return h.Sum64()
+}
