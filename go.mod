@@ -3,6 +3,7 @@ module github.com/zabsim/zabsim
 go 1.26
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/stretchr/testify v1.12.1
 	pgregory.net/rapid v1.3.0

@@ -1,0 +1,50 @@
+// Package checkers judges what the simulated clients of a zabsim run observed against what
+// ZooKeeper 3.8.0 promises them: linearizable writes, FIFO client order, sequentially consistent
+// reads (a session never sees state go backwards, across reconnects too, and sees its own
+// writes; a read after sync is at least as new as the leader was when the sync was called),
+// one-shot watches delivered before the data that reflects them, ephemeral nodes that die with
+// their session, and progress once faults heal.
+//
+// The runner records a History: per client the operations with their virtual call and return
+// times, results and reply zxids (an operation whose outcome is unknown is kept as such, never
+// dropped or guessed), the ordered stream of replies, watch events and state changes that reached
+// the client, the committed log as the simulator's global view knows it, and a few facts (the
+// leader's committed zxid when each sync was called, how sessions ended, when they were healthy,
+// the liveness phase). The Recorder fills a History as the run goes.
+//
+// Each checker returns a Result: Pass, Violation (with findings that name the checker, rule,
+// clients, sessions, operations, zxids and virtual times), Unknown when it could not decide (never
+// a pass), or Skipped when it had nothing to judge. Bad input is an error wrapping
+// ErrInvalidHistory (or ErrOutsideModel for a model that does not fit the workload), never a
+// panic.
+//
+// Usage:
+//
+//	rec := checkers.NewRecorder()
+//	ref := rec.Call("c1", now, checkers.Operation{Kind: proto.OpSetData, Session: sid, Xid: 7,
+//		Path: "/r/k1", Data: []byte("v"), Version: 3})
+//	_ = rec.Reply(ref, later, checkers.Reply{Err: proto.OK, Zxid: 0x100000009, Stat: &stat})
+//	_ = rec.Fail(other, later, proto.ConnectionLoss, checkers.OutcomeUnknown)
+//	rec.Event("c1", sid, t, proto.EventNodeDataChanged, "/r/k1", -1)
+//	_ = rec.Commit(entry, t) // every committed txn, in zxid order
+//	h := rec.Finish(end, &checkers.LivenessFacts{HealTime: heal, LeaderTime: elected, Completed: true})
+//
+//	report, err := checkers.Run(h, checkers.Options{
+//		Linearizability: []checkers.LinearizabilityOptions{{Model: checkers.RegisterModel, Prefix: "/r"}},
+//		Liveness:        checkers.LivenessOptions{LeaderBound: 10 * clock.Second, OperationBound: 30 * clock.Second},
+//		Stopwatch:       hostStopwatch, // optional: measures checking time outside the simulated world
+//	})
+//	if report.Failed() { fmt.Print(report) }
+//
+// The linearizability checker uses porcupine with three models (a register per znode,
+// partitioned by path; the whole tree, for multi; the sequential queue) and settles unknown
+// outcomes from the committed log before leaving the rest to porcupine. Reads are not in the
+// linearizability check by default because ZooKeeper does not promise linearizable reads
+// (ZOOKEEPER-1675); the sequential-consistency checker judges them instead, exactly, against the
+// state at their reply zxid. LinearizableReadsAfterSync is an opt-in check of the stronger
+// property, reported as beyond ZooKeeper's guarantees.
+//
+// Like every simulated package, checkers reads no clock, randomness or environment and never
+// ranges over a map in an order that can reach a result; the host time a check takes is measured
+// only through the Stopwatch the caller passes.
+package checkers

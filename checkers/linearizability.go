@@ -1,0 +1,427 @@
+package checkers
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+// DefaultTimeLimit bounds porcupine's search when the options give no limit. Past it the verdict
+// is Unknown, never a pass.
+const DefaultTimeLimit = 10 * time.Second
+
+// LinearizabilityOptions configure one linearizability check.
+type LinearizabilityOptions struct {
+	Model ModelKind
+	// Prefix is the namespace the workload owns: the register and tree models judge the znodes
+	// strictly under it, the queue model the children of the queue node Prefix. "/" means the
+	// whole tree except /zookeeper.
+	Prefix string
+	// IncludeReads also judges getData, exists and getChildren replies as linearizable. ZooKeeper
+	// does not promise this (reads are served from a possibly stale server); it is opt-in, for
+	// workloads that read only through the leader or in tests.
+	IncludeReads bool
+	// QueueAnyOrder lets a queue consumer delete any item, not only the head.
+	QueueAnyOrder bool
+	// TimeLimit bounds the search; 0 means DefaultTimeLimit.
+	TimeLimit time.Duration
+	// NoLogResolution leaves unknown outcomes to porcupine alone instead of settling them from the
+	// committed log first.
+	NoLogResolution bool
+	// Visualization, if set, receives porcupine's self-contained HTML visualization of the history
+	// and of the linearizations found.
+	Visualization io.Writer
+}
+
+func (o LinearizabilityOptions) validate() error {
+	switch o.Model {
+	case RegisterModel, TreeModel, QueueModel:
+	default:
+		return fmt.Errorf("checkers: linearizability model %d does not exist", o.Model)
+	}
+	if err := proto.ValidatePath(o.Prefix); err != nil {
+		return fmt.Errorf("checkers: linearizability prefix %q: %w", o.Prefix, err)
+	}
+	if o.Model == QueueModel && o.Prefix == "/" {
+		return fmt.Errorf("checkers: the queue model needs a queue node, not the root")
+	}
+	if o.TimeLimit < 0 {
+		return fmt.Errorf("checkers: negative time limit %v", o.TimeLimit)
+	}
+	return nil
+}
+
+// CheckLinearizability checks with porcupine that the writes (and, on request, the reads) under
+// opts.Prefix are linearizable in the chosen model. Unknown-outcome operations may or may not have
+// taken effect: first the committed log settles what it can (see resolver), then porcupine treats
+// the rest as returning at the end of time, so that it may place them anywhere after their call or
+// nowhere. A write whose reply arrived before another write was called must also have the smaller
+// zxid. The verdict is Unknown if the search runs out of time.
+func CheckLinearizability(h *History, opts LinearizabilityOptions) (Result, error) {
+	if err := Validate(h); err != nil {
+		return Result{}, err
+	}
+	return checkLinearizability(h, opts)
+}
+
+func checkLinearizability(h *History, opts LinearizabilityOptions) (Result, error) {
+	if err := opts.validate(); err != nil {
+		return Result{}, err
+	}
+	b := newLinearizabilityBuilder(h, opts)
+	if err := b.collect(); err != nil {
+		return Result{}, err
+	}
+	col := newCollector(opts.Model.checkerName())
+	b.checkZxidOrder(col)
+	b.addNotes(col)
+	if len(b.entries) == 0 {
+		res := col.result(0, "no operations under "+opts.Prefix)
+		if res.Status == Pass {
+			res.Status = Skipped
+		}
+		return res, nil
+	}
+	model := b.model()
+	history, partitions := b.porcupineHistory()
+	limit := opts.TimeLimit
+	if limit == 0 {
+		limit = DefaultTimeLimit
+	}
+	var outcome porcupine.CheckResult
+	var info porcupine.LinearizationInfo
+	if opts.Visualization != nil {
+		outcome, info = porcupine.CheckOperationsVerbose(model, history, limit)
+	} else {
+		outcome = porcupine.CheckOperationsTimeout(model, history, limit)
+	}
+	res := b.verdict(col, model, history, partitions, outcome, info, limit)
+	if opts.Visualization != nil {
+		if err := porcupine.Visualize(model, info, opts.Visualization); err != nil {
+			return res, fmt.Errorf("checkers: writing the porcupine visualization: %w", err)
+		}
+	}
+	return res, nil
+}
+
+// linearizabilityEntry is one operation as porcupine will see it.
+type linearizabilityEntry struct {
+	input     *modelInput
+	output    *modelOutput
+	call, ret int64
+	client    int
+	op        *Operation // nil for a session end recorded by the runner
+}
+
+type linearizabilityBuilder struct {
+	h        *History
+	opts     LinearizabilityOptions
+	scope    scoper
+	resolver *resolver
+	horizon  int64
+	entries  []linearizabilityEntry
+	closes   []linearizabilityEntry
+	// ephemeralPaths lists, per session, the in-scope paths on which it may have created an
+	// ephemeral node: the partitions its end must reach.
+	ephemeralPaths map[int64][]string
+	// Counts for the notes: unknown outcomes settled by the log, and left to porcupine.
+	happened, didNotHappen, undecided int
+}
+
+func newLinearizabilityBuilder(h *History, opts LinearizabilityOptions) *linearizabilityBuilder {
+	b := &linearizabilityBuilder{
+		h: h, opts: opts, scope: scoper{opts: opts}, horizon: int64(h.End) + 1,
+		ephemeralPaths: map[int64][]string{},
+	}
+	if !opts.NoLogResolution {
+		b.resolver = newResolver(h)
+	}
+	return b
+}
+
+// collect turns the in-scope operations, and the ends of the sessions that matter, into entries.
+func (b *linearizabilityBuilder) collect() error {
+	ended := map[int64]bool{}
+	for i := range b.h.Sessions {
+		if b.h.Sessions[i].End != nil {
+			ended[b.h.Sessions[i].Session] = true
+		}
+	}
+	for ci := range b.h.Clients {
+		c := &b.h.Clients[ci]
+		for oi := range c.Ops {
+			op := &c.Ops[oi]
+			ref := OpRef{Client: c.Name, Index: oi}
+			in, err := b.scope.inScope(ref, op)
+			if err != nil {
+				return err
+			}
+			if !in || (op.Kind == proto.OpCloseSession && ended[op.Session]) {
+				continue
+			}
+			b.add(ci, ref, op)
+		}
+	}
+	b.collectSessionEnds()
+	return nil
+}
+
+// add records one in-scope operation, settling its outcome if it is unknown.
+func (b *linearizabilityBuilder) add(client int, ref OpRef, op *Operation) {
+	entry := linearizabilityEntry{
+		input: &modelInput{
+			ref: ref, kind: op.Kind, path: op.Path, data: string(op.Data), version: op.Version,
+			mode: op.Mode, session: op.Session, multi: op.Multi, source: op,
+		},
+		call: int64(op.Call), client: client, op: op,
+	}
+	switch op.Outcome {
+	case OutcomeNotApplied:
+		return
+	case OutcomeReplied:
+		entry.output, entry.ret = replyOutput(op), int64(op.Return)
+	default:
+		if isRead(op.Kind) {
+			return // a read without a reply changed nothing and showed nothing
+		}
+		output, ret, keep := b.settle(op)
+		if !keep {
+			return
+		}
+		entry.output, entry.ret = output, ret
+	}
+	for _, path := range createsEphemeral(op) {
+		b.ephemeralPaths[op.Session] = append(b.ephemeralPaths[op.Session], path)
+	}
+	if op.Kind == proto.OpCloseSession {
+		b.closes = append(b.closes, entry)
+		return
+	}
+	b.entries = append(b.entries, entry)
+}
+
+// replyOutput is the model's view of a reply.
+func replyOutput(op *Operation) *modelOutput {
+	out := &modelOutput{
+		err: op.Err, path: op.CreatedPath, version: -1, data: string(op.ResultData),
+		children: op.Children, subs: op.MultiResults,
+	}
+	if op.Stat != nil {
+		out.version = op.Stat.Version
+	}
+	if op.Kind == proto.OpMulti && out.err == proto.OK {
+		// The reply header of a failed multi says OK; the client raises the first failing result.
+		for _, r := range op.MultiResults {
+			if r.Err != proto.OK {
+				out.err = r.Err
+				break
+			}
+		}
+	}
+	return out
+}
+
+// settle decides what is known of an indeterminate write: from the committed log if it can,
+// otherwise nothing (porcupine's nondeterministic handling). keep is false for a write the log
+// shows never happened.
+func (b *linearizabilityBuilder) settle(op *Operation) (out *modelOutput, ret int64, keep bool) {
+	if b.resolver != nil {
+		switch v, idx := b.resolver.resolve(op); v {
+		case happened:
+			b.happened++
+			txn := &b.h.Committed[idx]
+			o := outcomeOf(&txn.Entry)
+			ret := b.horizon
+			if txn.Time > 0 && txn.Time >= op.Call {
+				ret = int64(txn.Time)
+			}
+			return &modelOutput{err: o.err, path: o.path, version: o.version, subs: o.subs, resolved: true}, ret, true
+		case didNotHappen:
+			b.didNotHappen++
+			return nil, 0, false
+		}
+	}
+	b.undecided++
+	return &modelOutput{unknown: true, version: -1}, b.horizon, true
+}
+
+// collectSessionEnds adds the session ends the runner recorded, as instantaneous operations at
+// the commit of the closeSession, for the sessions that may own ephemerals in scope.
+func (b *linearizabilityBuilder) collectSessionEnds() {
+	for i := range b.h.Sessions {
+		s := &b.h.Sessions[i]
+		if s.End == nil || len(b.ephemeralPaths[s.Session]) == 0 {
+			continue
+		}
+		at := int64(s.End.Time)
+		b.closes = append(b.closes, linearizabilityEntry{
+			input:  &modelInput{ref: OpRef{Client: "runner", Index: i}, kind: proto.OpCloseSession, session: s.Session},
+			output: &modelOutput{err: proto.OK, version: -1},
+			call:   at, ret: at, client: len(b.h.Clients),
+		})
+	}
+}
+
+func (b *linearizabilityBuilder) addNotes(col *collector) {
+	if b.happened+b.didNotHappen > 0 {
+		col.note("the committed log settled %d unknown-outcome writes: %d happened, %d did not",
+			b.happened+b.didNotHappen, b.happened, b.didNotHappen)
+	}
+	if b.undecided > 0 {
+		col.note("%d unknown-outcome writes were left to porcupine: each may take effect once, anywhere after its call, or never",
+			b.undecided)
+	}
+}
+
+// model returns the porcupine model for the chosen kind.
+func (b *linearizabilityBuilder) model() porcupine.Model {
+	m := porcupine.Model{DescribeOperation: describeModelOperation}
+	switch b.opts.Model {
+	case RegisterModel:
+		m.Init = func() any { return registerState{} }
+		m.Step, m.Hash, m.DescribeState = registerModelStep, hashRegisterState, describeRegisterState
+	case TreeModel:
+		prefix := b.opts.Prefix
+		m.Init = func() any { return newTreeState(prefix) }
+		m.Step, m.Equal, m.Hash, m.DescribeState = treeModelStep, treeEqual, hashTreeState, describeTreeState
+	default:
+		m.Init = func() any { return queueState{} }
+		m.Step = queueModelStep(!b.opts.QueueAnyOrder)
+		m.Equal, m.Hash, m.DescribeState = queueEqual, hashQueueState, describeQueueState
+	}
+	m.Partition = func(history []porcupine.Operation) [][]porcupine.Operation {
+		var out [][]porcupine.Operation
+		for _, op := range history {
+			p := op.Input.(*modelInput).partition
+			for len(out) <= p {
+				out = append(out, nil)
+			}
+			out[p] = append(out[p], op)
+		}
+		return out
+	}
+	return m
+}
+
+// porcupineHistory lays the entries out for porcupine, with their partition (the path for the
+// register model, one for the others), and returns the partition names in order.
+func (b *linearizabilityBuilder) porcupineHistory() ([]porcupine.Operation, []string) {
+	keyOf := func(e *linearizabilityEntry) string {
+		if b.opts.Model == RegisterModel {
+			return e.input.path
+		}
+		return b.opts.Prefix
+	}
+	var keys []string
+	for i := range b.entries {
+		keys = append(keys, keyOf(&b.entries[i]))
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	index := func(key string) int {
+		i, found := slices.BinarySearch(keys, key)
+		if !found {
+			return -1
+		}
+		return i
+	}
+	var history []porcupine.Operation
+	emit := func(e linearizabilityEntry, partition int) {
+		in := *e.input
+		in.partition = partition
+		history = append(history, porcupine.Operation{
+			ClientId: e.client, Input: &in, Call: e.call, Output: e.output, Return: e.ret, Metadata: in.ref.String(),
+		})
+	}
+	for i := range b.entries {
+		emit(b.entries[i], index(keyOf(&b.entries[i])))
+	}
+	for _, c := range b.closes {
+		for _, p := range b.closePartitions(c.input.session, keys, index) {
+			emit(c, p)
+		}
+	}
+	return history, keys
+}
+
+// closePartitions returns the partitions a session's end must reach: every partition for the
+// single-partition models, and the paths it may own for the register model.
+func (b *linearizabilityBuilder) closePartitions(session int64, keys []string, index func(string) int) []int {
+	if b.opts.Model != RegisterModel {
+		if len(b.ephemeralPaths[session]) == 0 {
+			return nil
+		}
+		return []int{0}
+	}
+	paths := slices.Clone(b.ephemeralPaths[session])
+	slices.Sort(paths)
+	var out []int
+	for _, p := range slices.Compact(paths) {
+		if i := index(p); i >= 0 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// checkZxidOrder checks the real-time order of write zxids: a write whose reply arrived before
+// another write was called was committed first, so its zxid is smaller. It sorts the replied
+// writes by return time and compares each write's zxid with the largest zxid returned before its
+// call.
+func (b *linearizabilityBuilder) checkZxidOrder(col *collector) {
+	var writes []*linearizabilityEntry
+	for i := range b.entries {
+		e := &b.entries[i]
+		if e.op != nil && e.op.Outcome == OutcomeReplied && e.op.Kind.IsWrite() && e.op.Zxid > 0 {
+			writes = append(writes, e)
+		}
+	}
+	byReturn := slices.Clone(writes)
+	slices.SortStableFunc(byReturn, func(x, y *linearizabilityEntry) int { return compareInt64(x.ret, y.ret) })
+	maxBefore := make([]*linearizabilityEntry, len(byReturn)) // the largest zxid among byReturn[:i+1]
+	for i, e := range byReturn {
+		maxBefore[i] = e
+		if i > 0 && maxBefore[i-1].op.Zxid > e.op.Zxid {
+			maxBefore[i] = maxBefore[i-1]
+		}
+	}
+	for _, w := range writes {
+		n, _ := slices.BinarySearchFunc(byReturn, w.call, func(e *linearizabilityEntry, call int64) int {
+			if e.ret < call {
+				return -1
+			}
+			return 1
+		})
+		if n == 0 || maxBefore[n-1].op.Zxid < w.op.Zxid {
+			continue
+		}
+		earlier := maxBefore[n-1]
+		col.add(Finding{
+			Rule: "zxid-real-time-order",
+			Message: fmt.Sprintf("%s returned at %s, before %s was called at %s, yet its zxid %s is not below %s: writes are not committed in real-time order",
+				describeOperation(earlier.input.ref, earlier.op), timeString(clock.Time(earlier.ret)),
+				describeOperation(w.input.ref, w.op), timeString(clock.Time(w.call)), hexID(earlier.op.Zxid), hexID(w.op.Zxid)),
+			Clients:  []string{earlier.input.ref.Client, w.input.ref.Client},
+			Sessions: []int64{earlier.op.Session, w.op.Session},
+			Ops:      []OpRef{earlier.input.ref, w.input.ref},
+			Zxids:    []int64{earlier.op.Zxid, w.op.Zxid},
+			Times:    []clock.Time{clock.Time(earlier.ret), clock.Time(w.call)},
+		})
+	}
+}
+
+func compareInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

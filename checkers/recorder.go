@@ -1,0 +1,193 @@
+package checkers
+
+import (
+	"fmt"
+
+	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+// Recorder builds a History as a run goes: the runner reports each call, reply, failure, event,
+// state change and commit when it happens, and Finish turns whatever is still outstanding into
+// pending operations. It keeps the arrival stream consistent with the operations by construction.
+//
+// Misuse (a reply to an operation that is not outstanding, a commit out of zxid order) is an
+// error; the history is left unchanged.
+type Recorder struct {
+	h        History
+	clients  map[string]int
+	sessions map[int64]int
+}
+
+// NewRecorder returns an empty recorder.
+func NewRecorder() *Recorder {
+	return &Recorder{clients: map[string]int{}, sessions: map[int64]int{}}
+}
+
+// Reply is what a server's reply says, for Recorder.Reply.
+type Reply struct {
+	Err          proto.Code
+	Zxid         int64
+	CreatedPath  string
+	Data         []byte
+	Stat         *proto.Stat
+	Children     []string
+	MultiResults []SubResult
+}
+
+func (r *Recorder) client(name string) *ClientHistory {
+	i, ok := r.clients[name]
+	if !ok {
+		i = len(r.h.Clients)
+		r.clients[name] = i
+		r.h.Clients = append(r.h.Clients, ClientHistory{Name: name})
+	}
+	return &r.h.Clients[i]
+}
+
+// Call records that a client issued op at now. The input fields, Session and Xid (and, for a
+// sync, SyncLeaderZxid) come from op; the rest is filled by the result.
+func (r *Recorder) Call(client string, now clock.Time, op Operation) OpRef {
+	c := r.client(client)
+	op.Call, op.Return, op.Outcome = now, 0, OutcomePending
+	c.Ops = append(c.Ops, op)
+	return OpRef{Client: client, Index: len(c.Ops) - 1}
+}
+
+// outstanding returns the operation ref names if it is still waiting for its result.
+func (r *Recorder) outstanding(ref OpRef) (*ClientHistory, *Operation, error) {
+	i, ok := r.clients[ref.Client]
+	if !ok || ref.Index < 0 || ref.Index >= len(r.h.Clients[i].Ops) {
+		return nil, nil, fmt.Errorf("checkers: recorder: no operation %v", ref)
+	}
+	c := &r.h.Clients[i]
+	op := &c.Ops[ref.Index]
+	if op.Outcome != OutcomePending {
+		return nil, nil, fmt.Errorf("checkers: recorder: operation %v already has its result (%v)", ref, op.Outcome)
+	}
+	return c, op, nil
+}
+
+// Reply records that the server's reply to ref reached the client at now.
+func (r *Recorder) Reply(ref OpRef, now clock.Time, reply Reply) error {
+	c, op, err := r.outstanding(ref)
+	if err != nil {
+		return err
+	}
+	if now < op.Call {
+		return fmt.Errorf("checkers: recorder: reply to %v at %s, before its call", ref, timeString(now))
+	}
+	op.Outcome, op.Return, op.Err, op.Zxid = OutcomeReplied, now, reply.Err, reply.Zxid
+	op.CreatedPath, op.ResultData, op.Stat = reply.CreatedPath, reply.Data, reply.Stat
+	op.Children, op.MultiResults = reply.Children, reply.MultiResults
+	c.Arrivals = append(c.Arrivals, Arrival{Kind: ArrivalReply, Time: now, Session: op.Session, Op: ref.Index})
+	return nil
+}
+
+// Fail records that the client reported ref failed at now without a reply: outcome is
+// OutcomeUnknown if the request may have reached a server (CONNECTIONLOSS, SESSIONEXPIRED while in
+// flight), OutcomeNotApplied if it certainly did not.
+func (r *Recorder) Fail(ref OpRef, now clock.Time, code proto.Code, outcome Outcome) error {
+	_, op, err := r.outstanding(ref)
+	if err != nil {
+		return err
+	}
+	if outcome != OutcomeUnknown && outcome != OutcomeNotApplied {
+		return fmt.Errorf("checkers: recorder: a failure is unknown or not-applied, not %v", outcome)
+	}
+	if now < op.Call {
+		return fmt.Errorf("checkers: recorder: failure of %v at %s, before its call", ref, timeString(now))
+	}
+	op.Outcome, op.Return, op.Err = outcome, now, code
+	return nil
+}
+
+// Event records a watch notification reaching the client. zxid is the triggering change's zxid
+// if known, else -1.
+func (r *Recorder) Event(client string, session int64, now clock.Time, event proto.EventType, path string, zxid int64) {
+	c := r.client(client)
+	c.Arrivals = append(c.Arrivals, Arrival{Kind: ArrivalEvent, Time: now, Session: session, Event: event, Path: path, Zxid: zxid})
+}
+
+// State records a connection state change the client library reported.
+func (r *Recorder) State(client string, session int64, now clock.Time, state proto.KeeperState) {
+	c := r.client(client)
+	c.Arrivals = append(c.Arrivals, Arrival{Kind: ArrivalState, Time: now, Session: session, State: state})
+}
+
+// Stopped records that the client process crashed or stopped for good.
+func (r *Recorder) Stopped(client string) { r.client(client).Stopped = true }
+
+// Commit records a transaction the global view saw committed at now. Transactions must come in
+// increasing zxid order; a repeated zxid (another server committing the same txn) is ignored if it
+// is the same transaction, and an error otherwise.
+func (r *Recorder) Commit(entry proto.TxnEntry, now clock.Time) error {
+	log := r.h.Committed
+	if n := len(log); n > 0 {
+		last := &log[n-1].Entry.Header
+		switch {
+		case entry.Header.Zxid == last.Zxid && entry.Header == *last:
+			return nil
+		case entry.Header.Zxid <= last.Zxid:
+			return fmt.Errorf("checkers: recorder: commit of %s after %s", hexID(entry.Header.Zxid), hexID(last.Zxid))
+		}
+	}
+	r.h.Committed = append(r.h.Committed, CommittedTxn{Entry: entry, Time: now})
+	return nil
+}
+
+func (r *Recorder) session(id int64) *SessionFacts {
+	i, ok := r.sessions[id]
+	if !ok {
+		i = len(r.h.Sessions)
+		r.sessions[id] = i
+		r.h.Sessions = append(r.h.Sessions, SessionFacts{Session: id})
+	}
+	return &r.h.Sessions[i]
+}
+
+// SessionStarted records a session's owner and negotiated timeout.
+func (r *Recorder) SessionStarted(id int64, client string, timeout clock.Duration) {
+	s := r.session(id)
+	s.Client, s.Timeout = client, timeout
+}
+
+// SessionHealthy records that the session was healthy during [from, to). Intervals must come in
+// order; one that touches the previous one extends it.
+func (r *Recorder) SessionHealthy(id int64, from, to clock.Time) error {
+	if to < from {
+		return fmt.Errorf("checkers: recorder: healthy interval [%s, %s) ends before it starts", timeString(from), timeString(to))
+	}
+	s := r.session(id)
+	if n := len(s.Healthy); n > 0 {
+		last := &s.Healthy[n-1]
+		switch {
+		case from < last.To:
+			return fmt.Errorf("checkers: recorder: healthy interval of session %s from %s overlaps the previous one", hexID(id), timeString(from))
+		case from == last.To:
+			last.To = to
+			return nil
+		}
+	}
+	s.Healthy = append(s.Healthy, Interval{From: from, To: to})
+	return nil
+}
+
+// SessionEnded records the committed closeSession of a session.
+func (r *Recorder) SessionEnded(id int64, end SessionEnd) error {
+	s := r.session(id)
+	if s.End != nil {
+		return fmt.Errorf("checkers: recorder: session %s ended twice", hexID(id))
+	}
+	s.End = &end
+	return nil
+}
+
+// Finish ends the recording at end, with the liveness facts (nil if the run had no liveness
+// phase), and returns the history. Operations still outstanding stay pending.
+func (r *Recorder) Finish(end clock.Time, liveness *LivenessFacts) *History {
+	r.h.End = end
+	r.h.Liveness = liveness
+	h := r.h
+	return &h
+}
