@@ -1,0 +1,324 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+
+	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/net"
+	"github.com/zabsim/zabsim/sim"
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+// DefaultPort is the client port of a ZooKeeper server in the usual zoo.cfg.
+const DefaultPort net.Port = 2181
+
+// Local errors: the request is refused before anything is sent, as the Java client refuses it by
+// throwing from the API call. None of them is a proto.Code, so a checker can tell "never sent" from
+// every answer a server can give.
+var (
+	// ErrInvalidPath: PathUtils.validatePath refused the path (IllegalArgumentException in Java). The
+	// error also wraps the *proto.PathError with the broken rule.
+	ErrInvalidPath = errors.New("client: invalid path")
+	// ErrInvalidArgument: another argument Java refuses before sending (a create mode or TTL that
+	// EphemeralType.validateTTL rejects, a nil watcher where one is required, a multi mixing reads and
+	// writes, an unknown watcher type).
+	ErrInvalidArgument = errors.New("client: invalid argument")
+	// ErrCrashed: the client's process has crashed since the client was made; its memory is gone,
+	// and a restarted process must make a new client.
+	ErrCrashed = errors.New("client: the client's process crashed")
+	// ErrQueueFull: MaxQueuedRequests requests are already waiting to be sent. Java's queue is
+	// unbounded; ours has a limit so that a runaway workload ends the run instead of eating memory.
+	ErrQueueFull = errors.New("client: too many requests waiting to be sent")
+)
+
+// Config describes a client, as the arguments of `new ZooKeeper(connectString, sessionTimeout,
+// watcher[, sessionId, sessionPasswd])` do.
+type Config struct {
+	// Servers is the connect string: the server nodes, in the order given. The client shuffles them
+	// once, as StaticHostProvider does. Duplicates are allowed, as in Java.
+	Servers []sim.NodeID
+	// Port is the servers' client port; zero means DefaultPort.
+	Port net.Port
+	// SessionTimeout is the requested session timeout, a positive whole number of milliseconds.
+	SessionTimeout clock.Duration
+	// Name identifies the client in trace notes; empty means the node's name.
+	Name string
+	// SessionID and Password resume an existing session, as the Java constructor that takes them
+	// does (which also sets seenRwServerBefore). Zero means a new session. A nil Password means the
+	// 16 zero bytes Java sends for a new session.
+	SessionID int64
+	Password  []byte
+	// DisableAutoWatchReset is ZKClientConfig's zookeeper.disableAutoWatchReset: watches are not
+	// re-registered after a reconnect, and a Disconnected or Expired event clears the one-shot ones.
+	DisableAutoWatchReset bool
+	// MaxQueuedRequests bounds the requests waiting to be sent; zero means DefaultMaxQueuedRequests.
+	MaxQueuedRequests int
+}
+
+// DefaultMaxQueuedRequests is the default bound on requests waiting to be sent.
+const DefaultMaxQueuedRequests = 1 << 20
+
+// State is the client's connection state, ZooKeeper.States in Java.
+type State int32
+
+// The states of ZooKeeper.States, in their Java order. StateAssociating and StateNotConnected exist in
+// Java's enum but the 3.8.0 client never enters them after start.
+const (
+	StateConnecting State = iota
+	StateAssociating
+	StateConnected
+	StateConnectedReadOnly
+	StateClosed
+	StateAuthFailed
+	StateNotConnected
+)
+
+var stateNames = [...]string{"CONNECTING", "ASSOCIATING", "CONNECTED", "CONNECTEDREADONLY", "CLOSED", "AUTH_FAILED", "NOT_CONNECTED"}
+
+// String returns the Java enum name, such as CONNECTED.
+func (s State) String() string {
+	if s >= 0 && int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return "State(" + strconv.Itoa(int(s)) + ")"
+}
+
+// IsAlive reports whether the client may still connect: every state but CLOSED and AUTH_FAILED.
+func (s State) IsAlive() bool { return s != StateClosed && s != StateAuthFailed }
+
+// IsConnected reports whether a session is established with a server (read-only or not).
+func (s State) IsConnected() bool { return s == StateConnected || s == StateConnectedReadOnly }
+
+// Client is one simulated ZooKeeper client: ClientCnxn with its SendThread and EventThread, and the
+// ZooKeeper handle on top. Every method must be called from inside the simulator's event loop; the
+// client runs its protocol from network and timer events of its node, and delivers callbacks and
+// watch events from those events too, never from inside the call that issued a request.
+type Client struct {
+	w           *sim.World
+	nw          *net.Network
+	node        sim.NodeID
+	incarnation uint32
+	name        string
+	port        net.Port
+	maxQueued   int
+
+	hosts   hostProvider
+	watches watchManager
+	events  eventThread
+
+	// Session, as ClientCnxn keeps it across connections.
+	state              State
+	closing            bool
+	disconnecting      bool // close() has called disconnect(): the application waits for the SendThread
+	sessionTimeout     int32
+	negotiatedTimeout  int32
+	readTimeout        int64 // milliseconds
+	connectTimeout     int64 // milliseconds
+	sessionID          int64
+	password           []byte
+	lastZxid           int64
+	seenRwServerBefore bool
+	isFirstConnect     bool
+	xid                int32
+	auth               []authData
+	closeWaiters       []func(Result)
+	closeResult        Result
+
+	outgoing packetQueue
+	pending  packetQueue
+	authSent []*packet // auth packets written on this connection, oldest first (see AddAuth)
+
+	// The socket: one connection attempt at a time, as ClientCnxnSocketNIO has one sockKey.
+	server       sim.NodeID
+	conn         net.ConnID
+	tcpConnected bool
+	connectSent  bool
+	initialized  bool
+	lastHeard    int64 // milliseconds of the node's monotonic clock
+	lastSend     int64
+
+	// The SendThread's own progress: which wait it is in, and its timers.
+	phase        phase
+	cleanupExits bool
+	selectTimer  sim.TimerID
+	selectTarget clock.Time
+	confirmTimer sim.TimerID
+	sleepTimer   sim.TimerID
+	drainTimer   sim.TimerID
+	depth        int // nesting of handler and drain calls; callbacks are delivered at depth zero
+	encoder      proto.Encoder
+}
+
+type authData struct {
+	scheme string
+	data   []byte
+}
+
+// New starts a client on node, as `new ZooKeeper(...)` does: it validates the configuration, shuffles
+// the servers and dials the first one at once. watcher is the default watcher; it receives every
+// connection state change and the events of watches registered with it. It may be nil.
+func New(w *sim.World, nw *net.Network, node sim.NodeID, cfg Config, watcher Watcher) (*Client, error) {
+	if err := validateConfig(w, nw, node, &cfg); err != nil {
+		return nil, err
+	}
+	if err := checkWatcher(watcher, false); err != nil {
+		return nil, err
+	}
+	timeout := int32(cfg.SessionTimeout / clock.Millisecond)
+	c := &Client{
+		w: w, nw: nw, node: node, incarnation: w.Incarnation(node),
+		name: cfg.Name, port: cfg.Port, maxQueued: cfg.MaxQueuedRequests,
+		hosts:              newHostProvider(w, cfg.Servers),
+		watches:            watchManager{defaultWatcher: watcher, disableAutoWatchReset: cfg.DisableAutoWatchReset},
+		events:             eventThread{sessionState: proto.StateDisconnected},
+		state:              StateConnecting,
+		sessionTimeout:     timeout,
+		readTimeout:        int64(timeout) * 2 / 3,
+		connectTimeout:     int64(timeout) / int64(len(cfg.Servers)),
+		sessionID:          cfg.SessionID,
+		password:           slices.Clone(cfg.Password),
+		seenRwServerBefore: cfg.SessionID != 0,
+		isFirstConnect:     true,
+		xid:                1,
+		server:             sim.NoNode,
+	}
+	if c.password == nil {
+		c.password = make([]byte, 16)
+	}
+	nw.Describe(c.port, DescribePacket)
+	c.note("start session=" + hex(c.sessionID) + " timeout=" + strconv.Itoa(int(timeout)) + "ms")
+	c.enter()
+	c.startSendThread()
+	c.leave()
+	return c, nil
+}
+
+func validateConfig(w *sim.World, nw *net.Network, node sim.NodeID, cfg *Config) error {
+	switch {
+	case w == nil || nw == nil:
+		return fmt.Errorf("%w: a client needs a world and a network", ErrInvalidArgument)
+	case node < 0 || int(node) >= w.NumNodes():
+		return fmt.Errorf("%w: unknown node %d", ErrInvalidArgument, node)
+	case !w.IsUp(node):
+		return fmt.Errorf("%w: node %s is crashed", ErrInvalidArgument, w.Name(node))
+	case len(cfg.Servers) == 0:
+		return fmt.Errorf("%w: A HostProvider may not be empty!", ErrInvalidArgument)
+	case cfg.SessionTimeout < clock.Millisecond || cfg.SessionTimeout%clock.Millisecond != 0 ||
+		cfg.SessionTimeout/clock.Millisecond > math.MaxInt32:
+		return fmt.Errorf("%w: session timeout %v is not a positive whole number of milliseconds", ErrInvalidArgument, cfg.SessionTimeout)
+	case cfg.MaxQueuedRequests < 0:
+		return fmt.Errorf("%w: negative MaxQueuedRequests %d", ErrInvalidArgument, cfg.MaxQueuedRequests)
+	}
+	for _, s := range cfg.Servers {
+		if s < 0 || int(s) >= w.NumNodes() {
+			return fmt.Errorf("%w: unknown server node %d", ErrInvalidArgument, s)
+		}
+	}
+	if cfg.Port == 0 {
+		cfg.Port = DefaultPort
+	}
+	if cfg.Name == "" {
+		cfg.Name = w.Name(node)
+	}
+	if cfg.MaxQueuedRequests == 0 {
+		cfg.MaxQueuedRequests = DefaultMaxQueuedRequests
+	}
+	return nil
+}
+
+// checkWatcher refuses watchers that cannot be compared: the watch tables are sets keyed by watcher
+// identity, as Java's HashSet<Watcher> is, and Go panics when comparing, say, two func values.
+func checkWatcher(w Watcher, required bool) error {
+	if w == nil {
+		if required {
+			return fmt.Errorf("%w: Invalid Watcher, shouldn't be null!", ErrInvalidArgument)
+		}
+		return nil
+	}
+	if !reflect.ValueOf(w).Comparable() {
+		return fmt.Errorf("%w: watcher of type %T is not comparable; use a pointer or WatcherFunc", ErrInvalidArgument, w)
+	}
+	return nil
+}
+
+// State returns the connection state, ZooKeeper.getState().
+func (c *Client) State() State { return c.state }
+
+// SessionID returns the session id, 0 before the first session is established.
+func (c *Client) SessionID() int64 { return c.sessionID }
+
+// Password returns a copy of the session password, which together with SessionID lets a restarted
+// process resume the session.
+func (c *Client) Password() []byte { return slices.Clone(c.password) }
+
+// NegotiatedTimeout returns the session timeout the server granted, 0 before the first session.
+func (c *Client) NegotiatedTimeout() clock.Duration {
+	return clock.Duration(c.negotiatedTimeout) * clock.Millisecond
+}
+
+// LastZxid returns the highest zxid seen in a reply header, which the client sends as lastZxidSeen
+// when it reconnects.
+func (c *Client) LastZxid() int64 { return c.lastZxid }
+
+// Node returns the node the client runs on.
+func (c *Client) Node() sim.NodeID { return c.node }
+
+// DefaultWatcher returns the watcher given to New. Passing it where a Watcher is expected is the
+// equivalent of Java's watch=true.
+func (c *Client) DefaultWatcher() Watcher { return c.watches.defaultWatcher }
+
+// crashed reports whether the client's process has crashed since the client was made. Its timers and
+// connections died with it; the object only remains because the application may still hold it.
+func (c *Client) crashed() bool {
+	return !c.w.IsUp(c.node) || c.w.Incarnation(c.node) != c.incarnation
+}
+
+// enter and leave bracket every entry into the client from the simulator (network and timer events)
+// and every API call. The outermost leave delivers what the EventThread has queued: inside a
+// network or timer event at once, after the client's state is consistent again; after an API call
+// made from outside such an event through a timer of its own, so that a callback never runs before
+// the call that caused it has returned, as with Java's separate EventThread.
+func (c *Client) enter() { c.depth++ }
+
+func (c *Client) leave() {
+	if c.depth <= 0 {
+		panic(fmt.Sprintf("client %s: leave without enter", c.name))
+	}
+	if c.depth == 1 {
+		c.drain()
+	}
+	c.depth--
+}
+
+// leaveAPI ends an API call: callbacks it queued wait for a timer of their own.
+func (c *Client) leaveAPI() {
+	c.depth--
+	if c.depth == 0 && c.events.pending() && c.drainTimer == 0 {
+		c.drainTimer = c.w.SetTimer(c.node, 0, c, tagDrain)
+	}
+}
+
+// note records a state change of the client in the trace. Notes are rare (connections, state
+// changes), so building their text always is cheap, and it keeps the trace hash independent of
+// whether the trace is rendered.
+func (c *Client) note(detail string) {
+	c.w.Note(c.node, "client", "%s", c.name+" "+detail)
+}
+
+func (c *Client) setState(s State) {
+	if c.state == s {
+		return
+	}
+	c.state = s
+	c.note("state " + s.String())
+}
+
+func hex(v int64) string { return "0x" + strconv.FormatUint(uint64(v), 16) }
+
+// nowMillis is Time.currentElapsedTime(): the node's monotonic clock in whole milliseconds.
+func (c *Client) nowMillis() int64 { return int64(c.w.Elapsed(c.node)) / int64(clock.Millisecond) }

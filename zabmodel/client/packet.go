@@ -1,0 +1,92 @@
+package client
+
+import (
+	"fmt"
+
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+// packet is ClientCnxn.Packet: one message to the server and what the client needs to finish it.
+type packet struct {
+	header    proto.RequestHeader
+	hasHeader bool         // false only for the ConnectRequest, which has no RequestHeader
+	request   proto.Record // nil for ping and closeSession
+	// hasReply is Java's replyHeader != null: requests whose failure is reported. Pings, auth
+	// packets and the ConnectRequest have none, so conLossPacket passes over them.
+	hasReply bool
+
+	err      proto.Code
+	zxid     int64
+	response proto.Record
+
+	watch   *watchRegistration
+	unwatch *watchDeregistration
+	// deliver turns the finished packet into the application's callback; nil means nobody waits
+	// (Java's cb == null), so nothing is queued for the EventThread.
+	deliver func(*packet)
+	// onFinish runs when the packet finishes, in the SendThread, as the application thread blocked
+	// in submitRequest wakes up (closeSession).
+	onFinish func(*packet)
+	// authDone reports the reply to an auth packet (see AddAuth); nil for re-sent credentials.
+	authDone func(Result)
+}
+
+func (p *packet) op() proto.OpCode { return p.header.Type }
+
+// numbered reports whether the packet takes an xid from the client's counter and waits in the
+// pending queue for its reply: every packet with a header except pings and auth packets. This
+// includes setWatches, whose SET_WATCHES_XID Java overwrites when it writes the packet.
+func (p *packet) numbered() bool {
+	return p.hasHeader && p.header.Type != proto.OpPing && p.header.Type != proto.OpAuth
+}
+
+// packetQueue is a FIFO of packets; Java's outgoingQueue (a deque) and pendingQueue.
+type packetQueue struct {
+	items []*packet
+	head  int
+}
+
+func (q *packetQueue) len() int { return len(q.items) - q.head }
+
+func (q *packetQueue) front() *packet {
+	if q.len() == 0 {
+		panic("client: front of an empty packet queue")
+	}
+	return q.items[q.head]
+}
+
+func (q *packetQueue) push(p *packet) { q.items = append(q.items, p) }
+
+func (q *packetQueue) pop() *packet {
+	p := q.front()
+	q.items[q.head] = nil
+	q.head++
+	if q.head == len(q.items) {
+		q.items, q.head = q.items[:0], 0
+	}
+	return p
+}
+
+// pushFront puts packets, in the order given, before everything queued, as the series of addFirst
+// calls in primeConnection leaves them.
+func (q *packetQueue) pushFront(first []*packet) {
+	rest := q.items[q.head:]
+	items := make([]*packet, 0, len(first)+len(rest))
+	items = append(items, first...)
+	q.items, q.head = append(items, rest...), 0
+}
+
+// takeAll empties the queue and returns what it held, oldest first.
+func (q *packetQueue) takeAll() []*packet {
+	all := q.items[q.head:]
+	q.items, q.head = nil, 0
+	return all
+}
+
+// String describes a packet for panics and notes.
+func (p *packet) String() string {
+	if !p.hasHeader {
+		return proto.Describe(p.request)
+	}
+	return fmt.Sprintf("%s err=%v", proto.DescribeRequest(p.header, p.request), p.err)
+}
