@@ -72,7 +72,7 @@ func describeSubOperation(sub *SubOperation) string {
 // describeOutput renders what came of an operation, such as "OK zxid=0x100000005 version=3".
 func describeOutput(op *Operation) string {
 	if op.Outcome != OutcomeReplied {
-		return fmt.Sprintf("%v (%v)", op.Outcome, op.Err)
+		return fmt.Sprintf("%v (%s)", op.Outcome, op.Err.String())
 	}
 	var b strings.Builder
 	b.WriteString(op.Err.String())

@@ -122,7 +122,7 @@ func (t *refTree) applyOne(h *proto.TxnHeader, op proto.OpCode, body proto.Recor
 		return fmt.Errorf("txn %s: %v with body %T cannot be applied", hexID(h.Zxid), op, body)
 	}
 	if code != proto.OK {
-		return fmt.Errorf("txn %s of session %s: %v failed to apply with %v", hexID(h.Zxid), hexID(h.ClientID), describeTxnBody(op, body), code)
+		return fmt.Errorf("txn %s of session %s: %v failed to apply with %s", hexID(h.Zxid), hexID(h.ClientID), describeTxnBody(op, body), code.String())
 	}
 	return nil
 }
