@@ -235,9 +235,12 @@ func (c *Client) nextXid() int32 {
 	return x
 }
 
-// sendPing queues a ping through queuePacket, which drops it while closing.
+// sendPing queues a ping as queuePacket would, which drops it while closing. The caller is the
+// select loop itself, which writes it next; there is no selector to wake.
 func (c *Client) sendPing() {
-	c.queuePacket(&packet{header: proto.RequestHeader{Xid: proto.PingXid, Type: proto.OpPing}, hasHeader: true})
+	if c.state.IsAlive() && !c.closing {
+		c.outgoing.push(&packet{header: proto.RequestHeader{Xid: proto.PingXid, Type: proto.OpPing}, hasHeader: true})
+	}
 }
 
 // queuePacket is ClientCnxn.queuePacket: fail at once if the client is dead or closing, otherwise
