@@ -1,0 +1,299 @@
+package zab
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/zabmodel"
+)
+
+// ErrConfig marks an invalid Config.
+var ErrConfig = errors.New("zab: invalid checker configuration")
+
+// DefaultMaxHistory bounds, by default, the transactions the checker keeps per server history, log
+// and snapshot list, and in the committed set.
+const DefaultMaxHistory = 1 << 24
+
+// counterLimit is the zxid counter a leader must never propose: ZooKeeper's leader shuts down
+// rather than use it, forcing a new epoch (ZOOKEEPER-1277).
+const counterLimit = 0xffffffff
+
+// Config describes the ensemble the checker watches.
+type Config struct {
+	// Voters are the sids of the participants; a quorum is a majority of them.
+	Voters []int64
+	// Observers are the sids of the observers, which never count in a quorum.
+	Observers []int64
+	// InitialZxidCounter mirrors zabmodel.Config.InitialZxidCounter (the testing-only
+	// zookeeper.testingonly.initialZxid): a new leader's first proposal then has counter
+	// InitialZxidCounter+1 instead of 1, as Leader.lead sets the counter before getNextZxid
+	// increments it.
+	InitialZxidCounter int64
+	// OnViolation, if set, is called with each violation the checker keeps, as it is found.
+	OnViolation func(Violation)
+	// Stopwatch, if set, reads a host monotonic clock; the checker uses it to measure the host
+	// time it spends. Code inside a simulated world must leave it nil.
+	Stopwatch func() time.Duration
+	// MaxHistory bounds each server's log, applied history and snapshot list, the committed set
+	// and the votes of one election round (DefaultMaxHistory if zero). Exceeding it reports an
+	// EventStream violation and stops checking, rather than growing without bound.
+	MaxHistory int
+}
+
+// Validate reports every field that makes no sense.
+func (c Config) Validate() error {
+	var problems []string
+	if len(c.Voters) == 0 {
+		problems = append(problems, "no voters")
+	}
+	seen := map[int64]bool{}
+	for _, sid := range slices.Concat(c.Voters, c.Observers) {
+		if sid <= 0 {
+			problems = append(problems, fmt.Sprintf("sid %d is not positive", sid))
+		}
+		if seen[sid] {
+			problems = append(problems, fmt.Sprintf("sid %d is listed twice", sid))
+		}
+		seen[sid] = true
+	}
+	if c.InitialZxidCounter < 0 || c.InitialZxidCounter >= counterLimit-1 {
+		problems = append(problems, fmt.Sprintf("initial zxid counter %#x is outside [0, %#x)",
+			c.InitialZxidCounter, counterLimit-1))
+	}
+	if c.MaxHistory < 0 {
+		problems = append(problems, fmt.Sprintf("max history %d is negative", c.MaxHistory))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %s", ErrConfig, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// Checker consumes an ensemble's events and reports the invariants they break. It implements
+// zabmodel.Observer. It is not safe for concurrent use; a world calls it from its one goroutine.
+type Checker struct {
+	config     Config
+	servers    map[int64]*server
+	voterSids  []int64
+	quorum     int
+	maxHistory int
+
+	// proposals maps every proposed transaction to the epoch of the leader that proposed it.
+	proposals map[txn]int64
+	// committed maps each committed zxid to its transaction's hash; committedOrder holds the same
+	// transactions sorted by zxid, and committedStamp changes whenever a transaction is inserted
+	// anywhere but at its end (which invalidates cursors into it).
+	committed      map[int64]uint64
+	committedOrder []txn
+	committedStamp uint64
+
+	epochQuorumBy map[int64]int64
+	establishedBy map[int64]int64
+	generations   uint64
+
+	current         zabmodel.Event
+	violations      []Violation
+	violationCounts []int64
+	unknownSids     map[int64]bool
+	halted          bool
+
+	events       int64
+	eventsByKind []int64
+	first, last  clock.Time
+	hostTime     time.Duration
+}
+
+// New returns a checker for the ensemble described by config.
+func New(config Config) (*Checker, error) {
+	if err := config.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Checker{
+		config:          config,
+		servers:         map[int64]*server{},
+		voterSids:       slices.Sorted(slices.Values(config.Voters)),
+		quorum:          len(config.Voters)/2 + 1,
+		maxHistory:      config.MaxHistory,
+		proposals:       map[txn]int64{},
+		committed:       map[int64]uint64{},
+		epochQuorumBy:   map[int64]int64{},
+		establishedBy:   map[int64]int64{},
+		violationCounts: make([]int64, len(Invariants)),
+		unknownSids:     map[int64]bool{},
+		eventsByKind:    make([]int64, int(zabmodel.EventDigestMismatch)+1),
+	}
+	if c.maxHistory == 0 {
+		c.maxHistory = DefaultMaxHistory
+	}
+	for _, sid := range config.Voters {
+		c.servers[sid] = newServer(sid, true)
+	}
+	for _, sid := range config.Observers {
+		c.servers[sid] = newServer(sid, false)
+	}
+	return c, nil
+}
+
+// Check runs a fresh checker over a recorded event stream and returns what it found.
+func Check(config Config, events []zabmodel.Event) ([]Violation, error) {
+	c, err := New(config)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range events {
+		c.Observe(e)
+	}
+	return c.Violations(), nil
+}
+
+// Violations returns the violations found so far, the first of each invariant, in the order found.
+func (c *Checker) Violations() []Violation { return slices.Clone(c.violations) }
+
+// Failed reports whether any invariant was violated.
+func (c *Checker) Failed() bool { return len(c.violations) > 0 }
+
+// Observe implements zabmodel.Observer: it updates the model with e and checks the invariants e
+// can break.
+func (c *Checker) Observe(e zabmodel.Event) {
+	if c.config.Stopwatch == nil {
+		c.observe(e)
+		return
+	}
+	start := c.config.Stopwatch()
+	c.observe(e)
+	c.hostTime += c.config.Stopwatch() - start
+}
+
+func (c *Checker) observe(e zabmodel.Event) {
+	c.countEvent(e)
+	if c.halted {
+		return
+	}
+	c.current = e
+	s, ok := c.servers[e.Server]
+	if !ok {
+		c.reportUnknownServer(e)
+		return
+	}
+	c.resolveMonotonic(s, e)
+	c.dispatch(s, e)
+	c.enforceBudget(s)
+}
+
+func (c *Checker) countEvent(e zabmodel.Event) {
+	if c.events == 0 {
+		c.first = e.Time
+	}
+	c.events++
+	c.last = e.Time
+	if int(e.Kind) < len(c.eventsByKind) {
+		c.eventsByKind[e.Kind]++
+	}
+}
+
+func (c *Checker) reportUnknownServer(e zabmodel.Event) {
+	if c.unknownSids[e.Server] {
+		return
+	}
+	c.unknownSids[e.Server] = true
+	c.report(EventStream, finding{servers: []int64{e.Server}},
+		"An event came from sid %d, which the checker's Config lists neither as a voter nor as an "+
+			"observer; its events are ignored. Pass the ensemble's sids in zab.Config (voters %v, "+
+			"observers %v).", e.Server, c.config.Voters, c.config.Observers)
+}
+
+func (c *Checker) dispatch(s *server, e zabmodel.Event) {
+	switch e.Kind {
+	case zabmodel.EventVote:
+		c.onVote(s, e)
+	case zabmodel.EventElected:
+		c.onElected(s, e)
+	case zabmodel.EventAcceptedEpoch:
+		s.acceptedEpoch = e.Epoch
+	case zabmodel.EventCurrentEpoch:
+		c.onCurrentEpoch(s, e)
+	case zabmodel.EventEpochQuorum:
+		c.onEpochQuorum(s, e)
+	case zabmodel.EventNewLeaderAck:
+		c.onNewLeaderAck(s, e)
+	case zabmodel.EventEstablished:
+		c.onEstablished(s, e)
+	case zabmodel.EventPropose:
+		c.onPropose(s, e)
+	case zabmodel.EventLog:
+		c.onLog(s, e)
+	case zabmodel.EventFsync:
+		c.onFsync(s, e)
+	case zabmodel.EventAck:
+		// An ACK follows the fsync that covers it; the fsync already made the record durable.
+	case zabmodel.EventCommit:
+		c.onCommit(s, e)
+	case zabmodel.EventApply:
+		c.onApply(s, e)
+	default:
+		c.dispatchStorage(s, e)
+	}
+}
+
+func (c *Checker) dispatchStorage(s *server, e zabmodel.Event) {
+	switch e.Kind {
+	case zabmodel.EventTruncate:
+		c.onTruncate(s, e)
+	case zabmodel.EventLost:
+		c.onLost(s, e)
+	case zabmodel.EventTreeLoaded:
+		c.onTreeLoaded(s, e)
+	case zabmodel.EventSnapshot:
+		c.onSnapshot(s, e)
+	case zabmodel.EventServing:
+		c.onServing(s, e)
+	case zabmodel.EventStopServing:
+		s.serving = false
+		s.established = false
+	case zabmodel.EventCrash:
+		c.onCrash(s)
+	case zabmodel.EventRestart:
+		c.onRestart(s)
+	case zabmodel.EventDigestMismatch:
+		c.report(DigestMismatch, finding{servers: []int64{s.sid}, zxids: []int64{e.Zxid}},
+			"Server %d's tree digest after applying %s is %#x, but the leader computed %#x for the same "+
+				"zxid: the two trees differ although they applied the same transactions, so some "+
+				"transaction was applied differently or an earlier one was missed or applied twice. "+
+				"Compare the servers' applied histories up to %s.",
+			s.sid, zx(e.Zxid), e.Digest, e.Hash, zx(e.Zxid))
+	default:
+		c.report(EventStream, finding{servers: []int64{s.sid}},
+			"Server %d reported an event of unknown kind %d; the checker ignores it.", s.sid, e.Kind)
+	}
+}
+
+// enforceBudget stops checking once a history outgrows the configured bound, so that a runaway run
+// ends as a reported outcome instead of exhausting memory.
+func (c *Checker) enforceBudget(s *server) {
+	size := max(len(s.log), len(s.applied), len(s.snapshots), len(c.committedOrder))
+	if size <= c.maxHistory {
+		return
+	}
+	c.report(EventStream, finding{servers: []int64{s.sid}},
+		"The checker's budget of %d transactions per history was exceeded (server %d holds %d log "+
+			"records, %d applied transactions and %d snapshots; %d transactions are committed). "+
+			"Checking stops here; raise zab.Config.MaxHistory or shorten the run.",
+		c.maxHistory, s.sid, len(s.log), len(s.applied), len(s.snapshots), len(c.committedOrder))
+	c.halted = true
+}
+
+// proposerEpoch returns the epoch of the leader that proposed t, if t was proposed.
+func (c *Checker) proposerEpoch(t txn) (int64, bool) {
+	epoch, ok := c.proposals[t]
+	return epoch, ok
+}
+
+// isCommitted reports whether t is the committed transaction at its zxid.
+func (c *Checker) isCommitted(t txn) bool {
+	hash, ok := c.committed[t.zxid]
+	return ok && hash == t.hash
+}
