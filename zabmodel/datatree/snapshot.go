@@ -1,0 +1,243 @@
+package datatree
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"hash/adler32"
+	"slices"
+	"strings"
+
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+// snapshotVersion and snapshotDBID are FileSnap.VERSION and FileSnap.dbId.
+const (
+	snapshotVersion int32 = 2
+	snapshotDBID    int64 = -1
+	// syncSignature ends the snapshot a leader streams in a SNAP sync
+	// (LearnerHandler writes it, Learner checks it).
+	syncSignature = "BenWasHere"
+)
+
+// ErrCorruptSnapshot is wrapped by every error Deserialize and
+// DeserializeSync return.
+var ErrCorruptSnapshot = errors.New("datatree: corrupt snapshot")
+
+// Serialize returns the tree as a 3.8.0 snapshot file (FileSnap.serialize
+// with the default, uncompressed stream): a FileHeader ("ZKSN", version 2,
+// dbid -1), the session table (sorted by id here; Java writes its HashMap's
+// order), the ACL cache (by ascending index), the nodes depth first from the
+// root with children in sorted order (Java: its HashSets' order), the "/"
+// that ends them, a seal (the Adler-32 of everything before it, as a long,
+// then "/"), the digest of the last applied txn (zxid, digest version,
+// digest; zeros before the first txn), and a second seal over everything
+// before it. The snapshot's zxid is not in the bytes: Java puts it in the
+// file name, and Deserialize takes it as an argument.
+func (t *Tree) Serialize(sessions []Session) []byte {
+	var e proto.Encoder
+	header := proto.FileHeader{Magic: proto.SnapshotMagic, Version: snapshotVersion, DBID: snapshotDBID}
+	header.Encode(&e)
+	t.serializeSnapshot(&e, sessions)
+	seal(&e)
+	digest := ZxidDigest{Version: DigestVersion}
+	if t.lastZxidDigest != nil {
+		digest = *t.lastZxidDigest
+	}
+	e.WriteInt64(digest.Zxid)
+	e.WriteInt32(digest.Version)
+	e.WriteInt64(digest.Digest)
+	seal(&e)
+	return e.Bytes()
+}
+
+// SerializeSync returns the snapshot as a leader streams it to a learner in
+// a SNAP sync (ZKDatabase.serializeSnapshot followed by LearnerHandler's
+// signature): the session table, the ACL cache and the nodes as in
+// Serialize, then the string "BenWasHere"; no header, seals or digest.
+func (t *Tree) SerializeSync(sessions []Session) []byte {
+	var e proto.Encoder
+	t.serializeSnapshot(&e, sessions)
+	e.WriteString(syncSignature)
+	return e.Bytes()
+}
+
+func seal(e *proto.Encoder) {
+	e.WriteInt64(int64(adler32.Checksum(e.Bytes())))
+	e.WriteString("/")
+}
+
+// serializeSnapshot is SerializeUtils.serializeSnapshot.
+func (t *Tree) serializeSnapshot(e *proto.Encoder, sessions []Session) {
+	sorted := slices.Clone(sessions)
+	slices.SortFunc(sorted, func(a, b Session) int { return cmp.Compare(a.ID, b.ID) })
+	e.WriteInt32(int32(len(sorted)))
+	for _, s := range sorted {
+		e.WriteInt64(s.ID)
+		e.WriteInt32(s.TimeoutMilliseconds)
+	}
+	t.acls.serialize(e)
+	t.serializeNode(e, "")
+	e.WriteString("/")
+}
+
+// serializeNode is DataTree.serializeNode: the path, the node record (data,
+// ACL index, persisted stat), then each child's subtree.
+func (t *Tree) serializeNode(e *proto.Encoder, path string) {
+	n := t.nodes.get(path)
+	if n == nil {
+		return
+	}
+	e.WriteString(path)
+	e.WriteBuffer(n.data)
+	e.WriteInt64(n.acl)
+	n.stat.Encode(e)
+	for _, child := range n.sortedChildren() {
+		t.serializeNode(e, path+"/"+child)
+	}
+}
+
+// Deserialize reads a snapshot file written by Serialize or by a 3.8.0
+// server, as FileSnap.deserialize does, and returns the tree with
+// lastProcessedZxid set to snapshotZxid (the zxid in the file's name) and the
+// session table. It checks the magic, both seals and the structure, and
+// returns an error wrapping ErrCorruptSnapshot, never panicking, on bad
+// input. It is stricter than Java in refusing a snapshot whose root is not
+// the first node, that names a node twice, or whose nodes refer to ACLs it
+// does not hold (Java loads those and fails later). A missing digest section
+// (a pre-3.6 snapshot) is accepted. If the stored digest is for
+// snapshotZxid it is compared at once (see DigestMismatchOnLoad); if it is
+// for a later zxid, Apply compares it when that zxid is applied.
+func Deserialize(b []byte, snapshotZxid int64, config Config) (*Tree, []Session, error) {
+	d := proto.NewDecoder(b)
+	var header proto.FileHeader
+	header.Decode(d)
+	if err := d.Err(); err != nil {
+		return nil, nil, corrupt("file header", err)
+	}
+	if header.Magic != proto.SnapshotMagic {
+		return nil, nil, corrupt("file header", fmt.Errorf("mismatching magic headers %d != %d", header.Magic, proto.SnapshotMagic))
+	}
+	t, sessions, err := deserializeSnapshot(d, config)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkSeal(b, d); err != nil {
+		return nil, nil, err
+	}
+	digest, present, err := readZxidDigest(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	if present {
+		if err := checkSeal(b, d); err != nil {
+			return nil, nil, err
+		}
+		if digest.Zxid > 0 && digest.Zxid >= snapshotZxid {
+			t.snapshotDigest = &digest
+		}
+	}
+	t.lastProcessedZxid = snapshotZxid
+	if t.snapshotDigest != nil && !t.compareSnapshotDigest(snapshotZxid) {
+		t.mismatchOnLoad = true
+	}
+	return t, sessions, nil
+}
+
+// DeserializeSync reads what SerializeSync writes, as a learner reads a SNAP
+// sync (ZKDatabase.deserializeSnapshot, the signature check, then
+// setlastProcessedZxid with the SNAP packet's zxid). Bytes after the
+// signature are ignored.
+func DeserializeSync(b []byte, zxid int64, config Config) (*Tree, []Session, error) {
+	d := proto.NewDecoder(b)
+	t, sessions, err := deserializeSnapshot(d, config)
+	if err != nil {
+		return nil, nil, err
+	}
+	if signature := d.ReadString(); d.Err() != nil || signature != syncSignature {
+		return nil, nil, corrupt("signature", fmt.Errorf("missing signature, got %q (%v)", signature, d.Err()))
+	}
+	t.lastProcessedZxid = zxid
+	return t, sessions, nil
+}
+
+func corrupt(where string, err error) error {
+	return fmt.Errorf("%w: %s: %w", ErrCorruptSnapshot, where, err)
+}
+
+// checkSeal is SnapStream.checkSealIntegrity: a long that must equal the
+// Adler-32 of every byte before it, then a string Java reads and ignores.
+func checkSeal(b []byte, d *proto.Decoder) error {
+	sum := int64(adler32.Checksum(b[:d.Offset()]))
+	value := d.ReadInt64()
+	d.ReadString()
+	if err := d.Err(); err != nil {
+		return corrupt("seal", err)
+	}
+	if value != sum {
+		return corrupt("seal", fmt.Errorf("CRC corruption: stored %d, computed %d", value, sum))
+	}
+	return nil
+}
+
+// readZxidDigest is DataTree.deserializeZxidDigest: zxid, digest version,
+// and the digest (a hex string before version 2). Running out of input
+// anywhere in it means there is no digest, as Java's EOFException does.
+func readZxidDigest(d *proto.Decoder) (ZxidDigest, bool, error) {
+	var digest ZxidDigest
+	digest.Zxid = d.ReadInt64()
+	digest.Version = d.ReadInt32()
+	if digest.Version < 2 {
+		text := d.ReadString()
+		if d.Err() == nil && text != "" {
+			value, ok := parseHexLong(text)
+			if !ok {
+				return digest, false, corrupt("digest", fmt.Errorf("digest %q is not hexadecimal", text))
+			}
+			digest.Digest = value
+		}
+	} else {
+		digest.Digest = d.ReadInt64()
+	}
+	if err := d.Err(); err != nil {
+		if errors.Is(err, proto.ErrTruncated) {
+			return digest, false, nil
+		}
+		return digest, false, corrupt("digest", err)
+	}
+	return digest, true, nil
+}
+
+// parseHexLong is Long.parseLong(s, 16) for the digests of old snapshots.
+func parseHexLong(s string) (int64, bool) {
+	negative := strings.HasPrefix(s, "-")
+	digits := strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
+	if digits == "" || len(digits) > 16 {
+		return 0, false
+	}
+	var value uint64
+	for _, c := range digits {
+		var v uint64
+		switch {
+		case c >= '0' && c <= '9':
+			v = uint64(c - '0')
+		case c >= 'a' && c <= 'f':
+			v = uint64(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			v = uint64(c-'A') + 10
+		default:
+			return 0, false
+		}
+		value = value<<4 | v
+	}
+	if negative {
+		if value > 1<<63 {
+			return 0, false
+		}
+		return -int64(value), true
+	}
+	if value > 1<<63-1 {
+		return 0, false
+	}
+	return int64(value), true
+}
