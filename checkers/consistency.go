@@ -41,6 +41,14 @@ func CheckReads(h *History, opts ReadOptions) ([]Result, error) {
 }
 
 func checkReads(h *History, opts ReadOptions) []Result {
+	results := []Result{checkSequentialConsistency(h)}
+	if opts.LinearizableReadsAfterSync {
+		results = append(results, checkLinearizableReadsAfterSync(h))
+	}
+	return results
+}
+
+func checkSequentialConsistency(h *History) Result {
 	col := newCollector(CheckerSequentialConsistency)
 	probes := collectProbes(h)
 	checkProbes(h, probes, col)
@@ -49,12 +57,8 @@ func checkReads(h *History, opts ReadOptions) []Result {
 		checked += checkSessionOrder(&h.Clients[ci], col)
 		checkSessionFloors(&h.Clients[ci], col)
 	}
-	results := []Result{col.result(checked, fmt.Sprintf("%d replies judged against the committed log of %d transactions",
-		len(probes), len(h.Committed)))}
-	if opts.LinearizableReadsAfterSync {
-		results = append(results, checkLinearizableReadsAfterSync(h))
-	}
-	return results
+	return col.result(checked, fmt.Sprintf("%d replies judged against the committed log of %d transactions",
+		len(probes), len(h.Committed)))
 }
 
 // probe is one replied operation to compare with the state at its reply zxid.

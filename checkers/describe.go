@@ -71,7 +71,11 @@ func describeSubOperation(sub *SubOperation) string {
 
 // describeOutput renders what came of an operation, such as "OK zxid=0x100000005 version=3".
 func describeOutput(op *Operation) string {
-	if op.Outcome != OutcomeReplied {
+	switch op.Outcome {
+	case OutcomeReplied:
+	case OutcomePending:
+		return "pending (no result by the end of the run)"
+	default:
 		return fmt.Sprintf("%v (%s)", op.Outcome, op.Err.String())
 	}
 	var b strings.Builder

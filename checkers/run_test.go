@@ -1,0 +1,136 @@
+package checkers
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+// hostStopwatch is what a caller outside the simulated world passes to time the checkers.
+func hostStopwatch() func() time.Duration {
+	start := time.Now()
+	return func() time.Duration { return time.Since(start) }
+}
+
+func TestRunAggregatesEveryChecker(t *testing.T) {
+	f := watchBase(t)
+	f.write("c2", 3, setData("/r/a", "y", 0), ms(15), ms(16), ms(17), proto.OK, 1)
+	f.r.Event("c1", 2, ms(16), proto.EventNodeDataChanged, "/r/a", -1)
+	f.read("c1", 2, syncOp(0x100000006), ms(18), ms(19), Reply{})
+	h := converged(f, ms(100))
+
+	report, err := Run(h, Options{
+		Linearizability: []LinearizabilityOptions{{Model: RegisterModel, Prefix: "/r"}},
+		Reads:           ReadOptions{LinearizableReadsAfterSync: true},
+		Liveness:        LivenessOptions{LeaderBound: clock.Second, OperationBound: clock.Second},
+		Stopwatch:       hostStopwatch(),
+	})
+	require.NoError(t, err)
+	var names []string
+	for _, res := range report.Results {
+		names = append(names, res.Checker)
+		assert.False(t, res.Failed(), res.String())
+	}
+	assert.Equal(t, []string{CheckerRegister, CheckerSequentialConsistency, CheckerLinearizableReadsAfterSync,
+		CheckerWatches, CheckerSessions, CheckerLiveness}, names)
+	assert.False(t, report.Failed())
+	assert.Empty(t, report.Findings())
+	assert.Greater(t, report.Total, time.Duration(0))
+	res, ok := report.Result(CheckerWatches)
+	require.True(t, ok)
+	assert.Equal(t, Pass, res.Status)
+	assert.Contains(t, report.String(), "watches: pass")
+	assert.Contains(t, report.String(), "checking took")
+}
+
+func TestRunReportsFailuresAndErrors(t *testing.T) {
+	f := watchBase(t)
+	f.write("c2", 3, setData("/r/a", "y", 0), ms(15), ms(16), ms(17), proto.OK, 1)
+	h := converged(f, ms(100)) // the data watch never fires
+
+	report, err := Run(h, Options{})
+	require.NoError(t, err)
+	assert.True(t, report.Failed())
+	require.Len(t, report.Findings(), 1)
+	assert.Equal(t, "watch-missed", report.Findings()[0].Rule)
+	assert.Contains(t, report.String(), "watches: VIOLATION")
+	assert.Equal(t, time.Duration(0), report.Total, "no stopwatch, no timings")
+
+	_, err = Run(h, Options{Linearizability: []LinearizabilityOptions{{Model: QueueModel, Prefix: "/r"}}})
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, ErrOutsideModel))
+
+	_, err = Run(&History{Clients: []ClientHistory{{Name: ""}}}, Options{})
+	assert.True(t, errors.Is(err, ErrInvalidHistory))
+}
+
+func TestRecorderRejectsMisuse(t *testing.T) {
+	r := NewRecorder()
+	ref := r.Call("c1", ms(5), Operation{Kind: proto.OpExists, Path: "/a"})
+	assert.Error(t, r.Reply(ref, ms(4), Reply{}), "a reply before the call")
+	require.NoError(t, r.Reply(ref, ms(6), Reply{}))
+	assert.Error(t, r.Reply(ref, ms(7), Reply{}), "a second reply")
+	assert.Error(t, r.Fail(OpRef{Client: "c9"}, ms(7), proto.ConnectionLoss, OutcomeUnknown), "no such client")
+	other := r.Call("c1", ms(5), Operation{Kind: proto.OpExists, Path: "/a"})
+	assert.Error(t, r.Fail(other, ms(7), proto.ConnectionLoss, OutcomeReplied), "a failure cannot be a reply")
+	require.NoError(t, r.Commit(proto.TxnEntry{Header: proto.TxnHeader{Zxid: 5, Type: proto.OpCreateSession}, Txn: &proto.CreateSessionTxn{}}, ms(1)))
+	require.NoError(t, r.Commit(proto.TxnEntry{Header: proto.TxnHeader{Zxid: 5, Type: proto.OpCreateSession}, Txn: &proto.CreateSessionTxn{}}, ms(2)), "the same txn again")
+	assert.Error(t, r.Commit(proto.TxnEntry{Header: proto.TxnHeader{Zxid: 4, Type: proto.OpCreateSession}, Txn: &proto.CreateSessionTxn{}}, ms(3)))
+	require.NoError(t, r.SessionHealthy(2, ms(1), ms(3)))
+	require.NoError(t, r.SessionHealthy(2, ms(3), ms(5)))
+	assert.Error(t, r.SessionHealthy(2, ms(4), ms(6)), "overlapping")
+	assert.Equal(t, []Interval{{ms(1), ms(5)}}, r.session(2).Healthy, "touching intervals merge")
+	require.NoError(t, r.SessionEnded(2, SessionEnd{Zxid: 5}))
+	assert.Error(t, r.SessionEnded(2, SessionEnd{Zxid: 5}))
+	h := r.Finish(ms(10), nil)
+	assert.Equal(t, OutcomePending, h.Clients[0].Ops[1].Outcome)
+	// The session fact names zxid 5, which is a createSession: the history is rejected.
+	assert.True(t, errors.Is(Validate(h), ErrInvalidHistory))
+}
+
+func TestValidateRejectsMalformedHistories(t *testing.T) {
+	valid := func() *History {
+		r := NewRecorder()
+		ref := r.Call("c1", ms(1), Operation{Kind: proto.OpExists, Path: "/a", Session: 2})
+		_ = r.Reply(ref, ms(2), Reply{Err: proto.NoNode, Zxid: 1})
+		_ = r.Commit(proto.TxnEntry{Header: proto.TxnHeader{ClientID: 2, Zxid: 1, Type: proto.OpCreateSession}, Txn: &proto.CreateSessionTxn{}}, ms(1))
+		return r.Finish(ms(10), nil)
+	}
+	require.NoError(t, Validate(valid()))
+	cases := map[string]func(h *History){
+		"no outcome":          func(h *History) { h.Clients[0].Ops[0].Outcome = 0 },
+		"return before call":  func(h *History) { h.Clients[0].Ops[0].Return = 0; h.Clients[0].Arrivals[0].Time = 0 },
+		"unsupported kind":    func(h *History) { h.Clients[0].Ops[0].Kind = proto.OpSetACL },
+		"bad path":            func(h *History) { h.Clients[0].Ops[0].Path = "/a/" },
+		"ttl create":          func(h *History) { h.Clients[0].Ops[0] = Operation{Kind: proto.OpCreate, Path: "/t", Mode: proto.PersistentWithTTL, Outcome: OutcomePending} },
+		"reply not arrived":   func(h *History) { h.Clients[0].Arrivals = []Arrival{{Kind: ArrivalState, Time: ms(3)}} },
+		"arrival of nothing":  func(h *History) { h.Clients[0].Arrivals[0].Op = 7 },
+		"zxids out of order":  func(h *History) { h.Committed = append(h.Committed, h.Committed[0]) },
+		"txn without body":    func(h *History) { h.Committed[0].Entry.Txn = nil },
+		"after the end":       func(h *History) { h.End = ms(1) },
+		"duplicate client":    func(h *History) { h.Clients = append(h.Clients, ClientHistory{Name: "c1"}) },
+		"empty multi":         func(h *History) { h.Clients[0].Ops[0] = Operation{Kind: proto.OpMulti, Outcome: OutcomePending} },
+		"unsorted health":     func(h *History) { h.Sessions = []SessionFacts{{Session: 2, Healthy: []Interval{{ms(5), ms(6)}, {ms(1), ms(2)}}}} },
+		"end not in the log":  func(h *History) { h.Sessions = []SessionFacts{{Session: 2, End: &SessionEnd{Zxid: 9}}} },
+		"heal after the end":  func(h *History) { h.Liveness = &LivenessFacts{HealTime: ms(11)} },
+		"multi result count":  func(h *History) { op := &h.Clients[0].Ops[0]; op.Kind, op.Multi = proto.OpMulti, []SubOperation{{Kind: proto.OpCheck, Path: "/a"}}; op.MultiResults = []SubResult{{}, {}} },
+		"multi with a read":   func(h *History) { op := &h.Clients[0].Ops[0]; op.Kind, op.Multi = proto.OpMulti, []SubOperation{{Kind: proto.OpGetData, Path: "/a"}} },
+		"negative reply zxid": func(h *History) { h.Clients[0].Ops[0].Zxid = -1 },
+	}
+	for name, mutate := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := valid()
+			mutate(h)
+			err := Validate(h)
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, ErrInvalidHistory), err.Error())
+		})
+	}
+	assert.Error(t, Validate(nil))
+}

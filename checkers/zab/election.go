@@ -1,0 +1,188 @@
+package zab
+
+import (
+	"github.com/zabsim/zabsim/zabmodel"
+)
+
+// voteKey is a vote as FastLeaderElection compares them: proposed leader, zxid and peer epoch.
+type voteKey struct {
+	leader, zxid, epoch int64
+}
+
+// voteHistory follows the TLA+ FastLeaderElection spec's historyVotes: a server's votes for other
+// servers in one round, recorded whenever its vote changes. Votes for itself are not recorded.
+type voteHistory struct {
+	round        int64
+	current      voteKey
+	hasCurrent   bool
+	lastRecorded voteKey
+	recorded     map[voteKey]bool
+}
+
+func (h *voteHistory) reset() {
+	h.hasCurrent = false
+	clear(h.recorded)
+}
+
+// onVote checks NoVoteCircle: within one round, returning to a vote for another server that the
+// server moved away from means the votes went round a circle, which the total order on votes
+// forbids.
+func (c *Checker) onVote(s *server, e zabmodel.Event) {
+	h := &s.votes
+	if h.recorded == nil {
+		h.recorded = map[voteKey]bool{}
+	}
+	if e.Round != h.round {
+		h.reset()
+		h.round = e.Round
+	}
+	vote := voteKey{leader: e.Leader, zxid: e.Zxid, epoch: e.Epoch}
+	if h.hasCurrent && vote == h.current {
+		return
+	}
+	h.current, h.hasCurrent = vote, true
+	if vote.leader == s.sid {
+		return
+	}
+	if len(h.recorded) > 0 && vote != h.lastRecorded && h.recorded[vote] {
+		c.report(NoVoteCircle, finding{servers: []int64{s.sid, vote.leader}, zxids: []int64{vote.zxid},
+			epoch: vote.epoch},
+			"In election round %d, server %d went back to voting for server %d (zxid %s, peer epoch %d) "+
+				"after it had moved away from that vote. Within a round FastLeaderElection only ever "+
+				"adopts a vote that beats its current one (higher peer epoch, then zxid, then sid), so a "+
+				"return means the vote comparison is not a total order or a stale notification was "+
+				"taken as current; look at totalOrderPredicate and the round checks in lookForLeader.",
+			e.Round, s.sid, vote.leader, zx(vote.zxid), vote.epoch)
+	}
+	if len(h.recorded) < c.maxHistory {
+		h.recorded[vote] = true
+	}
+	h.lastRecorded = vote
+}
+
+// onElected records the server's new role and binds a learner to its leader's current history.
+func (c *Checker) onElected(s *server, e zabmodel.Event) {
+	s.leaveRole()
+	s.role = e.Role
+	s.votes.reset()
+	s.leader = leaderBinding{sid: e.Leader}
+	s.syncing = e.Leader != s.sid
+	leader, ok := c.servers[e.Leader]
+	if !ok || e.Leader == s.sid || !leader.up {
+		return
+	}
+	s.leader = leaderBinding{
+		sid:         e.Leader,
+		incarnation: leader.incarnation,
+		generation:  leader.generation,
+		floor:       len(leader.applied),
+		known:       true,
+	}
+}
+
+// onEpochQuorum checks the first half of Leadership: the TLA+ spec records a server as an epoch's
+// leader when a quorum acknowledged the epoch, so two such events for one epoch mean two leaders.
+func (c *Checker) onEpochQuorum(s *server, e zabmodel.Event) {
+	if previous, ok := c.epochQuorumBy[e.Epoch]; ok {
+		c.report(Leadership, finding{servers: []int64{s.sid, previous}, epoch: e.Epoch},
+			"Server %d received ACKEPOCH from a quorum for epoch %d, but server %d already had such a "+
+				"quorum for the same epoch. Two prospective leaders in one epoch can propose different "+
+				"transactions with the same zxids. The new epoch must exceed every acceptedEpoch of the "+
+				"quorum, and a learner must refuse a LEADERINFO whose epoch is not above its own "+
+				"acceptedEpoch (ZOOKEEPER-335).",
+			s.sid, e.Epoch, previous)
+	} else {
+		c.epochQuorumBy[e.Epoch] = s.sid
+	}
+	s.leading = e.Epoch
+	s.established = false
+	s.lastCounter = 0
+}
+
+// onCurrentEpoch records the epoch file. A learner that persists the new epoch while it syncs
+// promises, as with its NEWLEADER ACK, that it durably holds its leader's history (ZOOKEEPER-4643:
+// a newer epoch with a shorter log can win the next election and truncate committed txns).
+func (c *Checker) onCurrentEpoch(s *server, e zabmodel.Event) {
+	s.currentEpoch = e.Epoch
+	if !s.syncing || !s.voter {
+		return
+	}
+	leader, ok := c.boundLeader(s, s.leader.sid)
+	if !ok {
+		return
+	}
+	c.checkLeaderHistoryDurable(s, leader, e.Epoch, "persisted currentEpoch")
+}
+
+// onEstablished checks Leadership and LeaderLogCompleteness, then commits the leader's history:
+// a quorum acknowledged NEWLEADER for all of it.
+func (c *Checker) onEstablished(s *server, e zabmodel.Event) {
+	if previous, ok := c.establishedBy[e.Epoch]; ok {
+		c.report(Leadership, finding{servers: []int64{s.sid, previous}, epoch: e.Epoch},
+			"Server %d established itself as leader of epoch %d, which server %d had already "+
+				"established. Only one server may collect a NEWLEADER quorum per epoch; otherwise two "+
+				"leaders broadcast conflicting transactions under the same zxids. Check how the epoch "+
+				"was chosen and acknowledged (acceptedEpoch, LEADERINFO, ACKEPOCH).",
+			s.sid, e.Epoch, previous)
+	} else {
+		c.establishedBy[e.Epoch] = s.sid
+	}
+	if s.leading != e.Epoch {
+		s.lastCounter = 0
+	}
+	s.leading = e.Epoch
+	s.established = true
+	history := s.history()
+	c.checkLeaderComplete(s, history, e.Epoch)
+	c.commitHistory(s, history, e.Epoch)
+}
+
+// checkLeaderComplete walks the committed transactions and the leader's history together, both
+// sorted by zxid, and reports the first committed transaction the leader lacks.
+func (c *Checker) checkLeaderComplete(s *server, history historyView, epoch int64) {
+	next := 0
+	for _, committed := range c.committedOrder {
+		for next < history.length() && history.at(next).zxid < committed.zxid {
+			next++
+		}
+		if next < history.length() && history.at(next) == committed {
+			continue
+		}
+		c.report(LeaderLogCompleteness, finding{servers: []int64{s.sid}, zxids: []int64{committed.zxid},
+			epoch: epoch},
+			"Server %d established itself as leader of epoch %d, but its history (applied up to %s, "+
+				"logged up to %s) lacks the committed transaction %s (hash %#x). A new leader must hold "+
+				"every committed transaction, or synchronization erases it from the learners: the "+
+				"election chose a server whose log was not the most complete in its quorum, or a "+
+				"quorum member acknowledged a transaction it did not durably hold.",
+			s.sid, epoch, zx(lastZxid(history.applied)), zx(lastZxid(s.log)), zx(committed.zxid), committed.hash)
+		return
+	}
+}
+
+// commitHistory commits every transaction of an established leader's history.
+func (c *Checker) commitHistory(s *server, history historyView, epoch int64) {
+	for i := range history.length() {
+		t := history.at(i)
+		hash, ok := c.committed[t.zxid]
+		if ok && hash != t.hash {
+			c.report(Agreement, finding{servers: []int64{s.sid}, zxids: []int64{t.zxid}, epoch: epoch},
+				"Server %d established itself as leader of epoch %d with transaction %s (hash %#x) in its "+
+					"history, but a different transaction (hash %#x) was already committed at that zxid. "+
+					"Establishing commits the whole history, so two different transactions are now "+
+					"committed under one zxid.",
+				s.sid, epoch, zx(t.zxid), t.hash, hash)
+			continue
+		}
+		if !ok {
+			c.commit(t, s.sid, epoch)
+		}
+	}
+}
+
+func lastZxid(sequence []txn) int64 {
+	if len(sequence) == 0 {
+		return 0
+	}
+	return sequence[len(sequence)-1].zxid
+}

@@ -1,0 +1,215 @@
+package zab
+
+import (
+	"strconv"
+
+	"github.com/zabsim/zabsim/zabmodel"
+)
+
+// onTruncate cuts the log as storage.Disk.Truncate does: it keeps every record up to and including
+// the first whose zxid is at least Zxid (the event reports the resulting last record, so normally
+// exactly Zxid). CommittedLogDurability forbids removing a committed transaction.
+func (c *Checker) onTruncate(s *server, e zabmodel.Event) {
+	i, _ := searchZxid(s.log, e.Zxid)
+	if i >= len(s.log) {
+		return // Nothing reaches Zxid: the real truncation fails and removes nothing.
+	}
+	keep := i + 1
+	for _, removed := range s.log[keep:] {
+		if c.isCommitted(removed) {
+			c.report(CommittedLogDurability, finding{servers: []int64{s.sid}, zxids: []int64{removed.zxid, e.Zxid}},
+				"Server %d truncated its txn log to %s, removing the committed transaction %s (hash "+
+					"%#x). A TRUNC may only remove transactions that were never committed: the leader "+
+					"that sent it lacked a committed transaction (see LeaderLogCompleteness) or "+
+					"computed the truncation point wrongly.",
+				s.sid, zx(e.Zxid), zx(removed.zxid), removed.hash)
+			break
+		}
+	}
+	c.cutLog(s, keep, "truncated its log")
+}
+
+// onLost applies a crash's loss of the unsynced tail: records after Zxid are gone and what
+// survived is on the platter now, as storage.Disk.Crash leaves it.
+func (c *Checker) onLost(s *server, e zabmodel.Event) {
+	keep := countUpTo(s.log, e.Zxid)
+	lost := len(s.log) - keep
+	if lost != e.Count || keep < s.synced {
+		c.report(EventStream, finding{servers: []int64{s.sid}, zxids: []int64{e.Zxid}},
+			"Server %d reported losing %d log records after %s in a crash, but the checker's model of "+
+				"its log (%d records, %d of them fsynced) loses %d there, %d of them fsynced. A crash "+
+				"loses only records that were never fsynced; the disk model and its events disagree.",
+			s.sid, e.Count, zx(e.Zxid), len(s.log), s.synced, lost, max(0, s.synced-keep))
+	}
+	c.cutLog(s, keep, "lost part of its log in a crash")
+	s.synced = len(s.log)
+}
+
+// cutLog shortens the log to its first keep records and re-checks the quorum durability of every
+// committed transaction that was durable only through a removed synced record.
+func (c *Checker) cutLog(s *server, keep int, what string) {
+	removedSynced := s.log[keep:max(keep, s.synced)]
+	s.log = s.log[:keep]
+	s.synced = min(s.synced, keep)
+	if !s.voter {
+		return
+	}
+	snap, hasSnap := s.restoreSnapshot()
+	for _, removed := range removedSynced {
+		if !c.isCommitted(removed) || (hasSnap && contains(snap.content, removed)) {
+			continue
+		}
+		c.checkQuorumDurable(removed, s.sid, zabmodel.EpochOf(removed.zxid), "lost a copy when server "+
+			strconv.FormatInt(s.sid, 10)+" "+what)
+	}
+}
+
+// onSnapshot records a durable snapshot covering the applied history up to Zxid. If restore would
+// now load it instead of an older one, transactions only the older one covered lose that copy.
+func (c *Checker) onSnapshot(s *server, e zabmodel.Event) {
+	snap := snapshot{
+		zxid:       e.Zxid,
+		content:    clip(s.applied, countUpTo(s.applied, e.Zxid)),
+		generation: s.generation,
+	}
+	s.snapshots = append(s.snapshots, snap)
+	previous, hadPrevious := s.restoreSnapshot()
+	if hadPrevious && snap.zxid < previous.zxid {
+		return // Restore keeps loading the one with the highest zxid.
+	}
+	s.restore = len(s.snapshots) - 1
+	if !hadPrevious || !s.voter {
+		return
+	}
+	if previous.generation == snap.generation && len(snap.content) >= len(previous.content) {
+		return // The new snapshot extends the old one: nothing loses coverage.
+	}
+	for _, covered := range previous.content {
+		if c.isCommitted(covered) && !s.durable(covered) {
+			c.checkQuorumDurable(covered, s.sid, zabmodel.EpochOf(covered.zxid),
+				"lost a copy when server "+strconv.FormatInt(s.sid, 10)+" replaced its snapshot")
+		}
+	}
+}
+
+// onTreeLoaded replaces the applied history: from the server's own snapshot (at startup or after a
+// TRUNC; the log replay that follows arrives as applies), or from its leader's history (SNAP).
+func (c *Checker) onTreeLoaded(s *server, e zabmodel.Event) {
+	before := s.applied
+	var content []txn
+	switch e.Source {
+	case zabmodel.SourceStartup, zabmodel.SourceTruncate:
+		content = c.ownSnapshotContent(s, e.Zxid)
+	case zabmodel.SourceSnap:
+		content = c.leaderSnapshotContent(s, e.Zxid)
+	default:
+		c.report(EventStream, finding{servers: []int64{s.sid}, zxids: []int64{e.Zxid}},
+			"Server %d loaded its tree from source %q, which is not a tree load (startup, truncate or "+
+				"snap); the checker treats it as a startup load.", s.sid, e.Source)
+		content = c.ownSnapshotContent(s, e.Zxid)
+	}
+	c.replaceApplied(s, content)
+	if e.Source == zabmodel.SourceTruncate || e.Source == zabmodel.SourceSnap {
+		s.monotonic = monotonicCheck{pending: true, before: before, source: e.Source, zxid: e.Zxid}
+		if e.Source == zabmodel.SourceSnap {
+			c.resolveMonotonic(s, zabmodel.Event{}) // No replay follows a SNAP.
+		}
+	}
+}
+
+// ownSnapshotContent returns the content of the server's newest snapshot with a zxid at most zxid
+// (the highest such zxid, the latest taken among equals, as ZooKeeper picks snapshot files).
+func (c *Checker) ownSnapshotContent(s *server, zxid int64) []txn {
+	best := -1
+	for i, snap := range s.snapshots {
+		if snap.zxid <= zxid && (best < 0 || snap.zxid >= s.snapshots[best].zxid) {
+			best = i
+		}
+	}
+	if best < 0 {
+		if zxid != 0 {
+			c.report(EventStream, finding{servers: []int64{s.sid}, zxids: []int64{zxid}},
+				"Server %d loaded its tree from a snapshot at %s, but it never wrote a snapshot at or "+
+					"below that zxid; the checker starts its applied history empty.", s.sid, zx(zxid))
+		}
+		return nil
+	}
+	return s.snapshots[best].content
+}
+
+// leaderSnapshotContent returns the SNAP content a learner received: its leader's applied history
+// up to zxid.
+func (c *Checker) leaderSnapshotContent(s *server, zxid int64) []txn {
+	leader, ok := c.servers[s.leader.sid]
+	if !ok || s.leader.sid == s.sid || (s.leader.known && leader.incarnation != s.leader.incarnation) {
+		c.report(EventStream, finding{servers: []int64{s.sid, s.leader.sid}, zxids: []int64{zxid}},
+			"Server %d loaded a SNAP at %s, but the checker does not know which running leader sent it "+
+				"(its last EventElected named %d); the checker starts its applied history empty.",
+			s.sid, zx(zxid), s.leader.sid)
+		return nil
+	}
+	return clip(leader.applied, countUpTo(leader.applied, zxid))
+}
+
+// onCrash: the process is gone. The synced log and snapshots stay; the applied history is kept
+// only for judging late messages from this process and is replaced at restart; what the unsynced
+// tail loses is reported by EventLost.
+func (c *Checker) onCrash(s *server) {
+	s.up = false
+	s.leaveRole()
+	s.votes.reset()
+	s.monotonic = monotonicCheck{}
+}
+
+// onRestart starts a new incarnation with an empty tree; the startup load and replay follow.
+// Whatever of the log survived the crash is on the platter now.
+func (c *Checker) onRestart(s *server) {
+	s.up = true
+	s.incarnation++
+	s.leaveRole()
+	s.votes.reset()
+	s.monotonic = monotonicCheck{}
+	s.synced = len(s.log)
+	c.replaceApplied(s, nil)
+}
+
+// monotonicCheck is a pending MonotonicRead check: a TRUNC reload or a SNAP replaced the applied
+// history, and once the replay that follows is over, the new history's highest committed zxid
+// must be at least the old one's.
+type monotonicCheck struct {
+	pending bool
+	before  []txn
+	source  zabmodel.Source
+	zxid    int64
+}
+
+// resolveMonotonic completes a pending MonotonicRead check at the first event of the server that
+// is not part of the replay.
+func (c *Checker) resolveMonotonic(s *server, e zabmodel.Event) {
+	m := s.monotonic
+	if !m.pending || (e.Kind == zabmodel.EventApply && e.Source == m.source) {
+		return
+	}
+	s.monotonic = monotonicCheck{}
+	before, after := c.highestCommitted(m.before), c.highestCommitted(s.applied)
+	if after >= before {
+		return
+	}
+	c.report(MonotonicRead, finding{servers: []int64{s.sid}, zxids: []int64{before, after}},
+		"Server %d reloaded its tree (%s at %s): before, its tree reflected committed transactions up "+
+			"to %s; after the reload and its replay, only up to %s. A server's committed state must "+
+			"never go back within one process: a TRUNC or SNAP may only remove uncommitted "+
+			"transactions, so the reload used a stale snapshot or the wrong truncation point.",
+		s.sid, m.source, zx(m.zxid), zx(before), zx(after))
+}
+
+// highestCommitted returns the highest zxid of a committed transaction in a sorted sequence,
+// scanning back from its end (the uncommitted tail is short).
+func (c *Checker) highestCommitted(sequence []txn) int64 {
+	for i := len(sequence) - 1; i >= 0; i-- {
+		if c.isCommitted(sequence[i]) {
+			return sequence[i].zxid
+		}
+	}
+	return 0
+}
