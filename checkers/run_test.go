@@ -104,23 +104,34 @@ func TestValidateRejectsMalformedHistories(t *testing.T) {
 	}
 	require.NoError(t, Validate(valid()))
 	cases := map[string]func(h *History){
-		"no outcome":          func(h *History) { h.Clients[0].Ops[0].Outcome = 0 },
-		"return before call":  func(h *History) { h.Clients[0].Ops[0].Return = 0; h.Clients[0].Arrivals[0].Time = 0 },
-		"unsupported kind":    func(h *History) { h.Clients[0].Ops[0].Kind = proto.OpSetACL },
-		"bad path":            func(h *History) { h.Clients[0].Ops[0].Path = "/a/" },
-		"ttl create":          func(h *History) { h.Clients[0].Ops[0] = Operation{Kind: proto.OpCreate, Path: "/t", Mode: proto.PersistentWithTTL, Outcome: OutcomePending} },
-		"reply not arrived":   func(h *History) { h.Clients[0].Arrivals = []Arrival{{Kind: ArrivalState, Time: ms(3)}} },
-		"arrival of nothing":  func(h *History) { h.Clients[0].Arrivals[0].Op = 7 },
-		"zxids out of order":  func(h *History) { h.Committed = append(h.Committed, h.Committed[0]) },
-		"txn without body":    func(h *History) { h.Committed[0].Entry.Txn = nil },
-		"after the end":       func(h *History) { h.End = ms(1) },
-		"duplicate client":    func(h *History) { h.Clients = append(h.Clients, ClientHistory{Name: "c1"}) },
-		"empty multi":         func(h *History) { h.Clients[0].Ops[0] = Operation{Kind: proto.OpMulti, Outcome: OutcomePending} },
-		"unsorted health":     func(h *History) { h.Sessions = []SessionFacts{{Session: 2, Healthy: []Interval{{ms(5), ms(6)}, {ms(1), ms(2)}}}} },
-		"end not in the log":  func(h *History) { h.Sessions = []SessionFacts{{Session: 2, End: &SessionEnd{Zxid: 9}}} },
-		"heal after the end":  func(h *History) { h.Liveness = &LivenessFacts{HealTime: ms(11)} },
-		"multi result count":  func(h *History) { op := &h.Clients[0].Ops[0]; op.Kind, op.Multi = proto.OpMulti, []SubOperation{{Kind: proto.OpCheck, Path: "/a"}}; op.MultiResults = []SubResult{{}, {}} },
-		"multi with a read":   func(h *History) { op := &h.Clients[0].Ops[0]; op.Kind, op.Multi = proto.OpMulti, []SubOperation{{Kind: proto.OpGetData, Path: "/a"}} },
+		"no outcome":         func(h *History) { h.Clients[0].Ops[0].Outcome = 0 },
+		"return before call": func(h *History) { h.Clients[0].Ops[0].Return = 0; h.Clients[0].Arrivals[0].Time = 0 },
+		"unsupported kind":   func(h *History) { h.Clients[0].Ops[0].Kind = proto.OpSetACL },
+		"bad path":           func(h *History) { h.Clients[0].Ops[0].Path = "/a/" },
+		"ttl create": func(h *History) {
+			h.Clients[0].Ops[0] = Operation{Kind: proto.OpCreate, Path: "/t", Mode: proto.PersistentWithTTL, Outcome: OutcomePending}
+		},
+		"reply not arrived":  func(h *History) { h.Clients[0].Arrivals = []Arrival{{Kind: ArrivalState, Time: ms(3)}} },
+		"arrival of nothing": func(h *History) { h.Clients[0].Arrivals[0].Op = 7 },
+		"zxids out of order": func(h *History) { h.Committed = append(h.Committed, h.Committed[0]) },
+		"txn without body":   func(h *History) { h.Committed[0].Entry.Txn = nil },
+		"after the end":      func(h *History) { h.End = ms(1) },
+		"duplicate client":   func(h *History) { h.Clients = append(h.Clients, ClientHistory{Name: "c1"}) },
+		"empty multi":        func(h *History) { h.Clients[0].Ops[0] = Operation{Kind: proto.OpMulti, Outcome: OutcomePending} },
+		"unsorted health": func(h *History) {
+			h.Sessions = []SessionFacts{{Session: 2, Healthy: []Interval{{ms(5), ms(6)}, {ms(1), ms(2)}}}}
+		},
+		"end not in the log": func(h *History) { h.Sessions = []SessionFacts{{Session: 2, End: &SessionEnd{Zxid: 9}}} },
+		"heal after the end": func(h *History) { h.Liveness = &LivenessFacts{HealTime: ms(11)} },
+		"multi result count": func(h *History) {
+			op := &h.Clients[0].Ops[0]
+			op.Kind, op.Multi = proto.OpMulti, []SubOperation{{Kind: proto.OpCheck, Path: "/a"}}
+			op.MultiResults = []SubResult{{}, {}}
+		},
+		"multi with a read": func(h *History) {
+			op := &h.Clients[0].Ops[0]
+			op.Kind, op.Multi = proto.OpMulti, []SubOperation{{Kind: proto.OpGetData, Path: "/a"}}
+		},
 		"negative reply zxid": func(h *History) { h.Clients[0].Ops[0].Zxid = -1 },
 	}
 	for name, mutate := range cases {
