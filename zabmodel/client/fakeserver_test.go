@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"testing"
 
 	"github.com/stretchr/testify/require"
 
@@ -15,13 +14,27 @@ import (
 	"github.com/zabsim/zabsim/zabmodel/proto"
 )
 
+// testingT is what the test scaffolding needs from *testing.T and *rapid.T.
+type testingT interface {
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	FailNow()
+}
+
+// helper marks the caller as a test helper when the test runner supports it.
+func helper(tb testingT) {
+	if h, ok := tb.(interface{ Helper() }); ok {
+		h.Helper()
+	}
+}
+
 // fakeServer is a scripted ZooKeeper server for the client's tests: it accepts connections on the
 // client port, decodes every packet with proto, records it, and answers as its script says. By
 // default it opens a session for every handshake, answers pings, and answers every request with OK
 // and an empty body of the right record type; tests replace onConnect and onRequest to misbehave,
 // hold replies, expire sessions or close connections.
 type fakeServer struct {
-	tb    testing.TB
+	tb    testingT
 	bed   *testbed
 	node  sim.NodeID
 	conns []*fakeConn
@@ -57,7 +70,7 @@ type received struct {
 
 // testbed is one world with a network, some fake servers and a client node.
 type testbed struct {
-	tb          testing.TB
+	tb          testingT
 	w           *sim.World
 	nw          *net.Network
 	servers     []*fakeServer
@@ -69,8 +82,8 @@ type testbed struct {
 
 // newTestbed builds a world with servers fake servers and one client node. Every message takes
 // exactly one millisecond, so that tests can state times exactly.
-func newTestbed(tb testing.TB, seed uint64, servers int) *testbed {
-	tb.Helper()
+func newTestbed(tb testingT, seed uint64, servers int) *testbed {
+	helper(tb)
 	trace := &bytes.Buffer{}
 	w, err := sim.New(sim.Config{Seed: seed, Trace: sim.TraceConfig{Text: trace}})
 	require.NoError(tb, err)
@@ -97,7 +110,7 @@ func (b *testbed) serverNodes() []sim.NodeID {
 
 // newClient starts a client on the client node with the given timeout and a recording watcher.
 func (b *testbed) newClient(timeout clock.Duration, log *eventLog) *Client {
-	b.tb.Helper()
+	helper(b.tb)
 	c, err := New(b.w, b.nw, b.clientNode, Config{Servers: b.serverNodes(), SessionTimeout: timeout}, log.watcher("default"))
 	require.NoError(b.tb, err)
 	return c
@@ -116,7 +129,7 @@ func (b *testbed) server(id sim.NodeID) *fakeServer {
 
 // run advances the world by d and fails the test if the run ended.
 func (b *testbed) run(d clock.Duration) {
-	b.tb.Helper()
+	helper(b.tb)
 	if !b.w.RunFor(d) {
 		b.tb.Fatalf("run ended: %v\ntrace:\n%s", b.w.Outcome(), b.trace.String())
 	}
@@ -131,7 +144,7 @@ func (s *fakeServer) Accept(c net.ConnID, from sim.NodeID) net.Handler {
 
 // last returns the server's most recent connection.
 func (s *fakeServer) last() *fakeConn {
-	s.tb.Helper()
+	helper(s.tb)
 	require.NotEmpty(s.tb, s.conns, "server %s has no connection", s.bed.w.Name(s.node))
 	return s.conns[len(s.conns)-1]
 }
