@@ -2,7 +2,6 @@ package zabmodel
 
 import (
 	"encoding/binary"
-	"fmt"
 
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/net"
@@ -96,9 +95,9 @@ func (m *cnxManager) connectOne(sid int64) {
 	if _, ok := m.dialing[sid]; ok {
 		return
 	}
-	c, err := m.host.nw.Dial(m.host.node, m.peers[sid], ElectionPort, electionConnectTimeout, m)
-	if err != nil {
-		panic(fmt.Sprintf("zabmodel: election dial from a running server failed: %v", err))
+	c := m.host.dial(m.peers[sid], ElectionPort, electionConnectTimeout, m)
+	if c == 0 {
+		return // The process is dead: nothing more leaves it.
 	}
 	m.dialing[sid] = c
 	m.conns[c] = sid
@@ -113,7 +112,7 @@ func (m *cnxManager) flush(sid int64) {
 	if b := m.queues[sid]; b != nil {
 		m.queues[sid] = nil
 		m.lastSent[sid] = b
-		_ = m.host.nw.Send(m.host.node, c, b)
+		m.host.send(c, b)
 	}
 }
 
@@ -129,14 +128,14 @@ func (m *cnxManager) startSender(sid int64, c net.ConnID) {
 	}
 	if m.queues[sid] == nil {
 		if b := m.lastSent[sid]; b != nil {
-			_ = m.host.nw.Send(m.host.node, c, b)
+			m.host.send(c, b)
 		}
 	}
 	m.flush(sid)
 }
 
 func (m *cnxManager) finish(c net.ConnID) {
-	m.host.nw.Close(m.host.node, c)
+	m.host.close(c)
 	m.forget(c)
 }
 
@@ -171,7 +170,7 @@ func (m *cnxManager) Accept(c net.ConnID, from sim.NodeID) net.Handler {
 func (m *cnxManager) Connected(c net.ConnID) {
 	sid := m.conns[c]
 	delete(m.dialing, sid)
-	_ = m.host.nw.Send(m.host.node, c, initialMessage(m.sid))
+	m.host.send(c, initialMessage(m.sid))
 	if sid > m.sid {
 		// Lost the challenge: the peer will connect back.
 		m.finish(c)

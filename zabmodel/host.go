@@ -17,30 +17,100 @@ const (
 	ElectionPort net.Port = 3888
 )
 
-// host is the kernel side of one server process: its node in the world, the network, and its disk.
-// Everything a server does to the outside world goes through it, so that every effect is an event of
-// the simulator.
+// host is the kernel side of one incarnation of a server process: its node in the world, the
+// network, and its disk. Everything a server does to the outside world goes through it, so that
+// every effect is an event of the simulator.
+//
+// A host belongs to one incarnation. Once that incarnation has crashed, every effect is dropped:
+// code that was running when a crash point fired may go on executing on the dead incarnation's
+// objects, but it can no longer write the disk, send, or arm timers, exactly as a killed process
+// can do nothing more.
 type host struct {
 	w    *sim.World
 	nw   *net.Network
 	node sim.NodeID
 	disk *storage.Disk
+	inc  uint32
 }
+
+func newHost(w *sim.World, nw *net.Network, node sim.NodeID, disk *storage.Disk) *host {
+	return &host{w: w, nw: nw, node: node, disk: disk, inc: w.Incarnation(node)}
+}
+
+// alive reports whether the incarnation this host belongs to is still running.
+func (h *host) alive() bool { return h.w.IsUp(h.node) && h.w.Incarnation(h.node) == h.inc }
 
 // post runs fn as a separate event of this node at the current instant: after the event being
 // handled, and not at all if the node crashes first.
-func (h *host) post(fn func()) { h.w.AfterFunc(h.node, 0, fn) }
+func (h *host) post(fn func()) {
+	if h.alive() {
+		h.w.AfterFunc(h.node, 0, fn)
+	}
+}
 
 // after runs fn after d of this node's own monotonic clock, unless it crashes first.
-func (h *host) after(d clock.Duration, fn func()) sim.TimerID { return h.w.AfterFunc(h.node, d, fn) }
+func (h *host) after(d clock.Duration, fn func()) sim.TimerID {
+	if !h.alive() {
+		return 0
+	}
+	return h.w.AfterFunc(h.node, d, fn)
+}
+
+func (h *host) cancel(t sim.TimerID) { h.w.CancelTimer(t) }
 
 // elapsed is System.nanoTime: the node's monotonic clock.
 func (h *host) elapsed() clock.Time { return h.w.Elapsed(h.node) }
 
+// elapsedMillis is Time.currentElapsedTime.
+func (h *host) elapsedMillis() int64 { return int64(h.elapsed()) / int64(clock.Millisecond) }
+
 // wallMillis is System.currentTimeMillis: the node's wall clock, which can be stepped.
 func (h *host) wallMillis() int64 { return h.w.WallMillis(h.node) }
 
-func (h *host) note(kind, format string, args ...any) { h.w.Note(h.node, kind, format, args...) }
+func (h *host) note(kind, format string, args ...any) {
+	if h.alive() {
+		h.w.Note(h.node, kind, format, args...)
+	}
+}
+
+func (h *host) send(c net.ConnID, payload []byte) {
+	if h.alive() {
+		_ = h.nw.Send(h.node, c, payload)
+	}
+}
+
+func (h *host) close(c net.ConnID) {
+	if h.alive() {
+		h.nw.Close(h.node, c)
+	}
+}
+
+// dial opens a connection; it returns 0 when the incarnation is dead.
+func (h *host) dial(to sim.NodeID, port net.Port, timeout clock.Duration, handler net.Handler) net.ConnID {
+	if !h.alive() {
+		return 0
+	}
+	c, err := h.nw.Dial(h.node, to, port, timeout, handler)
+	if err != nil {
+		panic("zabmodel: dial from a running server failed: " + err.Error())
+	}
+	return c
+}
+
+func (h *host) listen(port net.Port, l net.Listener) {
+	if !h.alive() {
+		return
+	}
+	if err := h.nw.Listen(h.node, port, l); err != nil {
+		panic("zabmodel: " + err.Error())
+	}
+}
+
+func (h *host) unlisten(port net.Port) {
+	if h.alive() {
+		h.nw.Unlisten(h.node, port)
+	}
+}
 
 // sortedKeys returns a map's keys in order: every iteration whose order can reach a message, a timer
 // or the trace goes through it.

@@ -194,3 +194,11 @@ func cmp64(a, b int64) int {
 	}
 	return 0
 }
+
+// SyncedZxid returns the zxid of the last durable record, or 0 when none is.
+func (d *Disk) SyncedZxid() int64 {
+	if d.synced == 0 {
+		return 0
+	}
+	return d.log[d.synced-1].Zxid
+}

@@ -1,0 +1,138 @@
+package zabmodel
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Bug names a real ZooKeeper bug that the server can re-introduce, exactly where the real code had it.
+// A bug switch changes the implementation and nothing else: no hint to a checker, no special fault.
+type Bug uint32
+
+// The bug zoo (see shared/BUGS.md). Each is off unless switched on.
+const (
+	// BugZK3911: learners acknowledge NEWLEADER before logging the proposals of a DIFF; they log them
+	// only after UPTODATE.
+	BugZK3911 Bug = 1 << iota
+	// BugZK4646: learners queue the DIFF's committed proposals to the asynchronous sync processor at
+	// NEWLEADER and acknowledge without waiting for the fsync (3.8.0's code).
+	BugZK4646
+	// BugZK4643: learners persist currentEpoch at NEWLEADER before persisting the synced proposals.
+	BugZK4643
+	// BugZK2845: a server leaving its role keeps its in-memory tree without fast-forwarding it to its
+	// txn log, so an fsynced but uncommitted txn is on disk and not in memory.
+	BugZK2845
+	// BugZK4394: a COMMIT arriving between NEWLEADER and UPTODATE finds the pending list drained and
+	// dereferences nothing (a NullPointerException in Java, a panic here).
+	BugZK4394
+	// BugZK4712: a follower leaving its role fast-forwards its tree before stopping its sync
+	// processor, which keeps writing queued txns to the log afterwards.
+	BugZK4712
+	// BugZK335: the leader takes its new epoch before a quorum agrees (no acceptedEpoch discipline):
+	// it proposes max(own epochs)+1 at once and learners accept any epoch not below their own.
+	BugZK335
+	// BugZK1653: a crash between writing currentEpoch.tmp and renaming it leaves a server that refuses
+	// to start, because the startup check ignores currentEpoch.tmp.
+	BugZK1653
+	// BugZK1277: the leader does not step down before the zxid counter overflows.
+	BugZK1277
+)
+
+type bugEntry struct {
+	bug  Bug
+	name string
+	what string
+}
+
+var bugNames = []bugEntry{
+	{BugZK3911, "ZK-3911", "learners ACK NEWLEADER before logging the DIFF's proposals"},
+	{BugZK4646, "ZK-4646", "learners ACK NEWLEADER before the DIFF's proposals are fsynced"},
+	{BugZK4643, "ZK-4643", "learners persist currentEpoch before the synced proposals"},
+	{BugZK2845, "ZK-2845", "a server leaving its role does not fast-forward its tree to its log"},
+	{BugZK4394, "ZK-4394", "a COMMIT between NEWLEADER and UPTODATE finds no pending proposal"},
+	{BugZK4712, "ZK-4712", "a follower's sync processor keeps writing after the tree was fast-forwarded"},
+	{BugZK335, "ZK-335", "epochs are taken without a quorum's acceptedEpoch agreement"},
+	{BugZK1653, "ZK-1653", "startup ignores currentEpoch.tmp"},
+	{BugZK1277, "ZK-1277", "the leader lets the zxid counter overflow"},
+}
+
+// Bugs is a set of bug switches.
+type Bugs struct{ mask Bug }
+
+// Has reports whether b is switched on.
+func (s Bugs) Has(b Bug) bool { return s.mask&b != 0 }
+
+// With returns the set with b switched on.
+func (s Bugs) With(b Bug) Bugs { return Bugs{mask: s.mask | b} }
+
+// Empty reports whether no bug is switched on.
+func (s Bugs) Empty() bool { return s.mask == 0 }
+
+// Names returns the names of the bugs switched on, in zoo order.
+func (s Bugs) Names() []string {
+	var out []string
+	for _, b := range bugNames {
+		if s.Has(b.bug) {
+			out = append(out, b.name)
+		}
+	}
+	return out
+}
+
+func (s Bugs) String() string {
+	if s.Empty() {
+		return "none"
+	}
+	return strings.Join(s.Names(), ",")
+}
+
+func (s Bugs) validate() error {
+	var known Bug
+	for _, b := range bugNames {
+		known |= b.bug
+	}
+	if s.mask&^known != 0 {
+		return fmt.Errorf("%w: unknown bug bits %#x", ErrConfig, s.mask&^known)
+	}
+	return nil
+}
+
+// BugInfo describes one switch for listings (simrun bugs).
+type BugInfo struct {
+	Bug         Bug
+	Name        string
+	Description string
+}
+
+// BugList returns the zoo in order.
+func BugList() []BugInfo {
+	out := make([]BugInfo, 0, len(bugNames))
+	for _, b := range bugNames {
+		out = append(out, BugInfo{Bug: b.bug, Name: b.name, Description: b.what})
+	}
+	return out
+}
+
+// ParseBugs parses a comma-separated list of bug names ("ZK-3911,ZK-4646"); "" and "none" are the
+// empty set. An unknown name is an error that lists the known ones.
+func ParseBugs(list string) (Bugs, error) {
+	var s Bugs
+	list = strings.TrimSpace(list)
+	if list == "" || list == "none" {
+		return s, nil
+	}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		i := slices.IndexFunc(bugNames, func(b bugEntry) bool { return strings.EqualFold(b.name, name) })
+		if i < 0 {
+			known := make([]string, len(bugNames))
+			for j, b := range bugNames {
+				known[j] = b.name
+			}
+			return Bugs{}, fmt.Errorf("unknown bug %q (known: %s)", name, strings.Join(known, ", "))
+		}
+		s = s.With(bugNames[i].bug)
+	}
+	return s, nil
+}

@@ -1,0 +1,178 @@
+package zabmodel
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zabsim/zabsim/clock"
+)
+
+// Config describes an ensemble: its members and the settings of zoo.cfg that matter to the protocol.
+// The zero value of each field takes ZooKeeper's default, except where a simulation wants another
+// (noted on the field). Validate reports every field that makes no sense.
+type Config struct {
+	// Voters is the number of participants: 1, 3, 5 or 7. Their sids are 1..Voters.
+	Voters int
+	// Observers is the number of observers, 0 to 2. Their sids follow the voters'.
+	Observers int
+
+	// TickTime is the basic time unit (default 2 s, as zoo.cfg's tickTime).
+	TickTime clock.Duration
+	// InitLimit is how many ticks discovery and synchronization may take (default 10).
+	InitLimit int
+	// SyncLimit is how many ticks a learner may lag behind the leader (default 5).
+	SyncLimit int
+	// MinSessionTimeout and MaxSessionTimeout bound negotiated session timeouts (defaults 2 and 20
+	// ticks).
+	MinSessionTimeout, MaxSessionTimeout clock.Duration
+
+	// CommitLogCount is the size of the committed-log window a leader uses for DIFF sync
+	// (zookeeper.commitLogCount, default 500).
+	CommitLogCount int
+	// SnapCount is the number of transactions between snapshots (zookeeper.snapCount). ZooKeeper's
+	// default is 100,000; a simulation that wants SNAP syncs and snapshot restores to happen sets it
+	// lower. The effective threshold is randomized as SyncRequestProcessor randomizes it.
+	SnapCount int
+	// SnapshotSizeFactor enables DIFF sync from the on-disk txn log when the log needed is smaller
+	// than this fraction of the snapshot (zookeeper.snapshotSizeFactor, default 0.33); a negative
+	// value disables txn-log sync, so that a learner behind the committed-log window gets a SNAP.
+	SnapshotSizeFactor float64
+	// ExtendedTypes enables TTL nodes (zookeeper.extendedTypesEnabled).
+	ExtendedTypes bool
+	// InitialZxidCounter, if positive, sets the counter of a new leader's first zxid, as the
+	// zookeeper.testingonly.initialZxid property does; it lets a run reach the counter overflow of
+	// ZOOKEEPER-1277 without billions of writes.
+	InitialZxidCounter int64
+
+	// FsyncLatencyMin and FsyncLatencyMax bound the time one fsync of the txn log takes (defaults
+	// 1 ms and 10 ms), drawn from the world's Chooser.
+	FsyncLatencyMin, FsyncLatencyMax clock.Duration
+
+	// Bugs re-introduces real ZooKeeper bugs (see BugNames); none by default.
+	Bugs Bugs
+
+	// Observer receives every protocol Event, for the white-box checkers. Optional.
+	Observer Observer
+}
+
+// Config defaults.
+const (
+	DefaultTickTime           = 2 * clock.Second
+	DefaultInitLimit          = 10
+	DefaultSyncLimit          = 5
+	DefaultCommitLogCount     = 500
+	DefaultSnapCount          = 100_000
+	DefaultSnapshotSizeFactor = 0.33
+	DefaultFsyncLatencyMin    = clock.Millisecond
+	DefaultFsyncLatencyMax    = 10 * clock.Millisecond
+)
+
+// ErrConfig marks configuration errors.
+var ErrConfig = errors.New("zabmodel: invalid configuration")
+
+// WithDefaults returns c with every zero field set to its default.
+func (c Config) WithDefaults() Config {
+	if c.TickTime == 0 {
+		c.TickTime = DefaultTickTime
+	}
+	if c.InitLimit == 0 {
+		c.InitLimit = DefaultInitLimit
+	}
+	if c.SyncLimit == 0 {
+		c.SyncLimit = DefaultSyncLimit
+	}
+	if c.MinSessionTimeout == 0 {
+		c.MinSessionTimeout = 2 * c.TickTime
+	}
+	if c.MaxSessionTimeout == 0 {
+		c.MaxSessionTimeout = 20 * c.TickTime
+	}
+	if c.CommitLogCount == 0 {
+		c.CommitLogCount = DefaultCommitLogCount
+	}
+	if c.SnapCount == 0 {
+		c.SnapCount = DefaultSnapCount
+	}
+	if c.SnapshotSizeFactor == 0 {
+		c.SnapshotSizeFactor = DefaultSnapshotSizeFactor
+	}
+	if c.FsyncLatencyMin == 0 && c.FsyncLatencyMax == 0 {
+		c.FsyncLatencyMin, c.FsyncLatencyMax = DefaultFsyncLatencyMin, DefaultFsyncLatencyMax
+	}
+	return c
+}
+
+// Validate checks a configuration after defaults, naming every problem.
+func (c Config) Validate() error {
+	var problems []error
+	bad := func(format string, args ...any) {
+		problems = append(problems, fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...))
+	}
+	switch c.Voters {
+	case 1, 3, 5, 7:
+	default:
+		bad("voters must be 1, 3, 5 or 7, not %d", c.Voters)
+	}
+	if c.Observers < 0 || c.Observers > 2 {
+		bad("observers must be 0 to 2, not %d", c.Observers)
+	}
+	if c.Voters == 1 && c.Observers > 0 {
+		bad("a standalone server (1 voter) cannot have observers")
+	}
+	if c.TickTime < clock.Millisecond {
+		bad("tickTime %v is below 1 ms", c.TickTime)
+	}
+	if c.InitLimit < 1 || c.SyncLimit < 1 {
+		bad("initLimit (%d) and syncLimit (%d) must be at least 1", c.InitLimit, c.SyncLimit)
+	}
+	if c.MinSessionTimeout < c.TickTime || c.MaxSessionTimeout < c.MinSessionTimeout {
+		bad("session timeouts must satisfy tickTime <= min (%v) <= max (%v)", c.MinSessionTimeout, c.MaxSessionTimeout)
+	}
+	if c.MaxSessionTimeout > clock.Duration(1<<31-1)*clock.Millisecond {
+		bad("maxSessionTimeout %v does not fit a 32-bit millisecond count", c.MaxSessionTimeout)
+	}
+	if c.CommitLogCount < 1 {
+		bad("commitLogCount must be at least 1, not %d", c.CommitLogCount)
+	}
+	if c.SnapCount < 2 {
+		bad("snapCount must be at least 2, not %d", c.SnapCount)
+	}
+	if c.FsyncLatencyMin < 0 || c.FsyncLatencyMax < c.FsyncLatencyMin {
+		bad("fsync latency bounds [%v, %v] make no sense", c.FsyncLatencyMin, c.FsyncLatencyMax)
+	}
+	if c.InitialZxidCounter < 0 || c.InitialZxidCounter >= 0xffffffff {
+		bad("initial zxid counter %#x is out of range", c.InitialZxidCounter)
+	}
+	if err := c.Bugs.validate(); err != nil {
+		problems = append(problems, err)
+	}
+	return errors.Join(problems...)
+}
+
+// Sids returns the voters' sids then the observers'.
+func (c Config) Sids() []int64 {
+	out := make([]int64, 0, c.Voters+c.Observers)
+	for i := 1; i <= c.Voters+c.Observers; i++ {
+		out = append(out, int64(i))
+	}
+	return out
+}
+
+// VoterSids returns the voters' sids.
+func (c Config) VoterSids() []int64 { return c.Sids()[:c.Voters] }
+
+// IsVoter reports whether sid is a participant.
+func (c Config) IsVoter(sid int64) bool { return sid >= 1 && sid <= int64(c.Voters) }
+
+// Quorum reports whether the set of sids (voters and observers mixed) holds a majority of voters.
+func (c Config) Quorum(sids []int64) bool {
+	n := 0
+	for _, s := range sids {
+		if c.IsVoter(s) {
+			n++
+		}
+	}
+	return 2*n > c.Voters
+}
+
+func (c Config) ticks(n int) clock.Duration { return clock.Duration(n) * c.TickTime }

@@ -1,0 +1,484 @@
+package zabmodel
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/net"
+	"github.com/zabsim/zabsim/sim"
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+// leader is Leader.java for one term: discovery (the epoch), synchronization (NEWLEADER), and
+// broadcast (proposals, acks, commits), with a learnerHandler per connected learner.
+//
+// Java runs lead() and every LearnerHandler as threads that block in getEpochToPropose,
+// waitForEpochAck and waitForNewLeaderAck until a quorum has arrived or initLimit ticks passed. Here
+// each of those waits is a set of waiters: the quorum releases all of them at once, and each
+// waiter's own deadline timer fails it alone, as each Java thread's wait would time out.
+type leader struct {
+	p  *peer
+	zk *zkServer
+
+	handlers []*learnerHandler
+
+	// Discovery.
+	epoch              int64
+	waitingForNewEpoch bool
+	connecting         []int64 // connectingFollowers
+	epochWaiters       []*leaderWait
+	electionFinished   bool
+	electing           []int64 // electingFollowers
+	ackEpochWaiters    []*leaderWait
+	leaderSummary      stateSummary
+
+	// Synchronization.
+	newLeaderZxid   int64
+	quorumFormed    bool
+	newLeaderAcks   []int64
+	newLeaderWaiter []*leaderWait
+
+	// Broadcast.
+	lastProposed  int64
+	lastCommitted int64
+	outstanding   map[int64]*leaderProposal
+	toBeApplied   []*leaderProposal
+	pendingSyncs  map[int64][]*learnerHandler
+	tick          int
+	tickSkip      bool
+	tickTimer     sim.TimerID
+	established   bool
+	stopped       bool
+	generation    uint64
+}
+
+// leaderProposal is Leader.Proposal: the packet, the request, the acks.
+type leaderProposal struct {
+	*proposal
+	req  *request
+	acks []int64
+}
+
+// stateSummary is StateSummary: a peer's (currentEpoch, lastZxid).
+type stateSummary struct{ currentEpoch, lastZxid int64 }
+
+func (s stateSummary) moreRecentThan(o stateSummary) bool {
+	return s.currentEpoch > o.currentEpoch || s.currentEpoch == o.currentEpoch && s.lastZxid > o.lastZxid
+}
+
+// leaderWait is one thread blocked in a quorum wait; release resumes it, timeout fails it.
+type leaderWait struct {
+	release func()
+	timeout func()
+	timer   sim.TimerID
+	done    bool
+}
+
+func (l *leader) wait(w *leaderWait) *leaderWait {
+	w.timer = l.p.h.after(l.p.cfg.ticks(l.p.cfg.InitLimit), func() {
+		if !w.done && !l.stopped {
+			w.done = true
+			w.timeout()
+		}
+	})
+	return w
+}
+
+func (l *leader) releaseAll(waiters []*leaderWait) {
+	for _, w := range waiters {
+		if !w.done {
+			w.done = true
+			l.p.h.cancel(w.timer)
+			w.release()
+		}
+	}
+}
+
+// lead is Leader.lead up to the waits: load the data, start accepting learners, and take part in
+// discovery as the first member of the connecting set.
+func (p *peer) lead() {
+	zk := newZKServer(p, kindLeader)
+	l := &leader{p: p, zk: zk, waitingForNewEpoch: true, outstanding: map[int64]*leaderProposal{},
+		pendingSyncs: map[int64][]*learnerHandler{}, tickSkip: true, generation: p.roleGeneration}
+	p.leader, p.zk = l, zk
+	zk.hzxid = zk.loadData()
+	l.leaderSummary = stateSummary{currentEpoch: p.currentEpoch, lastZxid: p.db.lastProcessedZxid()}
+	p.h.listen(QuorumPort, l)
+	l.epoch = -1
+	l.getEpochToPropose(p.sid, p.acceptedEpoch, func(epoch int64) {
+		zk.hzxid = MakeZxid(epoch, 0)
+		l.lastProposed = zk.hzxid
+		l.newLeaderZxid = zk.hzxid
+		l.waitForEpochAck(p.sid, l.leaderSummary, func() {
+			p.setCurrentEpoch(epoch)
+			if !p.alive() {
+				return
+			}
+			l.waitForNewLeaderAck(p.sid, l.newLeaderZxid, l.startZkServer, func() {
+				l.fail("waiting for a quorum of followers, only synced with sids " + fmt.Sprint(l.newLeaderAcks))
+			})
+		}, func() { l.fail("timeout while waiting for epoch to be acked by quorum") })
+	}, func() { l.fail("timeout while waiting for epoch from quorum") })
+}
+
+func (l *leader) fail(reason string) {
+	if l.stopped {
+		return
+	}
+	l.p.endRole(reason)
+}
+
+// loadData is ZooKeeperServer.loadData: the database stays as it is in memory (it was loaded before
+// the election), sessions the tree still has ephemerals for but the database no longer tracks are
+// killed, and a clean snapshot is taken.
+func (zk *zkServer) loadData() int64 {
+	db := zk.p.db
+	sessions := db.tree.sessions()
+	for _, session := range db.tree.sessionsWithEphemerals() {
+		if _, ok := sessions[session]; !ok {
+			db.tree.killSession(session, db.lastProcessedZxid())
+		}
+	}
+	db.snapshot()
+	return db.lastProcessedZxid()
+}
+
+// getEpochToPropose: the new epoch is one more than every accepted epoch of the connecting set; once
+// the set holds this leader and a quorum, the epoch is fixed and persisted as acceptedEpoch.
+func (l *leader) getEpochToPropose(sid, lastAcceptedEpoch int64, release func(int64), timeout func()) {
+	if !l.waitingForNewEpoch {
+		release(l.epoch)
+		return
+	}
+	if lastAcceptedEpoch >= l.epoch {
+		l.epoch = lastAcceptedEpoch + 1
+	}
+	if l.p.cfg.IsVoter(sid) && !slices.Contains(l.connecting, sid) {
+		l.connecting = append(l.connecting, sid)
+	}
+	quorum := slices.Contains(l.connecting, l.p.sid) && l.p.cfg.Quorum(l.connecting)
+	if l.p.cfg.Bugs.Has(BugZK335) && sid == l.p.sid {
+		// Before ZOOKEEPER-335's fix the leader took its new epoch on its own.
+		quorum = true
+	}
+	if quorum {
+		l.waitingForNewEpoch = false
+		l.p.setAcceptedEpoch(l.epoch)
+		if !l.p.alive() {
+			return
+		}
+		waiters := l.epochWaiters
+		l.epochWaiters = nil
+		release(l.epoch)
+		l.releaseAll(waiters)
+		return
+	}
+	l.epochWaiters = append(l.epochWaiters, l.wait(&leaderWait{release: func() { release(l.epoch) }, timeout: timeout}))
+}
+
+// waitForEpochAck: a follower ahead of the leader makes it abdicate; a quorum of valid ACKEPOCHs
+// (this leader included) ends discovery.
+func (l *leader) waitForEpochAck(sid int64, ss stateSummary, release, timeout func()) {
+	if l.electionFinished {
+		release()
+		return
+	}
+	if ss.currentEpoch != -1 {
+		if ss.moreRecentThan(l.leaderSummary) {
+			l.fail(fmt.Sprintf("follower %d is ahead of the leader: (%d, %s) > (%d, %s)", sid, ss.currentEpoch,
+				FormatZxid(ss.lastZxid), l.leaderSummary.currentEpoch, FormatZxid(l.leaderSummary.lastZxid)))
+			return
+		}
+		if ss.lastZxid != -1 && l.p.cfg.IsVoter(sid) && !slices.Contains(l.electing, sid) {
+			l.electing = append(l.electing, sid)
+		}
+	}
+	if slices.Contains(l.electing, l.p.sid) && l.p.cfg.Quorum(l.electing) {
+		l.electionFinished = true
+		l.p.observe(Event{Kind: EventEpochQuorum, Epoch: l.epoch})
+		waiters := l.ackEpochWaiters
+		l.ackEpochWaiters = nil
+		release()
+		l.releaseAll(waiters)
+		return
+	}
+	l.ackEpochWaiters = append(l.ackEpochWaiters, l.wait(&leaderWait{release: release, timeout: timeout}))
+}
+
+// waitForNewLeaderAck counts NEWLEADER acks; a quorum (this leader included) establishes the leader.
+func (l *leader) waitForNewLeaderAck(sid, zxid int64, release, timeout func()) {
+	if l.quorumFormed {
+		release()
+		return
+	}
+	if zxid != l.newLeaderZxid {
+		l.p.note("leader", "NEWLEADER ACK from %d is from a different epoch: %s", sid, FormatZxid(zxid))
+		return
+	}
+	if l.p.cfg.IsVoter(sid) && !slices.Contains(l.newLeaderAcks, sid) {
+		l.newLeaderAcks = append(l.newLeaderAcks, sid)
+	}
+	if slices.Contains(l.newLeaderAcks, l.p.sid) && l.p.cfg.Quorum(l.newLeaderAcks) {
+		l.quorumFormed = true
+		waiters := l.newLeaderWaiter
+		l.newLeaderWaiter = nil
+		release()
+		l.releaseAll(waiters)
+		return
+	}
+	l.newLeaderWaiter = append(l.newLeaderWaiter, l.wait(&leaderWait{release: release, timeout: timeout}))
+}
+
+// startZkServer is Leader.startZkServer and the rest of lead(): the leader is established, serves,
+// and ticks every half tickTime.
+func (l *leader) startZkServer() {
+	p := l.p
+	if l.stopped || !p.alive() {
+		return
+	}
+	l.lastCommitted = l.zk.hzxid
+	l.established = true
+	p.observe(Event{Kind: EventEstablished, Epoch: l.epoch, Zxid: l.zk.hzxid})
+	l.zk.startup()
+	p.election.UpdateElectionVote(l.epoch)
+	p.db.tree.setLastProcessedZxid(l.zk.hzxid)
+	if c := p.cfg.InitialZxidCounter; c > 0 {
+		l.zk.hzxid = MakeZxid(l.epoch, c)
+	}
+	p.startServing()
+	l.scheduleTick()
+}
+
+func (l *leader) scheduleTick() {
+	l.tickTimer = l.p.h.after(l.p.cfg.TickTime/2, l.onTick)
+}
+
+// onTick is one turn of lead()'s loop: every other half tick the tick advances and the leader checks
+// that a quorum is still synced; every half tick it pings its learners.
+func (l *leader) onTick() {
+	if l.stopped || !l.p.alive() {
+		return
+	}
+	if !l.tickSkip {
+		l.tick++
+		synced := []int64{l.p.sid}
+		for _, h := range l.handlers {
+			if h.synced() {
+				synced = append(synced, h.sid)
+			}
+		}
+		if !l.p.cfg.Quorum(synced) {
+			l.fail(fmt.Sprintf("not sufficient followers synced, only synced with sids %v", synced))
+			return
+		}
+	}
+	l.tickSkip = !l.tickSkip
+	for _, h := range slices.Clone(l.handlers) {
+		h.ping()
+	}
+	l.scheduleTick()
+}
+
+// shutdown is Leader.shutdown: stop accepting, close every learner connection.
+func (l *leader) shutdown() {
+	if l.stopped {
+		return
+	}
+	l.stopped = true
+	l.p.h.cancel(l.tickTimer)
+	l.p.h.unlisten(QuorumPort)
+	for _, h := range slices.Clone(l.handlers) {
+		h.shutdown("leader shutting down")
+	}
+	for _, ws := range [][]*leaderWait{l.epochWaiters, l.ackEpochWaiters, l.newLeaderWaiter} {
+		for _, w := range ws {
+			w.done = true
+			l.p.h.cancel(w.timer)
+		}
+	}
+}
+
+// Accept implements net.Listener: LearnerCnxAcceptor.
+func (l *leader) Accept(c net.ConnID, from sim.NodeID) net.Handler {
+	if l.stopped {
+		return nil
+	}
+	h := &learnerHandler{l: l, conn: c, node: from}
+	l.handlers = append(l.handlers, h)
+	h.tickOfNextAckDeadline = l.tick + l.p.cfg.InitLimit + l.p.cfg.SyncLimit
+	h.resetReadTimer(l.p.cfg.ticks(l.p.cfg.InitLimit))
+	return h
+}
+
+func (l *leader) removeHandler(h *learnerHandler) {
+	l.handlers = slices.DeleteFunc(l.handlers, func(x *learnerHandler) bool { return x == h })
+}
+
+// --- Broadcast ------------------------------------------------------------------------------------
+
+// proposalRequest is ProposalRequestProcessor.
+func (l *leader) proposalRequest(r *request) {
+	if r.learnerSync != nil {
+		l.processSync(r.learnerSync)
+		return
+	}
+	l.zk.commits.processRequest(r)
+	if r.entry == nil {
+		return
+	}
+	if !l.p.cfg.Bugs.Has(BugZK1277) && CounterOf(r.zxid()) == 0xffffffff {
+		l.fail("zxid lower 32 bits have rolled over, forcing re-election, and therefore new epoch start")
+		return
+	}
+	l.propose(r)
+	l.zk.sync.processRequest(r)
+}
+
+// propose is Leader.propose.
+func (l *leader) propose(r *request) {
+	lp := &leaderProposal{proposal: newProposal(r.entry), req: r}
+	l.lastProposed = lp.zxid
+	l.outstanding[lp.zxid] = lp
+	l.p.observe(Event{Kind: EventPropose, Zxid: lp.zxid, Hash: lp.hash, Epoch: l.epoch})
+	pkt := encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: lp.zxid, Data: lp.data})
+	for _, h := range l.handlers {
+		if h.forwarding && !h.observer {
+			h.queuePacket(pkt)
+			h.proposalSent(lp.zxid)
+		}
+	}
+}
+
+// processAck is Leader.processAck.
+func (l *leader) processAck(sid, zxid int64) {
+	if l.stopped || CounterOf(zxid) == 0 || len(l.outstanding) == 0 || l.lastCommitted >= zxid {
+		return
+	}
+	lp, ok := l.outstanding[zxid]
+	if !ok {
+		l.p.note("leader", "trying to commit future proposal %s from %d", FormatZxid(zxid), sid)
+		return
+	}
+	if l.p.cfg.IsVoter(sid) && !slices.Contains(lp.acks, sid) {
+		lp.acks = append(lp.acks, sid)
+	}
+	l.tryToCommit(lp, zxid)
+}
+
+// tryToCommit is Leader.tryToCommit: in zxid order, with a quorum of acks.
+func (l *leader) tryToCommit(lp *leaderProposal, zxid int64) bool {
+	if _, earlier := l.outstanding[zxid-1]; earlier {
+		return false
+	}
+	if !l.p.cfg.Quorum(lp.acks) {
+		return false
+	}
+	if zxid != l.lastCommitted+1 {
+		l.p.note("leader", "committing %s, not first: first is %s", FormatZxid(zxid), FormatZxid(l.lastCommitted+1))
+	}
+	delete(l.outstanding, zxid)
+	l.toBeApplied = append(l.toBeApplied, lp)
+	l.lastCommitted = zxid
+	l.p.observe(Event{Kind: EventCommit, Zxid: zxid, Hash: lp.hash, Epoch: l.epoch})
+	commit := encodePacket(&proto.QuorumPacket{Type: pktCommit, Zxid: zxid})
+	inform := encodePacket(&proto.QuorumPacket{Type: pktInform, Zxid: zxid, Data: lp.data})
+	for _, h := range l.handlers {
+		if !h.forwarding {
+			continue
+		}
+		if h.observer {
+			h.queuePacket(inform)
+		} else {
+			h.queuePacket(commit)
+		}
+	}
+	l.zk.commits.commit(lp.req)
+	l.toBeApplied = slices.DeleteFunc(l.toBeApplied, func(x *leaderProposal) bool { return x == lp })
+	if syncs, ok := l.pendingSyncs[zxid]; ok {
+		delete(l.pendingSyncs, zxid)
+		for _, h := range syncs {
+			h.sendSync()
+		}
+	}
+	return true
+}
+
+// processSync is Leader.processSync: answer at once if nothing is outstanding, else after the last
+// proposal commits. No quorum is consulted: this is ZOOKEEPER-1675.
+func (l *leader) processSync(h *learnerHandler) {
+	if len(l.outstanding) == 0 {
+		h.sendSync()
+		return
+	}
+	l.pendingSyncs[l.lastProposed] = append(l.pendingSyncs[l.lastProposed], h)
+}
+
+// startForwarding is Leader.startForwarding: a synced learner gets what was committed or proposed
+// after its point, and from now on every new proposal.
+func (l *leader) startForwarding(h *learnerHandler, lastSeenZxid int64) int64 {
+	if l.lastProposed > lastSeenZxid {
+		for _, lp := range l.toBeApplied {
+			if lp.zxid <= lastSeenZxid {
+				continue
+			}
+			h.queuePacket(encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: lp.zxid, Data: lp.data}))
+			h.queuePacket(encodePacket(&proto.QuorumPacket{Type: pktCommit, Zxid: lp.zxid}))
+		}
+		if !h.observer {
+			for _, zxid := range sortedKeys(l.outstanding) {
+				if zxid <= lastSeenZxid {
+					continue
+				}
+				h.queuePacket(encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: zxid, Data: l.outstanding[zxid].data}))
+				h.proposalSent(zxid)
+			}
+		}
+	}
+	h.forwarding = true
+	return l.lastProposed
+}
+
+// learnerRequest is LearnerHandler's REQUEST case: a client request forwarded by a learner.
+func (l *leader) learnerRequest(h *learnerHandler, qp proto.QuorumPacket) error {
+	session, cxid, op, body, err := parseRequestData(qp.Data)
+	if err != nil {
+		return err
+	}
+	r := &request{sessionID: session, cxid: cxid, op: op, body: body, auth: qp.AuthInfo, owner: h}
+	if op == proto.OpSync {
+		r.learnerSync = h
+	}
+	if op == proto.OpCreateSession && len(body) >= 4 {
+		r.createTimeoutMs = int32(uint32(body[0])<<24 | uint32(body[1])<<16 | uint32(body[2])<<8 | uint32(body[3]))
+	}
+	l.zk.submit(r)
+	return nil
+}
+
+// revalidateSession is LearnerMaster.revalidateSession: the learner's client reconnected there.
+func (l *leader) revalidateSession(h *learnerHandler, qp proto.QuorumPacket) error {
+	if len(qp.Data) < 12 {
+		return fmt.Errorf("%w: REVALIDATE of %d bytes", errPacket, len(qp.Data))
+	}
+	id := int64(uint64(qp.Data[0])<<56 | uint64(qp.Data[1])<<48 | uint64(qp.Data[2])<<40 | uint64(qp.Data[3])<<32 |
+		uint64(qp.Data[4])<<24 | uint64(qp.Data[5])<<16 | uint64(qp.Data[6])<<8 | uint64(qp.Data[7]))
+	timeout := int32(uint32(qp.Data[8])<<24 | uint32(qp.Data[9])<<16 | uint32(qp.Data[10])<<8 | uint32(qp.Data[11]))
+	valid := l.zk.global != nil && l.zk.global.touch(id, timeout)
+	if valid {
+		if err := l.zk.global.setOwner(id, h); err != nil {
+			valid = false
+		}
+	}
+	h.queuePacket(encodePacket(&proto.QuorumPacket{Type: pktRevalidate, Zxid: -1, Data: revalidateReplyData(id, valid)}))
+	return nil
+}
+
+// touch is LearnerMaster.touch: a learner reported activity of a session.
+func (l *leader) touch(id int64, timeoutMs int32) {
+	if l.zk.global != nil {
+		l.zk.global.touch(id, timeoutMs)
+	}
+}
+
+func (l *leader) syncTimeout() clock.Duration { return l.p.cfg.ticks(l.p.cfg.SyncLimit) }

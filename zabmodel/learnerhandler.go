@@ -1,0 +1,402 @@
+package zabmodel
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/net"
+	"github.com/zabsim/zabsim/sim"
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+type handlerState uint8
+
+const (
+	hsAwaitInfo handlerState = iota
+	hsAwaitEpoch
+	hsAwaitAckEpoch
+	hsAwaitEpochQuorum
+	hsAwaitNewLeaderAck
+	hsAwaitNewLeaderQuorum
+	hsBroadcast
+	hsDead
+)
+
+// learnerHandler is LearnerHandler: the leader's side of one learner's connection, with its sender
+// queue. Its run() method is a sequence of blocking reads and quorum waits; here each read is a
+// state and each wait a leaderWait.
+type learnerHandler struct {
+	l        *leader
+	conn     net.ConnID
+	node     sim.NodeID
+	state    handlerState
+	sid      int64
+	observer bool
+
+	// queued holds packets until the sender starts (after the snapshot of a SNAP sync is written).
+	queued         [][]byte
+	sendingStarted bool
+	forwarding     bool
+	needOpPacket   bool
+
+	tickOfNextAckDeadline int
+	readTimer             sim.TimerID
+
+	// The syncLimit check: the oldest proposal sent and not yet acked (SyncLimitCheck).
+	syncCheckStarted        bool
+	currentZxid, nextZxid   int64
+	currentTime, nextTime   clock.Time
+	newEpoch, newLeaderZxid int64
+}
+
+func (h *learnerHandler) p() *peer { return h.l.p }
+
+// Connected implements net.Handler; the leader never dials learners.
+func (h *learnerHandler) Connected(net.ConnID) {}
+
+// Closed implements net.Handler.
+func (h *learnerHandler) Closed(_ net.ConnID, err error) {
+	h.shutdown(fmt.Sprintf("connection closed: %v", err))
+}
+
+// resetReadTimer arms the socket read timeout (setSoTimeout).
+func (h *learnerHandler) resetReadTimer(d clock.Duration) {
+	p := h.p()
+	p.h.cancel(h.readTimer)
+	h.readTimer = p.h.after(d, func() { h.shutdown("read timed out") })
+}
+
+// expectRead arms the read timeout for the state the handler is in, if it is one where the Java
+// thread blocks in a read (a thread blocked in a quorum wait reads nothing, so no timeout applies).
+func (h *learnerHandler) expectRead() {
+	cfg := h.p().cfg
+	switch h.state {
+	case hsAwaitInfo, hsAwaitAckEpoch, hsAwaitNewLeaderAck:
+		h.resetReadTimer(cfg.ticks(cfg.InitLimit))
+	case hsBroadcast:
+		h.resetReadTimer(cfg.ticks(cfg.SyncLimit))
+	default:
+		h.p().h.cancel(h.readTimer)
+	}
+}
+
+// Received implements net.Handler: one packet from the learner.
+func (h *learnerHandler) Received(_ net.ConnID, payload []byte) {
+	if h.state == hsDead || h.l.stopped || !h.p().alive() {
+		return
+	}
+	qp, err := decodePacket(payload)
+	if err == nil {
+		err = h.handle(qp)
+	}
+	if err != nil {
+		h.shutdown(err.Error())
+		return
+	}
+	h.expectRead()
+}
+
+func (h *learnerHandler) handle(qp proto.QuorumPacket) error {
+	switch h.state {
+	case hsAwaitInfo:
+		return h.learnerInfo(qp)
+	case hsAwaitAckEpoch:
+		return h.ackEpoch(qp)
+	case hsAwaitNewLeaderAck:
+		if qp.Type != pktAck {
+			return fmt.Errorf("next packet was supposed to be an ACK, but received %s", packetName(qp.Type))
+		}
+		h.state = hsAwaitNewLeaderQuorum
+		h.l.waitForNewLeaderAck(h.sid, qp.Zxid, h.newLeaderAcked, func() { h.shutdown("timeout while waiting for NEWLEADER to be acked by quorum") })
+		return nil
+	case hsBroadcast:
+		return h.broadcastPacket(qp)
+	}
+	// A packet while the handler's thread is blocked in a wait: Java would read it only later; TCP
+	// keeps it in the socket buffer. Learners send nothing in these states, so it is a protocol error.
+	return fmt.Errorf("unexpected %s while waiting", packetName(qp.Type))
+}
+
+// learnerInfo handles FOLLOWERINFO / OBSERVERINFO and starts discovery for this learner.
+func (h *learnerHandler) learnerInfo(qp proto.QuorumPacket) error {
+	if qp.Type != pktFollowerInfo && qp.Type != pktObserverInfo {
+		return fmt.Errorf("first packet %s is not FOLLOWERINFO or OBSERVERINFO", packetName(qp.Type))
+	}
+	var li proto.LearnerInfo
+	if err := decodeLenient(qp.Data, &li); err != nil {
+		return fmt.Errorf("%w: learner info: %v", errPacket, err)
+	}
+	h.sid = li.ServerID
+	h.observer = qp.Type == pktObserverInfo
+	h.state = hsAwaitEpoch
+	h.l.getEpochToPropose(h.sid, EpochOf(qp.Zxid), func(epoch int64) {
+		if h.state != hsAwaitEpoch {
+			return
+		}
+		h.newEpoch, h.newLeaderZxid = epoch, MakeZxid(epoch, 0)
+		h.state = hsAwaitAckEpoch
+		h.p().h.send(h.conn, encodePacket(&proto.QuorumPacket{Type: pktLeaderInfo, Zxid: h.newLeaderZxid, Data: int32Data(protocolVersion)}))
+		h.expectRead()
+	}, func() { h.shutdown("timeout while waiting for epoch from quorum") })
+	return nil
+}
+
+// ackEpoch handles ACKEPOCH, then waits for the epoch quorum and synchronizes the learner.
+func (h *learnerHandler) ackEpoch(qp proto.QuorumPacket) error {
+	if qp.Type != pktAckEpoch {
+		return fmt.Errorf("%s is not ACKEPOCH", packetName(qp.Type))
+	}
+	if len(qp.Data) < 4 {
+		return fmt.Errorf("%w: ACKEPOCH data of %d bytes", errPacket, len(qp.Data))
+	}
+	ss := stateSummary{currentEpoch: int64(int32(binary.BigEndian.Uint32(qp.Data))), lastZxid: qp.Zxid}
+	h.state = hsAwaitEpochQuorum
+	h.l.waitForEpochAck(h.sid, ss, func() { h.synchronize(ss.lastZxid) },
+		func() { h.shutdown("timeout while waiting for epoch to be acked by quorum") })
+	return nil
+}
+
+// synchronize is the part of run() from syncFollower to queueing NEWLEADER.
+func (h *learnerHandler) synchronize(peerLastZxid int64) {
+	if h.state != hsAwaitEpochQuorum {
+		return
+	}
+	p := h.p()
+	needSnap := h.syncFollower(peerLastZxid)
+	if needSnap {
+		zxid := p.db.lastProcessedZxid()
+		p.note("sync", "sending SNAP at %s to %d (peer at %s)", FormatZxid(zxid), h.sid, FormatZxid(peerLastZxid))
+		p.h.send(h.conn, encodePacket(&proto.QuorumPacket{Type: pktSnap, Zxid: zxid}))
+		p.h.send(h.conn, p.db.serializeSnapshot())
+	}
+	h.queuePacket(encodePacket(&proto.QuorumPacket{Type: pktNewLeader, Zxid: h.newLeaderZxid}))
+	h.state = hsAwaitNewLeaderAck
+	h.startSending()
+	h.expectRead()
+}
+
+// syncFollower is LearnerHandler.syncFollower: DIFF, TRUNC or SNAP, decided from the committed log
+// and the txn log. It returns whether a snapshot is needed.
+func (h *learnerHandler) syncFollower(peerLastZxid int64) bool {
+	p := h.p()
+	db := p.db
+	isPeerNewEpochZxid := CounterOf(peerLastZxid) == 0
+	currentZxid := peerLastZxid
+	needSnap := true
+	h.needOpPacket = true
+	maxCommitted, minCommitted := db.maxCommittedLog(), db.minCommittedLog()
+	lastProcessed := db.lastProcessedZxid()
+	if len(db.committed) == 0 {
+		minCommitted, maxCommitted = lastProcessed, lastProcessed
+	}
+	switch {
+	case lastProcessed == peerLastZxid:
+		h.queueOp(pktDiff, peerLastZxid)
+		h.needOpPacket, needSnap = false, false
+	case peerLastZxid > maxCommitted && !isPeerNewEpochZxid:
+		h.queueOp(pktTrunc, maxCommitted)
+		currentZxid = maxCommitted
+		h.needOpPacket, needSnap = false, false
+	case maxCommitted >= peerLastZxid && minCommitted <= peerLastZxid:
+		currentZxid = h.queueCommittedProposals(db.committed, peerLastZxid, 0, false, maxCommitted)
+		needSnap = false
+	case peerLastZxid < minCommitted && db.txnLogSyncEnabled():
+		fromLog := db.proposalsFromLog(peerLastZxid, db.txnLogSizeLimit())
+		if len(fromLog) > 0 {
+			currentZxid = h.queueCommittedProposals(fromLog, peerLastZxid, minCommitted, true, maxCommitted)
+			if currentZxid < minCommitted {
+				currentZxid = peerLastZxid
+				h.queued = nil
+				h.needOpPacket = true
+			} else {
+				currentZxid = h.queueCommittedProposals(db.committed, currentZxid, 0, false, maxCommitted)
+				needSnap = false
+			}
+		}
+	default:
+		p.note("sync", "unhandled scenario for peer %d: peer at %s, committed log [%s, %s], last processed %s",
+			h.sid, FormatZxid(peerLastZxid), FormatZxid(minCommitted), FormatZxid(maxCommitted), FormatZxid(lastProcessed))
+	}
+	if needSnap {
+		currentZxid = db.lastProcessedZxid()
+	}
+	h.l.startForwarding(h, currentZxid)
+	if h.needOpPacket && !needSnap {
+		p.note("sync", "unhandled scenario for peer %d: falling back to a snapshot", h.sid)
+		needSnap = true
+	}
+	return needSnap
+}
+
+// queueCommittedProposals is LearnerHandler.queueCommittedProposals: it decides DIFF or TRUNC on the
+// way and queues a PROPOSAL and a COMMIT for everything after the peer's point.
+func (h *learnerHandler) queueCommittedProposals(log []*proposal, peerLastZxid, maxZxid int64, hasMax bool, lastCommitted int64) int64 {
+	isPeerNewEpochZxid := CounterOf(peerLastZxid) == 0
+	queuedZxid := peerLastZxid
+	prevProposalZxid := int64(-1)
+	for _, pr := range log {
+		if hasMax && pr.zxid > maxZxid {
+			break
+		}
+		if pr.zxid < peerLastZxid {
+			prevProposalZxid = pr.zxid
+			continue
+		}
+		if h.needOpPacket {
+			if pr.zxid == peerLastZxid {
+				h.queueOp(pktDiff, lastCommitted)
+				h.needOpPacket = false
+				continue
+			}
+			if isPeerNewEpochZxid {
+				h.queueOp(pktDiff, lastCommitted)
+				h.needOpPacket = false
+			} else if pr.zxid > peerLastZxid {
+				if EpochOf(pr.zxid) != EpochOf(peerLastZxid) {
+					h.p().note("sync", "cannot send TRUNC to %d: peer zxid %s is from a different epoch", h.sid, FormatZxid(peerLastZxid))
+					return queuedZxid
+				}
+				h.queueOp(pktTrunc, prevProposalZxid)
+				h.needOpPacket = false
+			}
+		}
+		if pr.zxid <= queuedZxid {
+			continue
+		}
+		h.queuePacket(encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: pr.zxid, Data: pr.data}))
+		h.queueOp(pktCommit, pr.zxid)
+		queuedZxid = pr.zxid
+	}
+	if h.needOpPacket && isPeerNewEpochZxid {
+		h.queueOp(pktDiff, lastCommitted)
+		h.needOpPacket = false
+	}
+	return queuedZxid
+}
+
+func (h *learnerHandler) queueOp(t int32, zxid int64) {
+	h.queuePacket(encodePacket(&proto.QuorumPacket{Type: t, Zxid: zxid}))
+}
+
+// queuePacket is LearnerHandler.queuePacket: into the sender's queue, sent once the sender runs.
+func (h *learnerHandler) queuePacket(b []byte) {
+	if h.state == hsDead {
+		return
+	}
+	if h.sendingStarted {
+		h.p().h.send(h.conn, b)
+		return
+	}
+	h.queued = append(h.queued, b)
+}
+
+func (h *learnerHandler) startSending() {
+	h.sendingStarted = true
+	for _, b := range h.queued {
+		h.p().h.send(h.conn, b)
+	}
+	h.queued = nil
+}
+
+// newLeaderAcked continues after the NEWLEADER quorum: the syncLimit check starts, the read timeout
+// becomes syncLimit ticks, and UPTODATE follows once the leader's server runs (waitForStartup polls
+// every 20 ms, so proposals of the new epoch may reach the learner before UPTODATE does).
+func (h *learnerHandler) newLeaderAcked() {
+	if h.state != hsAwaitNewLeaderQuorum {
+		return
+	}
+	h.syncCheckStarted = true
+	h.waitForStartup()
+}
+
+func (h *learnerHandler) waitForStartup() {
+	if h.state == hsDead || h.l.stopped {
+		return
+	}
+	if h.l.zk.running {
+		h.queueOp(pktUpToDate, -1)
+		h.state = hsBroadcast
+		h.expectRead()
+		return
+	}
+	delay := h.p().ens.w.Between(0, 20*clock.Millisecond, clock.Millisecond)
+	h.p().h.after(delay, h.waitForStartup)
+}
+
+// broadcastPacket is the loop at the end of LearnerHandler.run.
+func (h *learnerHandler) broadcastPacket(qp proto.QuorumPacket) error {
+	h.tickOfNextAckDeadline = h.l.tick + h.p().cfg.SyncLimit
+	switch qp.Type {
+	case pktAck:
+		h.ackReceived(qp.Zxid)
+		h.l.processAck(h.sid, qp.Zxid)
+	case pktPing:
+		for _, t := range parseTouchData(qp.Data) {
+			h.l.touch(t.id, t.timeoutMs)
+		}
+	case pktRevalidate:
+		return h.l.revalidateSession(h, qp)
+	case pktRequest:
+		return h.l.learnerRequest(h, qp)
+	default:
+		h.p().note("leader", "unexpected quorum packet %s from %d", packetName(qp.Type), h.sid)
+	}
+	return nil
+}
+
+// proposalSent and ackReceived are SyncLimitCheck.updateProposal and updateAck.
+func (h *learnerHandler) proposalSent(zxid int64) {
+	if !h.syncCheckStarted {
+		return
+	}
+	now := h.p().h.elapsed()
+	if h.currentTime == 0 {
+		h.currentTime, h.currentZxid = now, zxid
+	} else {
+		h.nextTime, h.nextZxid = now, zxid
+	}
+}
+
+func (h *learnerHandler) ackReceived(zxid int64) {
+	switch zxid {
+	case h.currentZxid:
+		h.currentTime, h.currentZxid = h.nextTime, h.nextZxid
+		h.nextTime, h.nextZxid = 0, 0
+	case h.nextZxid:
+		h.nextTime, h.nextZxid = 0, 0
+	}
+}
+
+// ping is LearnerHandler.ping: a PING if the learner keeps up, or the end of the handler if its
+// oldest unacknowledged proposal is older than syncLimit ticks.
+func (h *learnerHandler) ping() {
+	if !h.sendingStarted || h.state == hsDead {
+		return
+	}
+	if h.currentTime != 0 && h.p().h.elapsed().Sub(h.currentTime) >= h.l.syncTimeout() {
+		h.shutdown("closing connection to peer due to transaction timeout")
+		return
+	}
+	h.queueOp(pktPing, h.l.lastProposed)
+}
+
+// synced is LearnerHandler.synced.
+func (h *learnerHandler) synced() bool {
+	return h.state != hsDead && h.l.tick <= h.tickOfNextAckDeadline
+}
+
+func (h *learnerHandler) sendSync() { h.queueOp(pktSync, 0) }
+
+// shutdown ends the handler and closes its connection.
+func (h *learnerHandler) shutdown(reason string) {
+	if h.state == hsDead {
+		return
+	}
+	h.state = hsDead
+	p := h.p()
+	p.note("leader", "learner handler for %d done: %s", h.sid, reason)
+	p.h.cancel(h.readTimer)
+	p.h.close(h.conn)
+	h.l.removeHandler(h)
+}

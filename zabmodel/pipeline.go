@@ -1,0 +1,353 @@
+package zabmodel
+
+import (
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+// request is ZooKeeper's Request: one client request (or an internal one: a session expiry, a
+// committed txn from the leader) travelling through a server's request processors.
+type request struct {
+	sessionID int64
+	cxid      int32
+	op        proto.OpCode
+	body      []byte     // the request record's bytes, after the RequestHeader
+	auth      []proto.ID // the connection's auth info, for ACL checks at the leader
+	conn      *clientConn
+	owner     any // the session owner for checkSession: a connection, or a learner handler
+
+	// createTimeoutMs is the negotiated timeout a createSession request carries.
+	createTimeoutMs int32
+
+	// entry is the transaction once prepared (leader, standalone) or received (learner).
+	entry *proto.TxnEntry
+	// err is the KeeperException PrepRequestProcessor attached (for requests without a txn, or
+	// besides an error txn).
+	err error
+	// learnerSync marks a sync forwarded by a learner (LearnerSyncRequest): the leader answers it
+	// with a SYNC packet on that learner's channel.
+	learnerSync *learnerHandler
+}
+
+func (r *request) zxid() int64 {
+	if r.entry == nil {
+		return 0
+	}
+	return r.entry.Header.Zxid
+}
+
+// needsCommit is CommitProcessor.needCommit.
+func (r *request) needsCommit(matchSyncs bool) bool {
+	switch r.op {
+	case proto.OpCreate, proto.OpCreate2, proto.OpCreateTTL, proto.OpCreateContainer, proto.OpDelete,
+		proto.OpDeleteContainer, proto.OpSetData, proto.OpReconfig, proto.OpMulti, proto.OpSetACL,
+		proto.OpCheck, proto.OpCreateSession, proto.OpCloseSession:
+		return true
+	case proto.OpSync:
+		return matchSyncs
+	}
+	return false
+}
+
+// serverKind says which request processor chain a zkServer runs.
+type serverKind uint8
+
+const (
+	kindStandalone serverKind = iota
+	kindLeader
+	kindFollower
+	kindObserver
+)
+
+// zkServer is ZooKeeperServer and its subclasses for one role: the request processor chain, the
+// session tracker and, on the leader, the zxid counter.
+type zkServer struct {
+	p    *peer
+	kind serverKind
+
+	hzxid   int64 // the last zxid handed out (ZooKeeperServer.hzxid)
+	prep    *preparer
+	sync    *syncProcessor
+	commits *commitProcessor
+
+	global  *globalTracker  // leader and standalone
+	learned *learnerTracker // followers and observers
+
+	running bool
+
+	pendingTxns  []*request // FollowerZooKeeperServer.pendingTxns: logged, awaiting COMMIT
+	pendingSyncs []*request // local syncs forwarded to the leader, awaiting SYNC
+}
+
+func newZKServer(p *peer, kind serverKind) *zkServer {
+	zk := &zkServer{p: p, kind: kind}
+	switch kind {
+	case kindStandalone:
+		zk.sync = newSyncProcessor(p, zk.standaloneCommit)
+	case kindLeader:
+		zk.commits = newCommitProcessor(zk, false)
+		zk.sync = newSyncProcessor(p, zk.leaderAck)
+	case kindFollower:
+		zk.commits = newCommitProcessor(zk, true)
+		zk.sync = newSyncProcessor(p, zk.followerAck)
+	case kindObserver:
+		zk.commits = newCommitProcessor(zk, true)
+		zk.sync = newSyncProcessor(p, func(*request) {})
+	}
+	return zk
+}
+
+// createSessionTracker builds the tracker of the role from the database's sessions.
+func (zk *zkServer) createSessionTracker() {
+	switch zk.kind {
+	case kindStandalone, kindLeader:
+		zk.global = newGlobalTracker(zk.p, zk.expireSession)
+		zk.prep = newPreparer(zk)
+	default:
+		zk.learned = newLearnerTracker(zk.p)
+	}
+}
+
+// startup is ZooKeeperServer.startup: the chain runs from now on.
+func (zk *zkServer) startup() {
+	if zk.global == nil && zk.learned == nil {
+		zk.createSessionTracker()
+	}
+	zk.running = true
+}
+
+// shutdown is ZooKeeperServer.shutdown(false) with the subclass order of 3.8.0's fixed code: the sync
+// processor is stopped (flushing what it holds) before the tree is fast-forwarded to the log.
+func (zk *zkServer) shutdown() {
+	zk.running = false
+	if zk.global != nil {
+		zk.global.shutdown()
+	}
+	bugs := zk.p.cfg.Bugs
+	learnerRole := zk.kind == kindFollower || zk.kind == kindObserver
+	if learnerRole && bugs.Has(BugZK4712) {
+		// LearnerZooKeeperServer.shutdown in 3.8.0: super.shutdown() fast-forwards the database
+		// first, and the sync processor is only told to stop afterwards; meanwhile it goes on
+		// appending what it had queued.
+		zk.fastForward()
+		zk.sync.abandon()
+		return
+	}
+	zk.sync.shutdown()
+	zk.fastForward()
+}
+
+func (zk *zkServer) fastForward() {
+	if zk.p.cfg.Bugs.Has(BugZK2845) {
+		return // The tree keeps only what it had applied; the log may hold more.
+	}
+	zk.p.db.fastForward()
+}
+
+// nextZxid is ZooKeeperServer.getNextZxid.
+func (zk *zkServer) nextZxid() int64 {
+	zk.hzxid++
+	return zk.hzxid
+}
+
+// touch is ZooKeeperServer.touch: every request renews its session. A request of a session the
+// tracker no longer knows is dropped without a reply (MissingSessionException).
+func (zk *zkServer) touch(r *request) bool {
+	if r.conn == nil {
+		return true
+	}
+	timeout := r.conn.sessionTimeoutMs
+	if zk.global != nil {
+		return zk.global.touch(r.sessionID, timeout)
+	}
+	return zk.learned.touch(r.sessionID, timeout)
+}
+
+// submit is ZooKeeperServer.submitRequestNow: the entry of the chain.
+func (zk *zkServer) submit(r *request) {
+	if !zk.running || !zk.p.alive() {
+		return
+	}
+	if !zk.touch(r) {
+		zk.p.note("request", "dropping %v of session %#x: no such session, probably expired", r.op, r.sessionID)
+		return
+	}
+	if !r.op.IsValid() {
+		if r.conn != nil {
+			r.conn.sendReply(proto.ReplyHeader{Xid: r.cxid, Zxid: zk.p.db.lastProcessedZxid(), Err: proto.Unimplemented}, nil)
+		}
+		return
+	}
+	switch zk.kind {
+	case kindStandalone, kindLeader:
+		zk.prepRequest(r)
+	case kindFollower, kindObserver:
+		zk.learnerRequest(r)
+	}
+}
+
+// prepRequest is PrepRequestProcessor on a leader or a standalone server, followed by the next stage.
+func (zk *zkServer) prepRequest(r *request) {
+	zk.prep.prepare(r)
+	switch zk.kind {
+	case kindStandalone:
+		if r.entry != nil {
+			zk.p.observe(Event{Kind: EventPropose, Zxid: r.zxid(), Hash: TxnHash(r.entry), Epoch: EpochOf(r.zxid())})
+		}
+		zk.sync.processRequest(r)
+	case kindLeader:
+		zk.p.leader.proposalRequest(r)
+	}
+}
+
+// learnerRequest is FollowerRequestProcessor / ObserverRequestProcessor: every request waits in the
+// commit processor; writes (and syncs) also go to the leader.
+func (zk *zkServer) learnerRequest(r *request) {
+	zk.commits.processRequest(r)
+	switch r.op {
+	case proto.OpSync:
+		zk.pendingSyncs = append(zk.pendingSyncs, r)
+		zk.p.learner.forward(r)
+	case proto.OpCreate, proto.OpCreate2, proto.OpCreateTTL, proto.OpCreateContainer, proto.OpDelete,
+		proto.OpDeleteContainer, proto.OpSetData, proto.OpReconfig, proto.OpSetACL, proto.OpMulti,
+		proto.OpCheck, proto.OpCreateSession, proto.OpCloseSession:
+		zk.p.learner.forward(r)
+	}
+}
+
+// expireSession is ZooKeeperServer.expire: a closeSession request without a connection.
+func (zk *zkServer) expireSession(id int64, timeoutMs int32) {
+	zk.submit(&request{sessionID: id, op: proto.OpCloseSession})
+}
+
+// --- After the sync processor -------------------------------------------------------------------
+
+// standaloneCommit is the standalone chain's step from SyncRequestProcessor to FinalRequestProcessor:
+// a txn that is logged and fsynced on the only server is committed.
+func (zk *zkServer) standaloneCommit(r *request) {
+	if r.entry != nil {
+		zk.p.observe(Event{Kind: EventCommit, Zxid: r.zxid(), Hash: TxnHash(r.entry), Epoch: EpochOf(r.zxid())})
+	}
+	zk.finalProcess(r)
+}
+
+// leaderAck is AckRequestProcessor: the leader acknowledges its own proposal once it is logged.
+func (zk *zkServer) leaderAck(r *request) {
+	if l := zk.p.leader; l != nil && r.entry != nil {
+		l.processAck(zk.p.sid, r.zxid())
+	}
+}
+
+// followerAck is SendAckRequestProcessor.
+func (zk *zkServer) followerAck(r *request) {
+	if r.op == proto.OpSync || r.entry == nil {
+		return
+	}
+	if l := zk.p.learner; l != nil {
+		l.sendAck(r.zxid())
+	}
+}
+
+// --- Follower side of broadcast (FollowerZooKeeperServer) ---------------------------------------
+
+// logRequest logs a proposal; a COMMIT for it will follow.
+func (zk *zkServer) logRequest(entry *proto.TxnEntry) {
+	r := requestFromTxn(entry)
+	if CounterOf(entry.Header.Zxid) != 0 {
+		zk.pendingTxns = append(zk.pendingTxns, r)
+	}
+	zk.sync.processRequest(r)
+}
+
+// commit is FollowerZooKeeperServer.commit: the head of the pending txns must be the one committed.
+func (zk *zkServer) commit(zxid int64) {
+	if len(zk.pendingTxns) == 0 {
+		zk.p.note("commit", "committing %s without seeing txn", FormatZxid(zxid))
+		return
+	}
+	head := zk.pendingTxns[0]
+	if head.zxid() != zxid {
+		zk.p.exit("committing zxid %s but next pending txn %s", FormatZxid(zxid), FormatZxid(head.zxid()))
+		return
+	}
+	zk.pendingTxns = zk.pendingTxns[1:]
+	zk.commits.commit(head)
+}
+
+// syncArrived is FollowerZooKeeperServer.sync: the leader answered the oldest forwarded sync.
+func (zk *zkServer) syncArrived() {
+	if len(zk.pendingSyncs) == 0 {
+		zk.p.note("sync", "not expecting a sync")
+		return
+	}
+	r := zk.pendingSyncs[0]
+	zk.pendingSyncs = zk.pendingSyncs[1:]
+	zk.commits.commit(r)
+}
+
+func requestFromTxn(entry *proto.TxnEntry) *request {
+	return &request{sessionID: entry.Header.ClientID, cxid: entry.Header.Cxid, op: entry.Header.Type, entry: entry}
+}
+
+// --- The commit processor -------------------------------------------------------------------------
+
+// commitProcessor is CommitProcessor, reduced to the order it guarantees: requests of one session
+// are answered in the order they arrived; a request that needs a commit waits for it, and the reads
+// of its session behind it wait too; commits are applied in the order they arrive (zxid order).
+type commitProcessor struct {
+	zk         *zkServer
+	matchSyncs bool
+	// pending holds, per session with anything waiting, its requests in arrival order.
+	pending map[int64][]*request
+}
+
+func newCommitProcessor(zk *zkServer, matchSyncs bool) *commitProcessor {
+	return &commitProcessor{zk: zk, matchSyncs: matchSyncs, pending: map[int64][]*request{}}
+}
+
+// processRequest accepts a local request.
+func (cp *commitProcessor) processRequest(r *request) {
+	queue := cp.pending[r.sessionID]
+	if len(queue) == 0 && !r.needsCommit(cp.matchSyncs) {
+		cp.zk.finalProcess(r)
+		return
+	}
+	cp.pending[r.sessionID] = append(queue, r)
+}
+
+// commit applies a committed request: the waiting local request it answers if there is one.
+func (cp *commitProcessor) commit(committed *request) {
+	queue := cp.pending[committed.sessionID]
+	r := committed
+	if len(queue) > 0 && queue[0].needsCommit(cp.matchSyncs) {
+		head := queue[0]
+		if head.cxid == committed.cxid {
+			head.entry = committed.entry
+			r = head
+			queue = queue[1:]
+		} else {
+			// A commit of this session that is not the request at the head: the session's requests
+			// went through another server. Java closes the local connection.
+			cp.zk.p.note("commit", "session %#x: got cxid %#x, expected %#x", committed.sessionID, committed.cxid, head.cxid)
+			if head.conn != nil {
+				head.conn.close("commit out of order")
+			}
+			queue = nil
+		}
+	}
+	cp.zk.finalProcess(r)
+	cp.drain(committed.sessionID, queue)
+}
+
+// drain answers the requests behind a commit until the next one that needs a commit.
+func (cp *commitProcessor) drain(session int64, queue []*request) {
+	for len(queue) > 0 && !queue[0].needsCommit(cp.matchSyncs) {
+		r := queue[0]
+		queue = queue[1:]
+		cp.zk.finalProcess(r)
+	}
+	if len(queue) == 0 {
+		delete(cp.pending, session)
+	} else {
+		cp.pending[session] = queue
+	}
+}

@@ -1,0 +1,141 @@
+package zabmodel
+
+import (
+	"github.com/zabsim/zabsim/clock"
+)
+
+// syncProcessor is SyncRequestProcessor: it appends each request's txn to the log, batches the
+// appended requests, and hands them to the next stage only after an fsync covering them completes.
+//
+// It runs as its own thread in Java, so its steps are separate events here: requests wait in a
+// queue until the processor's next turn; each turn appends what is queued; an fsync then takes time
+// (drawn from the world's Chooser), during which new requests queue up again. A crash can therefore
+// fall between an append and its fsync, and between the fsync and the ACK it triggers.
+type syncProcessor struct {
+	p       *peer
+	next    func(*request) // SendAckRequestProcessor, AckRequestProcessor or the final stage
+	queue   []*request
+	toFlush []*request
+
+	scheduled bool
+	flushing  bool
+	stopped   bool
+	randRoll  int
+}
+
+func newSyncProcessor(p *peer, next func(*request)) *syncProcessor {
+	sp := &syncProcessor{p: p, next: next}
+	sp.resetSnapshotStats()
+	return sp
+}
+
+// resetSnapshotStats draws the randomized snapshot threshold, as Java does with ThreadLocalRandom.
+func (sp *syncProcessor) resetSnapshotStats() {
+	half := sp.p.cfg.SnapCount / 2
+	sp.randRoll = sp.p.ens.w.Choose(max(half, 1))
+}
+
+func (sp *syncProcessor) shouldSnapshot() bool {
+	return sp.p.db.txnsSinceSnapshot > sp.p.cfg.SnapCount/2+sp.randRoll
+}
+
+// processRequest queues a request for the processor's next turn.
+func (sp *syncProcessor) processRequest(r *request) {
+	if sp.stopped {
+		return
+	}
+	sp.queue = append(sp.queue, r)
+	sp.schedule()
+}
+
+func (sp *syncProcessor) schedule() {
+	if sp.scheduled || sp.flushing {
+		return
+	}
+	sp.scheduled = true
+	sp.p.h.post(sp.turn)
+}
+
+// turn drains the queue: it is the body of SyncRequestProcessor.run between two flushes.
+func (sp *syncProcessor) turn() {
+	sp.scheduled = false
+	if sp.flushing || !sp.p.alive() {
+		return
+	}
+	for len(sp.queue) > 0 && !sp.flushing {
+		r := sp.queue[0]
+		sp.queue = sp.queue[1:]
+		if r.entry != nil && sp.p.db.append(r.entry) {
+			if sp.shouldSnapshot() {
+				sp.resetSnapshotStats()
+				// Java takes the snapshot on a separate thread from the live tree; the tree here
+				// is the same tree at this instant, which is one of the interleavings Java allows.
+				sp.p.db.snapshot()
+			}
+		} else if len(sp.toFlush) == 0 {
+			// Nothing waits for an fsync: the request passes straight on (reads, syncs, and txns
+			// the log refused).
+			sp.next(r)
+			continue
+		}
+		sp.toFlush = append(sp.toFlush, r)
+	}
+	sp.flush()
+}
+
+// flush starts an fsync covering everything appended so far; the batch moves on when it completes.
+func (sp *syncProcessor) flush() {
+	if len(sp.toFlush) == 0 || sp.flushing {
+		return
+	}
+	sp.flushing = true
+	covered := sp.p.s.disk.Len()
+	batch := sp.toFlush
+	sp.toFlush = nil
+	latency := sp.p.ens.w.Between(sp.p.cfg.FsyncLatencyMin, sp.p.cfg.FsyncLatencyMax, 100*clock.Microsecond)
+	sp.p.h.after(latency, func() { sp.flushed(covered, batch) })
+}
+
+func (sp *syncProcessor) flushed(covered int, batch []*request) {
+	if !sp.p.alive() {
+		return
+	}
+	d := sp.p.s.disk
+	d.Synced(covered)
+	sp.p.observe(Event{Kind: EventFsync, Zxid: d.SyncedZxid(), Count: d.SyncedLen()})
+	sp.flushing = false
+	if !sp.stopped {
+		for _, r := range batch {
+			sp.next(r)
+		}
+	}
+	if len(sp.queue) > 0 {
+		sp.schedule()
+	}
+}
+
+// shutdown is SyncRequestProcessor.shutdown: the queued requests are still appended and the log is
+// fsynced, synchronously, and nothing more is passed on.
+func (sp *syncProcessor) shutdown() {
+	if sp.stopped {
+		return
+	}
+	sp.stopped = true
+	for _, r := range sp.queue {
+		if r.entry != nil {
+			sp.p.db.append(r.entry)
+		}
+	}
+	sp.queue = nil
+	sp.toFlush = nil
+	sp.p.db.fsyncNow()
+}
+
+// abandon stops passing requests on but lets the processor keep appending what it has queued, as
+// its own later events: the thread that was never told to stop (ZOOKEEPER-4712).
+func (sp *syncProcessor) abandon() {
+	sp.next = func(*request) {}
+	if len(sp.queue) > 0 {
+		sp.schedule()
+	}
+}

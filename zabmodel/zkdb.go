@@ -1,0 +1,247 @@
+package zabmodel
+
+import (
+	"fmt"
+
+	"github.com/zabsim/zabsim/zabmodel/proto"
+	"github.com/zabsim/zabsim/zabmodel/storage"
+)
+
+// proposal is one committed transaction kept in memory for DIFF sync: ZKDatabase's committedLog
+// entries and Leader's Proposal objects.
+type proposal struct {
+	zxid  int64
+	hash  uint64
+	entry *proto.TxnEntry
+	data  []byte // the encoded TxnEntry: a PROPOSAL's data
+}
+
+func newProposal(entry *proto.TxnEntry) *proposal {
+	return &proposal{zxid: entry.Header.Zxid, hash: TxnHash(entry), entry: entry, data: proto.Marshal(entry)}
+}
+
+// zkDatabase is ZKDatabase: the in-memory tree, the sessions with their timeouts, the committed-log
+// window, and the way to and from the disk (FileTxnSnapLog). It lives as long as the process: an
+// election inside a running server keeps it.
+type zkDatabase struct {
+	p           *peer
+	tree        *tree
+	committed   []*proposal // the committed log window, in zxid order
+	initialized bool
+
+	// txnsSinceSnapshot counts appends since the last snapshot, for SyncRequestProcessor.
+	txnsSinceSnapshot int
+}
+
+func newZKDatabase(p *peer) *zkDatabase {
+	return &zkDatabase{p: p}
+}
+
+func (db *zkDatabase) disk() *storage.Disk { return db.p.s.disk }
+
+func (db *zkDatabase) lastProcessedZxid() int64 {
+	if db.tree == nil {
+		return 0
+	}
+	return db.tree.lastProcessedZxid()
+}
+
+func (db *zkDatabase) digest() int64 {
+	if db.tree == nil {
+		return 0
+	}
+	return db.tree.digest()
+}
+
+func (db *zkDatabase) clear() {
+	db.tree = nil
+	db.committed = nil
+	db.initialized = false
+}
+
+// loadDataBase is ZKDatabase.loadDataBase: the newest snapshot, then every logged txn after it,
+// applied and added to the committed log. It returns the last processed zxid.
+func (db *zkDatabase) loadDataBase(source Source) int64 {
+	db.clear()
+	snap, ok := db.disk().LatestSnapshot()
+	if ok {
+		t, err := deserializeTree(snap.Data, snap.Zxid, db.p.cfg)
+		if err != nil {
+			// A corrupt snapshot would be corruption of synced data, outside the fault model.
+			panic(fmt.Sprintf("zabmodel: server %d: snapshot at %s does not load: %v", db.p.sid, FormatZxid(snap.Zxid), err))
+		}
+		db.tree = t
+	} else {
+		db.tree = newTree(db.p.cfg)
+	}
+	db.p.observe(Event{Kind: EventTreeLoaded, Zxid: db.tree.lastProcessedZxid(), Digest: db.tree.digest(), Source: source})
+	db.replayLog(source)
+	db.initialized = true
+	return db.tree.lastProcessedZxid()
+}
+
+// replayLog applies every logged txn above the tree's last processed zxid (FileTxnSnapLog.restore's
+// and fastForwardFromEdits' loop).
+func (db *zkDatabase) replayLog(source Source) {
+	for _, r := range db.disk().Records(db.tree.lastProcessedZxid()) {
+		entry := decodeLogRecord(r)
+		db.applyTxn(entry, source)
+		db.addCommittedProposal(newProposal(entry))
+	}
+}
+
+// fastForward is ZKDatabase.fastForwardDataBase, run when a server leaves its role: the logged txns
+// the tree has not applied yet are applied.
+func (db *zkDatabase) fastForward() {
+	if db.tree == nil {
+		return
+	}
+	db.replayLog(SourceFastForward)
+}
+
+func decodeLogRecord(r storage.Record) *proto.TxnEntry {
+	var entry proto.TxnEntry
+	if err := proto.Unmarshal(r.Data, &entry); err != nil {
+		panic(fmt.Sprintf("zabmodel: txn log record %s does not decode: %v", FormatZxid(r.Zxid), err))
+	}
+	return &entry
+}
+
+// applyTxn is ZooKeeperServer.processTxn's database part. The tree keeps the session table
+// (sessionsWithTimeouts) itself: createSession adds to it and closeSession removes from it.
+func (db *zkDatabase) applyTxn(entry *proto.TxnEntry, source Source) applyResult {
+	res := db.tree.apply(entry)
+	db.p.observe(Event{Kind: EventApply, Zxid: entry.Header.Zxid, Hash: TxnHash(entry), Digest: db.tree.digest(), Source: source})
+	if res.digestMismatch {
+		var expected int64
+		if entry.Digest != nil {
+			expected = entry.Digest.TreeDigest
+		}
+		db.p.observe(Event{Kind: EventDigestMismatch, Zxid: entry.Header.Zxid, Hash: uint64(expected), Digest: db.tree.digest()})
+		db.p.note("digest", "digest mismatch at %s", FormatZxid(entry.Header.Zxid))
+	}
+	return res
+}
+
+// addCommittedProposal keeps the window of recent committed txns, as ZKDatabase does.
+func (db *zkDatabase) addCommittedProposal(pr *proposal) {
+	if n := len(db.committed); n > 0 && db.committed[n-1].zxid >= pr.zxid {
+		return // Replaying over what the window already holds (a fast-forward after a restart).
+	}
+	db.committed = append(db.committed, pr)
+	if over := len(db.committed) - db.p.cfg.CommitLogCount; over > 0 {
+		clear(db.committed[:over])
+		db.committed = db.committed[over:]
+	}
+}
+
+func (db *zkDatabase) minCommittedLog() int64 {
+	if len(db.committed) == 0 {
+		return 0
+	}
+	return db.committed[0].zxid
+}
+
+func (db *zkDatabase) maxCommittedLog() int64 {
+	if len(db.committed) == 0 {
+		return 0
+	}
+	return db.committed[len(db.committed)-1].zxid
+}
+
+// truncateLog is ZKDatabase.truncateLog: truncate the txn log and rebuild the tree from disk.
+func (db *zkDatabase) truncateLog(zxid int64) bool {
+	db.clear()
+	if err := db.disk().Truncate(zxid); err != nil {
+		db.p.note("sync", "truncate to %s failed: %v", FormatZxid(zxid), err)
+		return false
+	}
+	db.p.observe(Event{Kind: EventTruncate, Zxid: db.disk().LastZxid()})
+	db.loadDataBase(SourceTruncate)
+	return true
+}
+
+// append writes a txn to the log, unsynced (ZKDatabase.append). It reports false for a zxid that is
+// not above the last logged one, which FileTxnLog refuses.
+func (db *zkDatabase) append(entry *proto.TxnEntry) bool {
+	if !db.p.alive() {
+		return false
+	}
+	if err := db.disk().Append(storage.Record{Zxid: entry.Header.Zxid, Data: proto.Marshal(entry)}); err != nil {
+		db.p.note("log", "append refused: %v", err)
+		return false
+	}
+	db.txnsSinceSnapshot++
+	db.p.observe(Event{Kind: EventLog, Zxid: entry.Header.Zxid, Hash: TxnHash(entry)})
+	return true
+}
+
+// fsyncNow makes the whole log durable at once (ZKDatabase.commit called synchronously).
+func (db *zkDatabase) fsyncNow() {
+	if !db.p.alive() {
+		return
+	}
+	n := db.disk().Len()
+	db.disk().Synced(n)
+	db.p.observe(Event{Kind: EventFsync, Zxid: db.disk().LastZxid(), Count: db.disk().SyncedLen()})
+}
+
+// snapshot is ZooKeeperServer.takeSnapshot: the tree and the sessions, durably, at the last
+// processed zxid.
+func (db *zkDatabase) snapshot() {
+	if !db.p.alive() || db.tree == nil {
+		return
+	}
+	zxid := db.tree.lastProcessedZxid()
+	db.disk().SaveSnapshot(storage.Snapshot{Zxid: zxid, Data: serializeTree(db.tree)})
+	db.txnsSinceSnapshot = 0
+	db.p.observe(Event{Kind: EventSnapshot, Zxid: zxid, Digest: db.tree.digest()})
+}
+
+// serializeSnapshot is what a leader sends in a SNAP sync, signature included.
+func (db *zkDatabase) serializeSnapshot() []byte { return serializeSync(db.tree) }
+
+// deserializeSnapshot replaces the database by a leader's snapshot (Learner's SNAP case).
+func (db *zkDatabase) deserializeSnapshot(b []byte, zxid int64) error {
+	t, err := deserializeSync(b, zxid, db.p.cfg)
+	if err != nil {
+		return err
+	}
+	db.clear()
+	db.tree, db.initialized = t, true
+	db.p.observe(Event{Kind: EventTreeLoaded, Zxid: zxid, Digest: t.digest(), Source: SourceSnap})
+	return nil
+}
+
+// proposalsFromLog returns the logged txns after peerZxid for a DIFF from the txn log, or nil if the
+// log does not hold peerZxid itself or is larger than sizeLimit bytes (ZKDatabase
+// .getProposalsFromTxnLog). A negative sizeLimit means no limit.
+func (db *zkDatabase) proposalsFromLog(peerZxid int64, sizeLimit int64) []*proposal {
+	records := db.disk().Records(peerZxid - 1)
+	if len(records) == 0 || records[0].Zxid != peerZxid {
+		return nil
+	}
+	var size int64
+	for _, r := range records {
+		size += int64(len(r.Data))
+	}
+	if sizeLimit >= 0 && size > sizeLimit {
+		return nil
+	}
+	out := make([]*proposal, 0, len(records))
+	for _, r := range records {
+		out = append(out, newProposal(decodeLogRecord(r)))
+	}
+	return out
+}
+
+// txnLogSizeLimit is ZKDatabase.calculateTxnLogSizeLimit: a fraction of the newest snapshot's size.
+func (db *zkDatabase) txnLogSizeLimit() int64 {
+	snap, ok := db.disk().LatestSnapshot()
+	if !ok {
+		return 0
+	}
+	return int64(float64(len(snap.Data)) * db.p.cfg.SnapshotSizeFactor)
+}
+
+func (db *zkDatabase) txnLogSyncEnabled() bool { return db.p.cfg.SnapshotSizeFactor >= 0 }
