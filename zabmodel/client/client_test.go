@@ -377,3 +377,24 @@ func TestCrashEndsTheClient(t *testing.T) {
 	assert.ErrorIs(t, c.Sync("/", nil), ErrCrashed, "a restarted process is a new process")
 	assert.Len(t, bed.servers[0].conns, 1, "a restart makes no client by itself")
 }
+
+func TestReadOnlyServerAnswer(t *testing.T) {
+	bed := newTestbed(t, 1, 1)
+	bed.servers[0].onConnect = func(fc *fakeConn, req *proto.ConnectRequest) {
+		fc.send(&proto.ConnectResponse{TimeoutMilliseconds: 4000, SessionID: 9, Password: make([]byte, 16), ReadOnly: true})
+	}
+	log := &eventLog{w: bed.w}
+	c := bed.newClient(4*clock.Second, log)
+	bed.run(10 * ms)
+	assert.Equal(t, StateConnectedReadOnly, c.State())
+	assert.True(t, c.State().IsConnected())
+	assert.Equal(t, []string{"default: None ConnectedReadOnly "}, log.entries)
+	assert.False(t, c.seenRwServerBefore, "a read-only server's session id is not trusted on the next connection")
+}
+
+func TestNewRefusesACrashedNode(t *testing.T) {
+	bed := newTestbed(t, 1, 1)
+	bed.w.Crash(bed.clientNode)
+	_, err := New(bed.w, bed.nw, bed.clientNode, Config{Servers: bed.serverNodes(), SessionTimeout: clock.Second}, nil)
+	assert.ErrorIs(t, err, ErrInvalidArgument)
+}

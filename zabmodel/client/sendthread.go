@@ -39,16 +39,16 @@ const (
 
 // Durations and limits of ClientCnxn and ClientCnxnSocketNIO.
 const (
-	cleanupSleep           = 100 * clock.Millisecond // Thread.sleep(100) in ClientCnxnSocketNIO.cleanup
-	connectDelayMaxMillis  = 1000                    // ThreadLocalRandom.nextLong(1000) in startConnect
-	maxSendPingIntervalMs  = 10000                   // MAX_SEND_PING_INTERVAL
-	pingSlackMs            = 1000                    // "1000 (1 second) is to prevent race condition missing to send the second ping"
-	lateTimerSlack         = clock.Millisecond       // a select timeout this late was held up by a pause
-	tcpConnectGiveUp       = 127 * clock.Second      // Linux gives up a SYN after 6 retries; the client's own timeout acts first
-	setWatchesMaxLength    = 128 * 1024              // SET_WATCHES_MAX_LENGTH, in UTF-16 units of path
-	protocolVersion        = 0                       // ConnectRequest.protocolVersion
-	connectionLostPrefix   = "connection lost: "
-	sessionTimeoutReasonMs = "Client session timed out, have not heard from server in "
+	cleanupSleep          = 100 * clock.Millisecond // Thread.sleep(100) in ClientCnxnSocketNIO.cleanup
+	connectDelayMaxMillis = 1000                    // ThreadLocalRandom.nextLong(1000) in startConnect
+	maxSendPingIntervalMs = 10000                   // MAX_SEND_PING_INTERVAL
+	pingSlackMs           = 1000                    // "1000 (1 second) is to prevent race condition missing to send the second ping"
+	lateTimerSlack        = clock.Millisecond       // a select timeout this late was held up by a pause
+	tcpConnectGiveUp      = 127 * clock.Second      // Linux gives up a SYN after 6 retries; the client's own timeout acts first
+	setWatchesMaxLength   = 128 * 1024              // SET_WATCHES_MAX_LENGTH, in UTF-16 units of path
+	protocolVersion       = 0                       // ConnectRequest.protocolVersion
+	connectionLostPrefix  = "connection lost: "
+	haveNotHeardReason    = "Client session timed out, have not heard from server in "
 )
 
 // TimerName implements sim.TimerNamer.
@@ -96,8 +96,10 @@ func (c *Client) OnTimer(tag uint64) {
 	c.leave()
 }
 
+// sleep enters a phase that a timer ends, as a Thread.sleep in the SendThread.
 func (c *Client) sleep(p phase, d clock.Duration) {
 	c.phase = p
+	c.w.CancelTimer(c.sleepTimer) // There is never another sleep pending; this keeps it so.
 	c.sleepTimer = c.w.SetTimer(c.node, d, c, tagSleep)
 }
 
@@ -180,7 +182,7 @@ func (c *Client) selectStep(confirmed bool) {
 			c.scheduleConfirm()
 			return
 		}
-		c.ioFailure(sessionTimeoutReasonMs + strconv.FormatInt(now-c.lastHeard, 10) + "ms for session id " + hex(c.sessionID))
+		c.ioFailure(haveNotHeardReason + strconv.FormatInt(now-c.lastHeard, 10) + "ms for session id " + hex(c.sessionID))
 		return
 	}
 	if c.state.IsConnected() {

@@ -196,3 +196,19 @@ func TestFullCycleOfServersSleepsASecond(t *testing.T) {
 	assert.Equal(t, "1.204000000", dials[2], "refused at 104 ms, cleanup until 204 ms, a second's sleep")
 	assert.Equal(t, StateConnecting, c.State())
 }
+
+func TestTimingFollowsTheClientsOwnDriftingClock(t *testing.T) {
+	bed := newTestbed(t, 1, 1)
+	bed.servers[0].negotiate = func(int32) int32 { return 6000 }
+	require.NoError(t, bed.w.Clock(bed.clientNode).SetDrift(bed.w.Now(), 100_000)) // 10% fast
+	log := &eventLog{w: bed.w}
+	bed.newClient(6*clock.Second, log)
+	bed.run(10 * clock.Second)
+	pings := bed.servers[0].last().pings()
+	require.GreaterOrEqual(t, len(pings), 4)
+	for i := 1; i < len(pings); i++ {
+		// 2000 ms of the client's clock is 1818.18 ms of global time.
+		gap := pings[i].Sub(pings[i-1])
+		assert.InDelta(t, float64(1818*ms), float64(gap), float64(2*ms), "gap %d", i)
+	}
+}
