@@ -52,13 +52,13 @@ func checkSequentialConsistency(h *History) Result {
 	col := newCollector(CheckerSequentialConsistency)
 	probes := collectProbes(h)
 	checkProbes(h, probes, col)
-	checked := len(probes)
+	ordered := 0
 	for ci := range h.Clients {
-		checked += checkSessionOrder(&h.Clients[ci], col)
+		ordered += checkSessionOrder(&h.Clients[ci], col)
 		checkSessionFloors(&h.Clients[ci], col)
 	}
-	return col.result(checked, fmt.Sprintf("%d replies judged against the committed log of %d transactions",
-		len(probes), len(h.Committed)))
+	return col.result(ordered, fmt.Sprintf("%d replies judged in session order, %d of them against the committed log of %d transactions",
+		ordered, len(probes), len(h.Committed)))
 }
 
 // probe is one replied operation to compare with the state at its reply zxid.

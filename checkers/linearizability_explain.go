@@ -52,36 +52,50 @@ func (b *linearizabilityBuilder) verdict(col *collector, model porcupine.Model, 
 // explain adds a finding for each partition (up to a bound) that has no linearization.
 func (b *linearizabilityBuilder) explain(col *collector, model porcupine.Model, history []porcupine.Operation,
 	partitions []string, info porcupine.LinearizationInfo) {
-	sizes := make([]int, len(partitions))
+	// Porcupine numbers a partition's operations in the order the partition function returns
+	// them, which is history order.
+	members := make([][]porcupine.Operation, len(partitions))
 	for _, op := range history {
-		sizes[op.Input.(*modelInput).partition]++
+		p := op.Input.(*modelInput).partition
+		members[p] = append(members[p], op)
 	}
 	explained := 0
-	for p, partials := range info.PartialLinearizationsOperations() {
+	for p, partials := range info.PartialLinearizations() {
 		if p >= len(partitions) || explained >= maxExplainedPartitions {
 			break
 		}
-		var longest []porcupine.Operation
-		for _, seq := range partials {
-			if len(seq) > len(longest) {
-				longest = seq
-			}
-		}
-		if len(longest) == sizes[p] {
+		longest := canonicalLongest(partials)
+		if len(longest) == len(members[p]) {
 			continue
 		}
 		explained++
-		col.add(b.partitionFinding(model, history, p, partitions[p], sizes[p], longest))
+		ops := make([]porcupine.Operation, len(longest))
+		for i, id := range longest {
+			ops[i] = members[p][id]
+		}
+		col.add(b.partitionFinding(model, members[p], partitions[p], ops))
 	}
 	if explained == 0 {
 		col.add(Finding{Rule: "linearizable", Message: "porcupine found no linearization but kept no partial one to explain it"})
 	}
 }
 
+// canonicalLongest returns the longest partial linearization, the lexicographically smallest
+// among equals: porcupine returns them in map order, and explanations must not depend on it.
+func canonicalLongest(partials [][]int) []int {
+	var best []int
+	for _, seq := range partials {
+		if len(seq) > len(best) || (len(seq) == len(best) && slices.Compare(seq, best) < 0) {
+			best = seq
+		}
+	}
+	return best
+}
+
 // partitionFinding explains one partition without a linearization: how far the longest
 // linearizable order gets, the state it ends in, and the operations that cannot follow it.
-func (b *linearizabilityBuilder) partitionFinding(model porcupine.Model, history []porcupine.Operation, p int,
-	key string, size int, longest []porcupine.Operation) Finding {
+func (b *linearizabilityBuilder) partitionFinding(model porcupine.Model, members []porcupine.Operation, key string,
+	longest []porcupine.Operation) Finding {
 	state := model.Init()
 	placed := map[*modelInput]bool{}
 	for _, op := range longest {
@@ -89,9 +103,8 @@ func (b *linearizabilityBuilder) partitionFinding(model porcupine.Model, history
 		placed[op.Input.(*modelInput)] = true
 	}
 	var unplaced []porcupine.Operation
-	for _, op := range history {
-		in := op.Input.(*modelInput)
-		if in.partition == p && !placed[in] {
+	for _, op := range members {
+		if !placed[op.Input.(*modelInput)] {
 			unplaced = append(unplaced, op)
 		}
 	}
@@ -106,7 +119,7 @@ func (b *linearizabilityBuilder) partitionFinding(model porcupine.Model, history
 		lines = append(lines, b.describeUnplaced(&f, op))
 	}
 	f.Message = fmt.Sprintf("the %d operations on %s have no linearization: the longest linearizable order places %d of them and ends in state %s; none of these can follow it: %s",
-		size, key, len(longest), model.DescribeState(state), strings.Join(lines, "; "))
+		len(members), key, len(longest), model.DescribeState(state), strings.Join(lines, "; "))
 	return f
 }
 

@@ -319,3 +319,75 @@ func TestQueueModel(t *testing.T) {
 		})
 	}
 }
+
+// TestTreeModelSettlesAnUnknownMulti: a multi whose reply was lost either committed (and a later
+// create of one of its nodes fails) or did not (and the same create succeeds); both pass, with or
+// without the committed log.
+func TestTreeModelSettlesAnUnknownMulti(t *testing.T) {
+	for _, happened := range []bool{true, false} {
+		for _, noLog := range []bool{true, false} {
+			t.Run(fmt.Sprintf("happened=%t/noLogResolution=%t", happened, noLog), func(t *testing.T) {
+				f := newFixture(t)
+				f.setup("/t")
+				f.session("c1", 2, ms(5))
+				f.session("c2", 3, ms(5))
+				subs := []SubOperation{{Kind: proto.OpCreate, Path: "/t/a"}, {Kind: proto.OpCreate, Path: "/t/b"}}
+				m := f.r.Call("c1", ms(10), Operation{Kind: proto.OpMulti, Session: 2, Xid: 1, Multi: subs})
+				if happened {
+					f.commit(2, 1, proto.OpMulti, &proto.MultiTxn{Txns: []proto.Txn{
+						proto.MakeTxn(proto.OpCreate, &proto.CreateTxn{Path: "/t/a", ParentCVersion: -1}),
+						proto.MakeTxn(proto.OpCreate, &proto.CreateTxn{Path: "/t/b", ParentCVersion: -1}),
+					}}, ms(11))
+				}
+				require.NoError(t, f.r.Fail(m, ms(20), proto.ConnectionLoss, OutcomeUnknown))
+				code := proto.OK
+				if happened {
+					code = proto.NodeExists
+				}
+				f.write("c2", 3, create("/t/b", "again"), ms(25), ms(26), ms(27), code, 0)
+				res, err := CheckLinearizability(f.finish(ms(100)), LinearizabilityOptions{Model: TreeModel, Prefix: "/t", NoLogResolution: noLog})
+				require.NoError(t, err)
+				assert.Equal(t, Pass, res.Status, res.String())
+			})
+		}
+	}
+}
+
+// TestQueueModelHandlesAnUnknownEnqueue: a producer's lost enqueue either took sequence number 0
+// or not; the next producer's item number shows which, and both histories pass.
+func TestQueueModelHandlesAnUnknownEnqueue(t *testing.T) {
+	for _, happened := range []bool{true, false} {
+		for _, noLog := range []bool{true, false} {
+			t.Run(fmt.Sprintf("happened=%t/noLogResolution=%t", happened, noLog), func(t *testing.T) {
+				f := newFixture(t)
+				f.setup("/q")
+				f.session("p1", 2, ms(5))
+				f.session("p2", 3, ms(5))
+				enqueue := Operation{Kind: proto.OpCreate, Path: "/q/item-", Mode: proto.PersistentSequential}
+				lost := f.r.Call("p1", ms(10), Operation{Kind: enqueue.Kind, Path: enqueue.Path, Mode: enqueue.Mode, Session: 2, Xid: 1})
+				next := "/q/item-0000000000"
+				if happened {
+					f.commit(2, 1, proto.OpCreate, &proto.CreateTxn{Path: next, ParentCVersion: -1}, ms(11))
+					next = "/q/item-0000000001"
+				}
+				require.NoError(t, f.r.Fail(lost, ms(20), proto.ConnectionLoss, OutcomeUnknown))
+				op := enqueue
+				op.Session, op.Xid = 3, 1
+				ref := f.r.Call("p2", ms(25), op)
+				require.NoError(t, f.r.Reply(ref, ms(27), Reply{Zxid: f.commit(3, 1, proto.OpCreate, &proto.CreateTxn{Path: next, ParentCVersion: -1}, ms(26)), CreatedPath: next}))
+				res, err := CheckLinearizability(f.finish(ms(100)), LinearizabilityOptions{Model: QueueModel, Prefix: "/q", NoLogResolution: noLog})
+				require.NoError(t, err)
+				assert.Equal(t, Pass, res.Status, res.String())
+			})
+		}
+	}
+	// Had the lost enqueue not happened, the next item would be number 0: number 2 is impossible.
+	r := NewRecorder()
+	lost := r.Call("p1", ms(10), Operation{Kind: proto.OpCreate, Path: "/q/item-", Mode: proto.PersistentSequential, Session: 2, Xid: 1})
+	require.NoError(t, r.Fail(lost, ms(20), proto.ConnectionLoss, OutcomeUnknown))
+	ref := r.Call("p2", ms(25), Operation{Kind: proto.OpCreate, Path: "/q/item-", Mode: proto.PersistentSequential, Session: 3, Xid: 1})
+	require.NoError(t, r.Reply(ref, ms(27), Reply{Zxid: 9, CreatedPath: "/q/item-0000000002"}))
+	res, err := CheckLinearizability(r.Finish(ms(100), nil), LinearizabilityOptions{Model: QueueModel, Prefix: "/q", NoLogResolution: true})
+	require.NoError(t, err)
+	assert.Equal(t, Violation, res.Status, res.String())
+}

@@ -75,9 +75,10 @@ func (s scoper) inScope(ref OpRef, op *Operation) (bool, error) {
 		return s.multiInScope(ref, op)
 	}
 	prefix := s.opts.Prefix
-	// The prefix node itself is judged only where the model holds it: the queue's parent, and
-	// listings of the tree's root.
-	atPrefix := op.Path == prefix && (s.opts.Model == QueueModel || s.opts.Model == TreeModel && isRead(op.Kind))
+	// Writes to the prefix node itself (the workload creating its namespace) are outside every
+	// model; reads of it are judged by the models that hold it: the queue's listing, the tree's
+	// root.
+	atPrefix := op.Path == prefix && isRead(op.Kind) && s.opts.Model != RegisterModel
 	if !isStrictDescendant(op.Path, prefix) && !atPrefix {
 		return false, nil
 	}
