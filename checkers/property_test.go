@@ -81,7 +81,7 @@ func newGenerator(t source, clients int) *generator {
 	return g
 }
 
-func sessionOf(client int) int64 { return int64(client) + 2 }
+func sessionOf(client int) int64   { return int64(client) + 2 }
 func clientName(client int) string { return fmt.Sprintf("c%d", client) }
 
 func (g *generator) commit(session int64, xid int32, typ proto.OpCode, body proto.Record, at clock.Time) int64 {
