@@ -81,15 +81,22 @@ type testbed struct {
 }
 
 // newTestbed builds a world with servers fake servers and one client node. Every message takes
-// exactly one millisecond, so that tests can state times exactly.
+// exactly one millisecond, so that tests can state times exactly, and the trace is rendered so that
+// tests can read the client's notes.
 func newTestbed(tb testingT, seed uint64, servers int) *testbed {
 	helper(tb)
 	trace := &bytes.Buffer{}
-	w, err := sim.New(sim.Config{Seed: seed, Trace: sim.TraceConfig{Text: trace}})
+	return buildTestbed(tb, seed, servers, net.Config{LatencyMin: clock.Millisecond, LatencyMax: clock.Millisecond},
+		sim.TraceConfig{Text: trace}, trace)
+}
+
+func buildTestbed(tb testingT, seed uint64, servers int, netCfg net.Config, traceCfg sim.TraceConfig, text *bytes.Buffer) *testbed {
+	helper(tb)
+	w, err := sim.New(sim.Config{Seed: seed, Trace: traceCfg})
 	require.NoError(tb, err)
-	nw, err := net.New(w, net.Config{LatencyMin: clock.Millisecond, LatencyMax: clock.Millisecond})
+	nw, err := net.New(w, netCfg)
 	require.NoError(tb, err)
-	bed := &testbed{tb: tb, w: w, nw: nw, trace: trace, nextSession: 0x100, zxid: 0x100000000}
+	bed := &testbed{tb: tb, w: w, nw: nw, trace: text, nextSession: 0x100, zxid: 0x100000000}
 	for i := range servers {
 		s := &fakeServer{tb: tb, bed: bed}
 		s.node = w.AddNode(fmt.Sprintf("s%d", i+1), nil)
@@ -131,7 +138,7 @@ func (b *testbed) server(id sim.NodeID) *fakeServer {
 func (b *testbed) run(d clock.Duration) {
 	helper(b.tb)
 	if !b.w.RunFor(d) {
-		b.tb.Fatalf("run ended: %v\ntrace:\n%s", b.w.Outcome(), b.trace.String())
+		b.tb.Fatalf("run ended: %v\ntrace:\n%s", b.w.Outcome(), b.trace)
 	}
 }
 

@@ -61,8 +61,14 @@ func (q *packetQueue) pop() *packet {
 	p := q.front()
 	q.items[q.head] = nil
 	q.head++
-	if q.head == len(q.items) {
+	switch {
+	case q.head == len(q.items):
 		q.items, q.head = q.items[:0], 0
+	case q.head >= 64 && 2*q.head >= len(q.items):
+		// A queue that never empties (requests always in flight) would otherwise grow forever.
+		n := copy(q.items, q.items[q.head:])
+		clear(q.items[n:])
+		q.items, q.head = q.items[:n], 0
 	}
 	return p
 }

@@ -176,18 +176,8 @@ func TestEveryRequestGetsOneCallbackInOrder(t *testing.T) {
 // workloadHash runs a client with random latencies, requests every few milliseconds, and random
 // connection faults for 30 virtual seconds, and returns the trace hash and the callbacks run.
 func workloadHash(t *testing.T, seed uint64, trace sim.TraceConfig) (uint64, int) {
-	w, err := sim.New(sim.Config{Seed: seed, Trace: trace})
-	require.NoError(t, err)
-	nw, err := net.New(w, net.Config{})
-	require.NoError(t, err)
-	bed := &testbed{tb: t, w: w, nw: nw, trace: &bytes.Buffer{}, nextSession: 0x100, zxid: 0x100000000}
-	for i := range 3 {
-		s := &fakeServer{tb: t, bed: bed}
-		s.node = w.AddNode(fmt.Sprintf("s%d", i+1), nil)
-		require.NoError(t, nw.Listen(s.node, DefaultPort, s))
-		bed.servers = append(bed.servers, s)
-	}
-	bed.clientNode = w.AddNode("c1", nil)
+	bed := buildTestbed(t, seed, 3, net.Config{}, trace, &bytes.Buffer{})
+	w, nw := bed.w, bed.nw
 	c, err := New(w, nw, bed.clientNode, Config{Servers: bed.serverNodes(), SessionTimeout: 3 * clock.Second}, WatcherFunc(func(Event) {}))
 	require.NoError(t, err)
 	callbacks := 0
