@@ -522,3 +522,21 @@ func (p *peer) exit(format string, args ...any) {
 	}
 	p.s.halt(fmt.Sprintf(format, args...))
 }
+
+// TracksSession reports whether the server's session tracker holds the session: on a leader or a
+// standalone server, whether the session lives; on a learner, always false.
+func (s *Server) TracksSession(id int64) bool {
+	p := s.p
+	if p == nil || p.zk == nil || p.zk.global == nil {
+		return false
+	}
+	return p.zk.global.isTracking(id)
+}
+
+// LastProcessedZxid returns the zxid of the last txn the server applied, 0 while it is down.
+func (s *Server) LastProcessedZxid() int64 {
+	if s.p == nil {
+		return 0
+	}
+	return s.p.db.lastProcessedZxid()
+}
