@@ -1,13 +1,16 @@
-package datatree
+package datatree_test
 
 import (
+	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zabsim/zabsim/scenarios/conform"
+	"github.com/zabsim/zabsim/zabmodel/datatree"
 	"github.com/zabsim/zabsim/zabmodel/proto"
 )
 
@@ -30,7 +33,7 @@ func TestConformanceGoldens(t *testing.T) {
 			require.NoError(t, err)
 			want, err := conform.ReadResultsFile(filepath.Join(dir, name+".real.jsonl"))
 			require.NoError(t, err)
-			got := newConformRunner(Config{}).run(ops)
+			got := newConformRunner(datatree.Config{}).run(ops)
 			diffs := conform.Compare(want, got)
 			assert.Empty(t, diffs, "%s", conform.Report(diffs))
 		})
@@ -41,20 +44,101 @@ func TestConformanceGoldens(t *testing.T) {
 type conformClient struct {
 	name    string
 	id      int64
-	auth    AuthInfo
-	watcher *recorder
+	auth    datatree.AuthInfo
+	watcher *eventRecorder
+}
+
+// eventRecorder is a connection's Watcher: it keeps the notifications.
+type eventRecorder struct{ events []proto.WatcherEvent }
+
+func (r *eventRecorder) Process(e proto.WatcherEvent, _ int64) { r.events = append(r.events, e) }
+
+func (r *eventRecorder) take() []proto.WatcherEvent {
+	out := r.events
+	r.events = nil
+	return out
+}
+
+// trackerSessions is the session tracker of these runs, in which every
+// session is valid until it closes.
+type trackerSessions struct{ closing map[int64]bool }
+
+func (s *trackerSessions) CheckSession(id int64, _ any) error {
+	if s.closing[id] {
+		return proto.SessionExpired
+	}
+	return nil
+}
+func (s *trackerSessions) CheckGlobalSession(id int64, owner any) error {
+	return s.CheckSession(id, owner)
+}
+func (s *trackerSessions) TrackSession(int64, int32)  {}
+func (s *trackerSessions) SetOwner(int64, any) error  { return nil }
+func (s *trackerSessions) SetSessionClosing(id int64) { s.closing[id] = true }
+
+// conformServer is a leader whose every proposal commits at once.
+type conformServer struct {
+	tree *datatree.Tree
+	prep *datatree.Preparer
+	zxid int64
+	time int64
+}
+
+type conformReply struct {
+	err      proto.Code
+	result   datatree.Result
+	prepared datatree.Prepared
+}
+
+// submit prepares and applies a request and answers as
+// FinalRequestProcessor does.
+func (s *conformServer) submit(req datatree.Request) conformReply {
+	if datatree.TakesZxid(req.Type, req.Body) {
+		s.zxid++
+		req.Zxid = s.zxid
+	}
+	s.time++
+	req.TimeMilliseconds = s.time
+	prepared, err := s.prep.Prepare(req)
+	if err != nil {
+		panic(err)
+	}
+	out := conformReply{prepared: prepared, err: prepared.Err}
+	if prepared.Txn == nil {
+		return out
+	}
+	out.result = s.tree.Apply(prepared.Txn)
+	if out.result.DigestMismatch || out.result.Fault != nil {
+		panic(fmt.Sprintf("txn %v: digest mismatch %v, fault %v", prepared.Txn.Header, out.result.DigestMismatch, out.result.Fault))
+	}
+	s.prep.Applied(prepared.Txn.Header.Zxid)
+	switch {
+	case prepared.Txn.Header.Type == proto.OpError:
+		if out.err == proto.OK {
+			out.err = prepared.Txn.Txn.(*proto.ErrorTxn).Err
+		}
+	case prepared.Err != proto.OK && req.Type != proto.OpMulti:
+	default:
+		out.err = out.result.Err
+	}
+	return out
 }
 
 type conformRunner struct {
-	srv     *server
+	srv     *conformServer
 	clients map[string]*conformClient
 	names   map[int64]string
 	nextID  int64
 }
 
-func newConformRunner(config Config) *conformRunner {
+func newConformRunner(config datatree.Config) *conformRunner {
+	tree := datatree.New(config)
+	prep, err := datatree.NewPreparer(tree, &trackerSessions{closing: map[int64]bool{}})
+	if err != nil {
+		panic(err)
+	}
 	return &conformRunner{
-		srv: newServer(config), clients: map[string]*conformClient{},
+		srv: &conformServer{tree: tree, prep: prep, zxid: 0x100000000}, clients: map[string]*conformClient{},
 		names: map[int64]string{}, nextID: 0x0100000000000000,
 	}
 }
@@ -90,13 +174,13 @@ func (r *conformRunner) client(op conform.Op) *conformClient {
 		return c
 	}
 	r.nextID++
-	c := &conformClient{name: op.Session, id: r.nextID, watcher: &recorder{name: op.Session}}
-	c.auth.Add(proto.ID{Scheme: SchemeIP, ID: "127.0.0.1"})
+	c := &conformClient{name: op.Session, id: r.nextID, watcher: &eventRecorder{}}
+	c.auth.Add(proto.ID{Scheme: datatree.SchemeIP, ID: "127.0.0.1"})
 	timeout := op.TimeoutMs
 	if timeout == 0 {
 		timeout = conform.DefaultSessionTimeoutMs
 	}
-	reply := r.srv.submit(Request{SessionID: c.id, Type: proto.OpCreateSession,
+	reply := r.srv.submit(datatree.Request{SessionID: c.id, Type: proto.OpCreateSession,
 		SessionTimeoutMilliseconds: int32(timeout), Owner: c})
 	if reply.err != proto.OK {
 		panic("createSession failed: " + reply.err.String())
@@ -107,15 +191,20 @@ func (r *conformRunner) client(op conform.Op) *conformClient {
 }
 
 func (r *conformRunner) liveClients() []*conformClient {
-	var out []*conformClient
-	for _, name := range sortedKeys(r.clients) {
+	names := make([]string, 0, len(r.clients))
+	for name := range r.clients {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	out := make([]*conformClient, 0, len(names))
+	for _, name := range names {
 		out = append(out, r.clients[name])
 	}
 	return out
 }
 
-func (r *conformRunner) request(c *conformClient, op proto.OpCode, body proto.Record) reply {
-	return r.srv.submit(Request{SessionID: c.id, Type: op, Body: body, Auth: c.auth.IDs(), Owner: c})
+func (r *conformRunner) request(c *conformClient, op proto.OpCode, body proto.Record) conformReply {
+	return r.srv.submit(datatree.Request{SessionID: c.id, Type: op, Body: body, Auth: c.auth.IDs(), Owner: c})
 }
 
 func kindHasPath(k conform.OpKind) bool {
@@ -154,7 +243,7 @@ func (r *conformRunner) execute(c *conformClient, op conform.Op, result *conform
 	case conform.OpMulti:
 		r.multi(c, op, result)
 	case conform.OpAddAuth:
-		id, err := Authenticate(op.Scheme, []byte(op.Auth), "127.0.0.1")
+		id, err := datatree.Authenticate(op.Scheme, []byte(op.Auth), "127.0.0.1")
 		if err != nil {
 			result.Err = code(err.(proto.Code))
 			return
@@ -164,7 +253,7 @@ func (r *conformRunner) execute(c *conformClient, op conform.Op, result *conform
 		if op.Kind == conform.OpExpire {
 			r.srv.tree.RemoveWatcher(c.watcher)
 		}
-		rep := r.srv.submit(Request{SessionID: c.id, Type: proto.OpCloseSession})
+		rep := r.srv.submit(datatree.Request{SessionID: c.id, Type: proto.OpCloseSession})
 		result.Err = code(rep.err)
 		r.srv.tree.RemoveWatcher(c.watcher)
 		delete(r.clients, c.name)
@@ -181,7 +270,7 @@ func (r *conformRunner) read(c *conformClient, op conform.Op, result *conform.Re
 		result.Err = code(rep.err)
 		return
 	}
-	var w Watcher
+	var w datatree.Watcher
 	if op.Watch {
 		w = c.watcher
 	}
@@ -221,7 +310,7 @@ func (r *conformRunner) read(c *conformClient, op conform.Op, result *conform.Re
 
 func (r *conformRunner) create(c *conformClient, op conform.Op, result *conform.Result) {
 	acl := toProtoACL(op.EffectiveACL())
-	var rep reply
+	var rep conformReply
 	switch {
 	case op.Flags.Container:
 		rep = r.request(c, proto.OpCreateContainer, &proto.CreateRequest{Path: op.Path, Data: op.Payload(), ACL: acl, Flags: proto.Container})
