@@ -340,7 +340,7 @@ func (l *leader) propose(r *request) {
 	lp := &leaderProposal{proposal: newProposal(r.entry), req: r}
 	l.lastProposed = lp.zxid
 	l.outstanding[lp.zxid] = lp
-	l.p.observe(Event{Kind: EventPropose, Zxid: lp.zxid, Hash: lp.hash, Epoch: l.epoch})
+	l.p.observe(Event{Kind: EventPropose, Zxid: lp.zxid, Hash: lp.hash, Epoch: l.epoch, Txn: lp.entry})
 	pkt := encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: lp.zxid, Data: lp.data})
 	for _, h := range l.handlers {
 		if h.forwarding && !h.observer {
@@ -380,7 +380,7 @@ func (l *leader) tryToCommit(lp *leaderProposal, zxid int64) bool {
 	delete(l.outstanding, zxid)
 	l.toBeApplied = append(l.toBeApplied, lp)
 	l.lastCommitted = zxid
-	l.p.observe(Event{Kind: EventCommit, Zxid: zxid, Hash: lp.hash, Epoch: l.epoch})
+	l.p.observe(Event{Kind: EventCommit, Zxid: zxid, Hash: lp.hash, Epoch: l.epoch, Txn: lp.entry})
 	commit := encodePacket(&proto.QuorumPacket{Type: pktCommit, Zxid: zxid})
 	inform := encodePacket(&proto.QuorumPacket{Type: pktInform, Zxid: zxid, Data: lp.data})
 	for _, h := range l.handlers {

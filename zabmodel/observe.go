@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/zabmodel/proto"
 )
 
 // EventKind names a protocol step that the white-box checkers watch. Servers report each step at the
@@ -131,6 +132,9 @@ type Event struct {
 	Round  int64  // EventVote, EventElected: the election round
 	Count  int    // EventFsync: durable records; EventLost: records lost
 	Source Source
+	// Txn is the transaction itself for EventPropose and EventCommit, so that a runner can keep the
+	// committed log that the client-visible checkers replay. It must not be modified.
+	Txn *proto.TxnEntry
 }
 
 func (e Event) String() string {

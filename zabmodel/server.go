@@ -6,6 +6,7 @@ import (
 	"github.com/zabsim/zabsim/electionmodel"
 	"github.com/zabsim/zabsim/net"
 	"github.com/zabsim/zabsim/sim"
+	"github.com/zabsim/zabsim/zabmodel/proto"
 	"github.com/zabsim/zabsim/zabmodel/storage"
 )
 
@@ -539,4 +540,15 @@ func (s *Server) LastProcessedZxid() int64 {
 		return 0
 	}
 	return s.p.db.lastProcessedZxid()
+}
+
+// LoggedTxns returns the transactions in the server's txn log after zxid, decoded, in order. A new
+// leader's log beyond the last committed zxid is what its establishment commits.
+func (s *Server) LoggedTxns(after int64) []*proto.TxnEntry {
+	records := s.disk.Records(after)
+	out := make([]*proto.TxnEntry, 0, len(records))
+	for _, r := range records {
+		out = append(out, decodeLogRecord(r))
+	}
+	return out
 }
