@@ -113,12 +113,12 @@ func checkProbes(h *History, probes []probe, col *collector) {
 func judgeProbe(h *History, tree *refTree, p probe, col *collector) {
 	op := p.op
 	idx := committedIndex(h.Committed, op.Zxid)
-	if idx < 0 && op.Zxid > tree.lastZxid {
-		col.add(probeFinding(p, "read-state", fmt.Sprintf("%s: its reply zxid is beyond the last committed transaction %s",
-			describeOperation(p.ref, op), hexID(tree.lastZxid))))
-		return
-	}
 	if isRead(op.Kind) {
+		if idx < 0 && op.Zxid > tree.lastZxid {
+			col.add(probeFinding(p, "read-state", fmt.Sprintf("%s: its reply zxid is beyond the last committed transaction %s",
+				describeOperation(p.ref, op), hexID(tree.lastZxid))))
+			return
+		}
 		if idx < 0 && op.Zxid&0xffffffff != 0 {
 			col.add(probeFinding(p, "read-state", fmt.Sprintf("%s: its reply zxid is not the zxid of any committed transaction",
 				describeOperation(p.ref, op))))

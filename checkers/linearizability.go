@@ -130,8 +130,9 @@ type linearizabilityBuilder struct {
 	// ephemeralPaths lists, per session, the in-scope paths on which it may have created an
 	// ephemeral node: the partitions its end must reach.
 	ephemeralPaths map[int64][]string
-	// Counts for the notes: unknown outcomes settled by the log, and left to porcupine.
-	happened, didNotHappen, undecided int
+	// Counts for the notes: unknown outcomes settled by the log, and left to porcupine; session
+	// ends the log shows without a time to place them at.
+	happened, didNotHappen, undecided, untimedEnds int
 }
 
 func newLinearizabilityBuilder(h *History, opts LinearizabilityOptions) *linearizabilityBuilder {
@@ -252,26 +253,55 @@ func (b *linearizabilityBuilder) settle(op *Operation) (out *modelOutput, ret in
 }
 
 // collectSessionEnds adds the session ends the runner recorded, as instantaneous operations at
-// the commit of the closeSession, for the sessions that may own ephemerals in scope.
+// the commit of the closeSession, for the sessions that may own ephemerals in scope. A session
+// whose closeSession is in the committed log without a fact or a client close operation is taken
+// from the log, at its commit time.
 func (b *linearizabilityBuilder) collectSessionEnds() {
+	recorded := map[int64]bool{}
 	for i := range b.h.Sessions {
 		s := &b.h.Sessions[i]
-		if s.End == nil || len(b.ephemeralPaths[s.Session]) == 0 {
+		if s.End == nil {
 			continue
 		}
-		at := int64(s.End.Time)
-		b.closes = append(b.closes, linearizabilityEntry{
-			input:  &modelInput{ref: OpRef{Client: "runner", Index: i}, kind: proto.OpCloseSession, session: s.Session},
-			output: &modelOutput{err: proto.OK, version: -1},
-			call:   at, ret: at, client: len(b.h.Clients),
-		})
+		recorded[s.Session] = true
+		b.addSessionEnd(s.Session, s.End.Time, OpRef{Client: "runner", Index: i})
 	}
+	for _, c := range b.closes {
+		recorded[c.input.session] = true
+	}
+	for i := range b.h.Committed {
+		hdr := &b.h.Committed[i].Entry.Header
+		if hdr.Type != proto.OpCloseSession || recorded[hdr.ClientID] || len(b.ephemeralPaths[hdr.ClientID]) == 0 {
+			continue
+		}
+		recorded[hdr.ClientID] = true
+		if b.h.Committed[i].Time <= 0 {
+			b.untimedEnds++
+			continue
+		}
+		b.addSessionEnd(hdr.ClientID, b.h.Committed[i].Time, OpRef{Client: "log", Index: i})
+	}
+}
+
+func (b *linearizabilityBuilder) addSessionEnd(session int64, at clock.Time, ref OpRef) {
+	if len(b.ephemeralPaths[session]) == 0 {
+		return
+	}
+	b.closes = append(b.closes, linearizabilityEntry{
+		input:  &modelInput{ref: ref, kind: proto.OpCloseSession, session: session},
+		output: &modelOutput{err: proto.OK, version: -1},
+		call:   int64(at), ret: int64(at), client: len(b.h.Clients),
+	})
 }
 
 func (b *linearizabilityBuilder) addNotes(col *collector) {
 	if b.happened+b.didNotHappen > 0 {
 		col.note("the committed log settled %d unknown-outcome writes: %d happened, %d did not",
 			b.happened+b.didNotHappen, b.happened, b.didNotHappen)
+	}
+	if b.untimedEnds > 0 {
+		col.note("%d sessions that owned ephemerals in scope were closed in the committed log without a recorded commit time, so their ephemerals never vanish in the model",
+			b.untimedEnds)
 	}
 	if b.undecided > 0 {
 		col.note("%d unknown-outcome writes were left to porcupine: each may take effect once, anywhere after its call, or never",

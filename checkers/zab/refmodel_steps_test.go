@@ -53,6 +53,10 @@ func (m *refModel) elect() {
 		}
 		return cmpInt(a.sid, b.sid)
 	})
+	quorum = slices.DeleteFunc(quorum, func(s *refServer) bool { return s != winner && !canSync(s, winner.applied) })
+	if len(quorum) < m.quorum {
+		return
+	}
 	m.round++
 	for _, s := range quorum {
 		m.emit(zabmodel.Event{Kind: zabmodel.EventVote, Server: s.sid, Leader: s.sid, Zxid: s.lastZxid(),
@@ -156,19 +160,16 @@ func (m *refModel) syncDiff(s *refServer, missing []txn) {
 // reloads from snapshot and log, applies the rest of the leader's history in memory and snapshots
 // it. It reports false, doing nothing, if that cannot rebuild a prefix of the leader's history.
 func (m *refModel) truncate(s *refServer, target []txn) bool {
+	if !truncateFits(s, target) {
+		return false
+	}
 	keep := -1
 	for i, t := range s.log {
 		if slices.Contains(target, t) {
 			keep = i
 		}
 	}
-	if keep < 0 {
-		return false
-	}
 	reloaded, snapZxid := s.reload(s.log[:keep+1])
-	if len(reloaded) > len(target) || !slices.Equal(reloaded, target[:len(reloaded)]) {
-		return false
-	}
 	s.log = s.log[:keep+1]
 	s.synced = min(s.synced, len(s.log))
 	m.emit(zabmodel.Event{Kind: zabmodel.EventTruncate, Server: s.sid, Zxid: s.log[keep].zxid})
@@ -215,10 +216,8 @@ func (m *refModel) syncSnap(s *refServer, target []txn) {
 	if len(target) > 0 {
 		zxid = target[len(target)-1].zxid
 	}
-	for _, t := range s.log {
-		if t.zxid > zxid && !slices.Contains(target, t) {
-			panic("reference model: a SNAP would leave a divergent record above the snapshot")
-		}
+	if !snapFits(s, target) {
+		panic("reference model: a SNAP would leave a divergent record above the snapshot")
 	}
 	s.applied = slices.Clone(target)
 	m.emit(zabmodel.Event{Kind: zabmodel.EventTreeLoaded, Server: s.sid, Zxid: zxid, Source: zabmodel.SourceSnap})
@@ -239,4 +238,45 @@ func (m *refModel) upToDate(s *refServer, epoch int64) {
 		}
 	}
 	s.forwarding = true
+}
+
+// canSync reports whether a learner can synchronize with a leader whose applied history is target
+// by one of the model's paths.
+func canSync(s *refServer, target []txn) bool {
+	mine := s.history()
+	if len(mine) <= len(target) && slices.Equal(mine, target[:len(mine)]) {
+		return true
+	}
+	return truncateFits(s, target) || snapFits(s, target)
+}
+
+// truncateFits reports whether truncating at the last logged record the leader also has and
+// reloading from disk rebuilds a prefix of target.
+func truncateFits(s *refServer, target []txn) bool {
+	keep := -1
+	for i, t := range s.log {
+		if slices.Contains(target, t) {
+			keep = i
+		}
+	}
+	if keep < 0 {
+		return false
+	}
+	reloaded, _ := s.reload(s.log[:keep+1])
+	return len(reloaded) <= len(target) && slices.Equal(reloaded, target[:len(reloaded)])
+}
+
+// snapFits reports whether a SNAP of target leaves no divergent record above its zxid in the log,
+// where a restart would replay it.
+func snapFits(s *refServer, target []txn) bool {
+	zxid := int64(0)
+	if len(target) > 0 {
+		zxid = target[len(target)-1].zxid
+	}
+	for _, t := range s.log {
+		if t.zxid > zxid && !slices.Contains(target, t) {
+			return false
+		}
+	}
+	return true
 }
