@@ -41,7 +41,8 @@ func validatePath(path string) error {
 // EphemeralType.validateTTL(mode, ttl), with ttl -1 for a create without one.
 func validateCreate(path string, mode proto.CreateMode, ttl int64) error {
 	if _, err := proto.CreateModeFromFlag(int32(mode)); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		// Not %w: proto's error wraps BadArguments, and a local refusal must carry no server code.
+		return fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 	}
 	validate := proto.ValidatePath
 	if mode.IsSequential() {
@@ -230,7 +231,9 @@ func validateOps(ops []Op) error {
 		results[i] = OpResult{Type: proto.OpError, Err: proto.RuntimeInconsistency}
 		if err := op.validate(); err != nil {
 			results[i].Err = proto.BadArguments
-			cause = cmpOr(cause, err)
+			if cause == nil {
+				cause = err
+			}
 		}
 	}
 	if cause != nil {
@@ -242,13 +245,6 @@ func validateOps(ops []Op) error {
 		}
 	}
 	return nil
-}
-
-func cmpOr(first, next error) error {
-	if first != nil {
-		return first
-	}
-	return next
 }
 
 // AddWatch sets a persistent (or persistent recursive) watch on path. It is registered when the

@@ -95,9 +95,10 @@ func (s State) IsAlive() bool { return s != StateClosed && s != StateAuthFailed 
 func (s State) IsConnected() bool { return s == StateConnected || s == StateConnectedReadOnly }
 
 // Client is one simulated ZooKeeper client: ClientCnxn with its SendThread and EventThread, and the
-// ZooKeeper handle on top. Every method must be called from inside the simulator's event loop; the
-// client runs its protocol from network and timer events of its node, and delivers callbacks and
-// watch events from those events too, never from inside the call that issued a request.
+// ZooKeeper handle on top. Its methods may be called from any event of the world (or between runs),
+// on the goroutine that owns the world. The client runs its protocol from network and timer events
+// of its node, and delivers callbacks and watch events from those events too, never from inside the
+// call that issued a request.
 type Client struct {
 	w           *sim.World
 	nw          *net.Network
@@ -150,7 +151,7 @@ type Client struct {
 	confirmTimer sim.TimerID
 	sleepTimer   sim.TimerID
 	drainTimer   sim.TimerID
-	depth        int // nesting of handler and drain calls; callbacks are delivered at depth zero
+	depth        int // nesting of entries into the client; the outermost handler delivers as it leaves
 	encoder      proto.Encoder
 }
 
