@@ -24,7 +24,7 @@ func BenchmarkRequestRoundTrip(b *testing.B) {
 	next = func(r StatResult) {
 		done++
 		if done+100 <= b.N {
-			_ = c.SetData("/a", []byte("x"), -1, next)
+			require.NoError(b, c.SetData("/a", []byte("x"), -1, next))
 		}
 	}
 	b.ResetTimer()

@@ -185,7 +185,7 @@ func workloadHash(t *testing.T, seed uint64, trace sim.TraceConfig) (uint64, int
 	n := 0
 	tick = func() {
 		n++
-		_ = issue(c, n, n, func(int, proto.Code) { callbacks++ })
+		require.NoError(t, issue(c, n, n, func(int, proto.Code) { callbacks++ }))
 		if w.Chance(1, 50) {
 			if conns := nw.Conns(bed.clientNode); len(conns) > 0 {
 				nw.Reset(conns[0])
