@@ -300,7 +300,7 @@ func (c *Client) leave() {
 func (c *Client) leaveAPI() {
 	c.depth--
 	if c.depth == 0 && c.events.pending() && c.drainTimer == 0 {
-		c.drainTimer = c.w.SetTimer(c.node, 0, c, tagDrain)
+		c.drainTimer = c.w.SetTimer(c.node, 0, (*driver)(c), tagDrain)
 	}
 }
 

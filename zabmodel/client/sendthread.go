@@ -51,8 +51,13 @@ const (
 	haveNotHeardReason    = "Client session timed out, have not heard from server in "
 )
 
+// driver is the Client as the simulator sees it: the handler of its connections and its timers. A
+// separate type keeps these entry points out of the Client's API.
+type driver Client
+
 // TimerName implements sim.TimerNamer.
-func (c *Client) TimerName(tag uint64) string {
+func (d *driver) TimerName(tag uint64) string {
+	c := (*Client)(d)
 	switch tag {
 	case tagSelect:
 		return c.name + " select timeout"
@@ -68,7 +73,8 @@ func (c *Client) TimerName(tag uint64) string {
 }
 
 // OnTimer implements sim.TimerHandler.
-func (c *Client) OnTimer(tag uint64) {
+func (d *driver) OnTimer(tag uint64) {
+	c := (*Client)(d)
 	c.enter()
 	switch tag {
 	case tagSelect:
@@ -100,7 +106,7 @@ func (c *Client) OnTimer(tag uint64) {
 func (c *Client) sleep(p phase, d clock.Duration) {
 	c.phase = p
 	c.w.CancelTimer(c.sleepTimer) // There is never another sleep pending; this keeps it so.
-	c.sleepTimer = c.w.SetTimer(c.node, d, c, tagSleep)
+	c.sleepTimer = c.w.SetTimer(c.node, d, (*driver)(c), tagSleep)
 }
 
 func (c *Client) sleepDone() {
@@ -161,7 +167,7 @@ func (c *Client) connect() {
 	}
 	c.setState(StateConnecting)
 	c.note("connecting to " + c.w.Name(c.server))
-	conn, err := c.nw.Dial(c.node, c.server, c.port, tcpConnectGiveUp, c)
+	conn, err := c.nw.Dial(c.node, c.server, c.port, tcpConnectGiveUp, (*driver)(c))
 	if err != nil {
 		c.ioFailure(err.Error())
 		return
@@ -237,7 +243,7 @@ func (c *Client) armSelect(toMillis int64) {
 		return
 	}
 	c.w.CancelTimer(c.selectTimer)
-	c.selectTimer = c.w.SetTimer(c.node, d, c, tagSelect)
+	c.selectTimer = c.w.SetTimer(c.node, d, (*driver)(c), tagSelect)
 	c.selectTarget = target
 }
 
@@ -245,7 +251,7 @@ func (c *Client) armSelect(toMillis int64) {
 // pause includes the messages that arrived during it.
 func (c *Client) scheduleConfirm() {
 	if c.confirmTimer == 0 {
-		c.confirmTimer = c.w.SetTimer(c.node, 0, c, tagConfirm)
+		c.confirmTimer = c.w.SetTimer(c.node, 0, (*driver)(c), tagConfirm)
 	}
 }
 
@@ -357,7 +363,8 @@ func (c *Client) conLossPacket(p *packet) {
 }
 
 // Connected implements net.Handler: finishConnect succeeded, so the session handshake starts.
-func (c *Client) Connected(conn net.ConnID) {
+func (d *driver) Connected(conn net.ConnID) {
+	c := (*Client)(d)
 	c.enter()
 	if conn == c.conn && c.phase == phaseSelect && !c.tcpConnected {
 		c.tcpConnected = true
@@ -370,7 +377,8 @@ func (c *Client) Connected(conn net.ConnID) {
 }
 
 // Received implements net.Handler: one packet from the server.
-func (c *Client) Received(conn net.ConnID, payload []byte) {
+func (d *driver) Received(conn net.ConnID, payload []byte) {
+	c := (*Client)(d)
 	c.enter()
 	if conn == c.conn && c.phase == phaseSelect {
 		if err := c.readPacket(payload); err != nil {
@@ -384,7 +392,8 @@ func (c *Client) Received(conn net.ConnID, payload []byte) {
 }
 
 // Closed implements net.Handler: the server closed the connection, it was reset, or the dial failed.
-func (c *Client) Closed(conn net.ConnID, err error) {
+func (d *driver) Closed(conn net.ConnID, err error) {
+	c := (*Client)(d)
 	c.enter()
 	if conn == c.conn && c.phase == phaseSelect {
 		c.conn = 0 // The network has closed this end already.
