@@ -400,3 +400,26 @@ func TestQueueModelHandlesAnUnknownEnqueue(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Violation, res.Status, res.String())
 }
+
+func TestQueueModelJudgesListingsOnRequest(t *testing.T) {
+	build := func(listed []string) *History {
+		r := NewRecorder()
+		p := r.Call("p1", ms(1), Operation{Kind: proto.OpCreate, Session: 2, Xid: 1, Path: "/q/item-", Mode: proto.PersistentSequential})
+		require.NoError(t, r.Reply(p, ms(2), Reply{Zxid: 5, CreatedPath: "/q/item-0000000000"}))
+		l := r.Call("c1", ms(3), Operation{Kind: proto.OpGetChildren2, Session: 3, Xid: 1, Path: "/q"})
+		require.NoError(t, r.Reply(l, ms(4), Reply{Zxid: 5, Children: listed}))
+		return r.Finish(ms(10), nil)
+	}
+	opts := LinearizabilityOptions{Model: QueueModel, Prefix: "/q", IncludeReads: true}
+	res, err := CheckLinearizability(build([]string{"item-0000000000"}), opts)
+	require.NoError(t, err)
+	assert.Equal(t, Pass, res.Status, res.String())
+	res, err = CheckLinearizability(build(nil), opts)
+	require.NoError(t, err)
+	assert.Equal(t, Violation, res.Status, res.String())
+	// Without IncludeReads the stale listing is not the linearizability checker's business.
+	opts.IncludeReads = false
+	res, err = CheckLinearizability(build(nil), opts)
+	require.NoError(t, err)
+	assert.Equal(t, Pass, res.Status, res.String())
+}

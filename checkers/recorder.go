@@ -84,6 +84,18 @@ func (r *Recorder) Reply(ref OpRef, now clock.Time, reply Reply) error {
 	return nil
 }
 
+// Result records whatever the client library's callback delivered for ref at now, when the runner
+// cannot tell a reply from a give-up otherwise: a server reply always carries the zxid of a
+// server state, which is positive once the session exists (its createSession is a transaction),
+// while a code the client chose itself (CONNECTIONLOSS, SESSIONEXPIRED, AUTHFAILED) comes with
+// zxid 0 and leaves the outcome unknown.
+func (r *Recorder) Result(ref OpRef, now clock.Time, reply Reply) error {
+	if reply.Zxid > 0 {
+		return r.Reply(ref, now, reply)
+	}
+	return r.Fail(ref, now, reply.Err, OutcomeUnknown)
+}
+
 // Fail records that the client reported ref failed at now without a reply: outcome is
 // OutcomeUnknown if the request may have reached a server (CONNECTIONLOSS, SESSIONEXPIRED while in
 // flight), OutcomeNotApplied if it certainly did not.
