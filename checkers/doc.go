@@ -25,14 +25,20 @@
 //		Path: "/r/k1", Data: []byte("v"), Version: 3})
 //	_ = rec.Reply(ref, later, checkers.Reply{Err: proto.OK, Zxid: 0x100000009, Stat: &stat})
 //	_ = rec.Fail(other, later, proto.ConnectionLoss, checkers.OutcomeUnknown)
+//	_ = rec.Result(third, later, checkers.Reply{Err: r.Err, Zxid: r.Zxid}) // a reply if Zxid > 0, else unknown
 //	rec.Event("c1", sid, t, proto.EventNodeDataChanged, "/r/k1", -1)
+//	rec.State("c1", sid, t, proto.StateDisconnected)
 //	_ = rec.Commit(entry, t) // every committed txn, in zxid order
+//	rec.SessionStarted(sid, "c1", timeout)
+//	_ = rec.SessionHealthy(sid, from, to)
+//	_ = rec.SessionEnded(sid, checkers.SessionEnd{Zxid: closeZxid, Time: t, Expired: true})
 //	h := rec.Finish(end, &checkers.LivenessFacts{HealTime: heal, LeaderTime: elected, Completed: true})
 //
+//	start := time.Now() // outside the simulated world only
 //	report, err := checkers.Run(h, checkers.Options{
 //		Linearizability: []checkers.LinearizabilityOptions{{Model: checkers.RegisterModel, Prefix: "/r"}},
 //		Liveness:        checkers.LivenessOptions{LeaderBound: 10 * clock.Second, OperationBound: 30 * clock.Second},
-//		Stopwatch:       hostStopwatch, // optional: measures checking time outside the simulated world
+//		Stopwatch:       func() time.Duration { return time.Since(start) }, // optional
 //	})
 //	if report.Failed() { fmt.Print(report) }
 //
