@@ -213,6 +213,13 @@ func (n *Network) World() *sim.World { return n.w }
 // Describe registers a renderer for messages on port, used only when the trace is rendered.
 func (n *Network) Describe(port Port, fn func(payload []byte) string) { n.describers[port] = fn }
 
+// Describes reports whether a renderer is registered for port, so that several parties sharing a
+// port (the clients of one service) register one only once.
+func (n *Network) Describes(port Port) bool {
+	_, ok := n.describers[port]
+	return ok
+}
+
 // Listen makes node accept connections on port until it crashes or calls Unlisten.
 func (n *Network) Listen(node sim.NodeID, port Port, l Listener) error {
 	if !n.w.IsUp(node) {
