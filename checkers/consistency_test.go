@@ -267,3 +267,18 @@ func TestReferenceTreeFollowsDataTree(t *testing.T) {
 	assert.Nil(t, tree.nodes["/b"])
 	assert.Equal(t, int64(4), tree.lastZxid)
 }
+
+func TestSetACLIsJudgedByItsReplyOnly(t *testing.T) {
+	h := baseHistory(t, func(f *fixture) {
+		ref := f.r.Call("c1", ms(20), Operation{Kind: proto.OpSetACL, Session: 2, Xid: 9, Path: "/r/a", Version: -1})
+		zxid := f.commit(2, 9, proto.OpSetACL, &proto.SetACLTxn{Path: "/r/a", ACL: proto.OpenACLUnsafe, Version: 1}, ms(21))
+		st := statAfterSet
+		st.Aversion = 1
+		require.NoError(t, f.r.Reply(ref, ms(22), Reply{Zxid: zxid, Stat: &st}))
+	})
+	res := checkReadsOf(t, h, ReadOptions{})[0]
+	assert.Equal(t, Pass, res.Status, res.String())
+	lin, err := CheckLinearizability(h, registerOptions())
+	require.NoError(t, err)
+	assert.Equal(t, Pass, lin.Status, lin.String())
+}

@@ -84,8 +84,9 @@ func (o Outcome) Indeterminate() bool { return o == OutcomeUnknown || o == Outco
 //
 // Kind is the ZooKeeper op code of the call: create (create2 when the reply carries a stat),
 // delete, setData, check, getData, exists, getChildren (getChildren2 with a stat), multi, sync,
-// closeSession and addWatch. The input fields that apply to the kind are filled; the others are
-// left zero.
+// closeSession, addWatch, getACL and setACL (whose ACLs no checker judges, though their replies'
+// zxids and stats are). The input fields that apply to the kind are filled; the others are left
+// zero. Containers, TTL nodes, removeWatches and reconfig are not supported.
 type Operation struct {
 	// Session is the session id the request was sent on, or 0 if the client had none yet.
 	Session int64

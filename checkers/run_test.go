@@ -106,7 +106,7 @@ func TestValidateRejectsMalformedHistories(t *testing.T) {
 	cases := map[string]func(h *History){
 		"no outcome":         func(h *History) { h.Clients[0].Ops[0].Outcome = 0 },
 		"return before call": func(h *History) { h.Clients[0].Ops[0].Return = 0; h.Clients[0].Arrivals[0].Time = 0 },
-		"unsupported kind":   func(h *History) { h.Clients[0].Ops[0].Kind = proto.OpSetACL },
+		"unsupported kind":   func(h *History) { h.Clients[0].Ops[0].Kind = proto.OpRemoveWatches },
 		"bad path":           func(h *History) { h.Clients[0].Ops[0].Path = "/a/" },
 		"ttl create": func(h *History) {
 			h.Clients[0].Ops[0] = Operation{Kind: proto.OpCreate, Path: "/t", Mode: proto.PersistentWithTTL, Outcome: OutcomePending}

@@ -103,7 +103,8 @@ func validateOperation(h *History, op *Operation) error {
 	case proto.OpCreate, proto.OpCreate2:
 		return validateCreate(op.Path, op.Mode)
 	case proto.OpDelete, proto.OpSetData, proto.OpCheck, proto.OpGetData, proto.OpExists,
-		proto.OpGetChildren, proto.OpGetChildren2, proto.OpSync, proto.OpAddWatch:
+		proto.OpGetChildren, proto.OpGetChildren2, proto.OpSync, proto.OpAddWatch,
+		proto.OpGetACL, proto.OpSetACL:
 		if err := proto.ValidatePath(op.Path); err != nil {
 			return invalid("%v on path %q: %v", op.Kind, op.Path, err)
 		}
