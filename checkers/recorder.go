@@ -2,6 +2,7 @@ package checkers
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/zabmodel/proto"
@@ -130,21 +131,25 @@ func (r *Recorder) State(client string, session int64, now clock.Time, state pro
 // Stopped records that the client process crashed or stopped for good.
 func (r *Recorder) Stopped(client string) { r.client(client).Stopped = true }
 
-// Commit records a transaction the global view saw committed at now. Transactions must come in
-// increasing zxid order; a repeated zxid (another server committing the same txn) is ignored if it
-// is the same transaction, and an error otherwise.
+// Commit records a transaction the global view saw committed at now. Transactions may be reported
+// more than once (say, as each server applies them) and out of order: the log keeps each zxid
+// once, in zxid order, with the earliest time it was reported. Two different transactions with
+// one zxid are an error: that is a broken Agreement, which the white-box checkers report.
 func (r *Recorder) Commit(entry proto.TxnEntry, now clock.Time) error {
 	log := r.h.Committed
-	if n := len(log); n > 0 {
-		last := &log[n-1].Entry.Header
-		switch {
-		case entry.Header.Zxid == last.Zxid && entry.Header == *last:
-			return nil
-		case entry.Header.Zxid <= last.Zxid:
-			return fmt.Errorf("checkers: recorder: commit of %s after %s", hexID(entry.Header.Zxid), hexID(last.Zxid))
+	z := entry.Header.Zxid
+	i := committedSearch(log, z)
+	if i < len(log) && log[i].Entry.Header.Zxid == z {
+		if log[i].Entry.Header != entry.Header {
+			return fmt.Errorf("checkers: recorder: two different transactions committed with zxid %s: %v of session %s and %v of session %s",
+				hexID(z), log[i].Entry.Header.Type, hexID(log[i].Entry.Header.ClientID), entry.Header.Type, hexID(entry.Header.ClientID))
 		}
+		if now > 0 && (log[i].Time == 0 || now < log[i].Time) {
+			log[i].Time = now
+		}
+		return nil
 	}
-	r.h.Committed = append(r.h.Committed, CommittedTxn{Entry: entry, Time: now})
+	r.h.Committed = slices.Insert(log, i, CommittedTxn{Entry: entry, Time: now})
 	return nil
 }
 
