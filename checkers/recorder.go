@@ -27,6 +27,10 @@ func NewRecorder() *Recorder {
 
 // Reply is what a server's reply says, for Recorder.Reply.
 type Reply struct {
+	// Session, if not 0, is the session the reply came on; it fills in the operation's session if
+	// the request was issued before the client had one (Java queues such requests until the
+	// handshake completes).
+	Session      int64
 	Err          proto.Code
 	Zxid         int64
 	CreatedPath  string
@@ -77,6 +81,9 @@ func (r *Recorder) Reply(ref OpRef, now clock.Time, reply Reply) error {
 	}
 	if now < op.Call {
 		return fmt.Errorf("checkers: recorder: reply to %v at %s, before its call", ref, timeString(now))
+	}
+	if op.Session == 0 {
+		op.Session = reply.Session
 	}
 	op.Outcome, op.Return, op.Err, op.Zxid = OutcomeReplied, now, reply.Err, reply.Zxid
 	op.CreatedPath, op.ResultData, op.Stat = reply.CreatedPath, reply.Data, reply.Stat

@@ -153,12 +153,13 @@ func TestValidateRejectsMalformedHistories(t *testing.T) {
 
 func TestRecorderResultTellsRepliesFromGiveUps(t *testing.T) {
 	r := NewRecorder()
-	replied := r.Call("c1", ms(1), Operation{Kind: proto.OpExists, Path: "/a", Session: 2})
+	replied := r.Call("c1", ms(1), Operation{Kind: proto.OpExists, Path: "/a"}) // before the handshake
 	gaveUp := r.Call("c1", ms(1), Operation{Kind: proto.OpSetData, Path: "/a", Session: 2, Version: -1})
-	require.NoError(t, r.Result(replied, ms(2), Reply{Err: proto.NoNode, Zxid: 7}))
+	require.NoError(t, r.Result(replied, ms(2), Reply{Session: 2, Err: proto.NoNode, Zxid: 7}))
 	require.NoError(t, r.Result(gaveUp, ms(3), Reply{Err: proto.ConnectionLoss}))
 	h := r.Finish(ms(4), nil)
 	assert.Equal(t, OutcomeReplied, h.Clients[0].Ops[0].Outcome)
+	assert.Equal(t, int64(2), h.Clients[0].Ops[0].Session)
 	assert.Equal(t, OutcomeUnknown, h.Clients[0].Ops[1].Outcome)
 	assert.Equal(t, proto.ConnectionLoss, h.Clients[0].Ops[1].Err)
 	assert.Len(t, h.Clients[0].Arrivals, 1)
