@@ -120,6 +120,9 @@ func (b *linearizabilityBuilder) partitionFinding(model porcupine.Model, members
 	}
 	f.Message = fmt.Sprintf("the %d operations on %s have no linearization: the longest linearizable order places %d of them and ends in state %s; none of these can follow it: %s",
 		len(members), key, len(longest), model.DescribeState(state), strings.Join(lines, "; "))
+	if b.opts.Model == QueueModel && !b.opts.QueueAnyOrder {
+		f.Message += " (the queue model lets a successful delete remove only the lowest item present: consumers take the head)"
+	}
 	return f
 }
 
