@@ -107,6 +107,9 @@ func (p *pathTrie) deletePath(path string) error {
 
 // findMaxPrefix returns the deepest path with a property along path, or "/".
 func (p *pathTrie) findMaxPrefix(path string) string {
+	if len(p.root.children) == 0 {
+		return "/" // no quota anywhere: skip splitting the path
+	}
 	node := p.root
 	var deepest *trieNode
 	for _, part := range splitTriePath(path) {

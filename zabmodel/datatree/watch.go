@@ -194,6 +194,9 @@ func (m *watchManager) ancestry(path string) ([]string, error) {
 // every descendant, for every type but NodeChildrenChanged. It returns the
 // collected watchers (suppressed ones included), or nil if there were none.
 func (m *watchManager) trigger(path string, t proto.EventType, suppress *orderedSet[Watcher]) *orderedSet[Watcher] {
+	if len(m.table) == 0 {
+		return nil // the common case, and free of allocations
+	}
 	levels, err := m.ancestry(path)
 	if err != nil {
 		panic(fmt.Sprintf("datatree: broken invariant: event on a node path without '/': %v", err))
