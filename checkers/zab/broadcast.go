@@ -60,17 +60,17 @@ func (c *Checker) checkLocalOrder(s *server, t txn) {
 	}
 }
 
-// checkProposed checks Integrity for a transaction a server logged, applied or committed, and
-// returns the epoch of its proposer.
-func (c *Checker) checkProposed(s *server, t txn, what string) (int64, bool) {
+// checkProposed checks Integrity for a transaction a server logged, applied (from source) or
+// committed, and returns the epoch of its proposer.
+func (c *Checker) checkProposed(s *server, t txn, what string, source zabmodel.Source) (int64, bool) {
 	epoch, ok := c.proposerEpoch(t)
 	if !ok {
 		c.report(Integrity, finding{servers: []int64{s.sid}, zxids: []int64{t.zxid}, epoch: zabmodel.EpochOf(t.zxid)},
-			"Server %d %s %s with hash %#x, but no leader ever proposed that transaction under that "+
-				"zxid. A server may only hold what a leader broadcast: the transaction was corrupted, "+
-				"invented, or paired with the wrong zxid on its way (a PROPOSAL, a DIFF, a SNAP or the "+
-				"server's own disk).",
-			s.sid, what, zx(t.zxid), t.hash)
+			"Server %d %s %s (source %s) with hash %#x, but no leader ever proposed that transaction "+
+				"under that zxid. A server may only hold what a leader broadcast: the transaction was "+
+				"corrupted, invented, or paired with the wrong zxid on its way (a PROPOSAL, a DIFF, a "+
+				"SNAP or the server's own disk).",
+			s.sid, what, zx(t.zxid), source, t.hash)
 	}
 	return epoch, ok
 }
@@ -78,7 +78,7 @@ func (c *Checker) checkProposed(s *server, t txn, what string) (int64, bool) {
 // onLog appends a record to the server's txn log.
 func (c *Checker) onLog(s *server, e zabmodel.Event) {
 	t := txn{zxid: e.Zxid, hash: e.Hash}
-	c.checkProposed(s, t, "logged")
+	c.checkProposed(s, t, "logged", zabmodel.SourceNone)
 	if n := len(s.log); n > 0 && t.zxid <= s.log[n-1].zxid {
 		c.report(EventStream, finding{servers: []int64{s.sid}, zxids: []int64{s.log[n-1].zxid, t.zxid}},
 			"Server %d logged %s after %s, but a txn log refuses a zxid that is not above its last "+
@@ -99,7 +99,7 @@ func (c *Checker) onFsync(s *server, e zabmodel.Event) {
 // onCommit checks Integrity and Agreement and records the commit.
 func (c *Checker) onCommit(s *server, e zabmodel.Event) {
 	t := txn{zxid: e.Zxid, hash: e.Hash}
-	c.checkProposed(s, t, "committed")
+	c.checkProposed(s, t, "committed", zabmodel.SourceNone)
 	hash, ok := c.committed[t.zxid]
 	switch {
 	case ok && hash != t.hash:
@@ -131,14 +131,20 @@ func (c *Checker) commit(t txn, by, epoch int64) {
 // checkQuorumDurable checks the second half of CommittedLogDurability for one committed
 // transaction: a quorum of voters durably holds it.
 func (c *Checker) checkQuorumDurable(t txn, by, epoch int64, when string) {
+	count := 0
+	for _, sid := range c.voterSids {
+		if c.servers[sid].durable(t) {
+			count++
+		}
+	}
+	if count >= c.quorum {
+		return
+	}
 	var holders []int64
 	for _, sid := range c.voterSids {
 		if c.servers[sid].durable(t) {
 			holders = append(holders, sid)
 		}
-	}
-	if len(holders) >= c.quorum {
-		return
 	}
 	c.report(CommittedLogDurability, finding{servers: []int64{by}, zxids: []int64{t.zxid}, epoch: epoch},
 		"Committed transaction %s (hash %#x) %s (at server %d) while only voters %v of %v hold it "+
@@ -153,7 +159,7 @@ func (c *Checker) checkQuorumDurable(t txn, by, epoch int64, when string) {
 // PrimaryIntegrity for one applied transaction, then appends it to the applied history.
 func (c *Checker) onApply(s *server, e zabmodel.Event) {
 	t := txn{zxid: e.Zxid, hash: e.Hash}
-	epoch, proposed := c.checkProposed(s, t, "applied (from "+e.Source.String()+")")
+	epoch, proposed := c.checkProposed(s, t, "applied", e.Source)
 	if last, ok := s.lastApplied(); ok && t.zxid <= last.zxid {
 		c.report(TotalOrder, finding{servers: []int64{s.sid}, zxids: []int64{last.zxid, t.zxid}},
 			"Server %d applied %s (from %s) after %s: zxids must strictly increase along a server's "+

@@ -21,6 +21,12 @@ type txn struct {
 // searchZxid returns the index of the first element of a sorted sequence whose zxid is at least
 // zxid, and whether that element has exactly this zxid.
 func searchZxid(sequence []txn, zxid int64) (int, bool) {
+	// Most queries are about the newest transactions, at the end: answer those without a search.
+	if n := len(sequence); n == 0 || sequence[n-1].zxid < zxid {
+		return n, false
+	} else if sequence[n-1].zxid == zxid {
+		return n - 1, true
+	}
 	return slices.BinarySearchFunc(sequence, zxid, func(t txn, target int64) int {
 		switch {
 		case t.zxid < target:

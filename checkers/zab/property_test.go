@@ -19,7 +19,7 @@ func drawRun(t *rapid.T) (*refModel, []zabmodel.Event) {
 	m := newRefModel(voters, observers, func(what string, n int) int {
 		return rapid.IntRange(0, n-1).Draw(t, what)
 	})
-	events := m.run(rapid.IntRange(5, 150).Draw(t, "steps"))
+	events := m.run(rapid.IntRange(20, 400).Draw(t, "steps"))
 	return m, events
 }
 

@@ -6,26 +6,41 @@ import (
 	"github.com/zabsim/zabsim/zabmodel"
 )
 
-// Step runs one action chosen by the model's chooser; an action whose precondition does not hold
-// does nothing.
-func (m *refModel) step() {
-	switch m.choose("action", 8) {
-	case 0:
-		m.elect()
-	case 1, 2:
-		m.propose()
-	case 3:
-		m.fsync(m.servers[m.choose("fsync server", len(m.servers))])
-	case 4:
-		m.commit()
-	case 5:
+// actionWeights sets how often each action is tried, in percent: broadcast dominates, faults and
+// elections are rarer, as in a real run.
+var actionWeights = []struct {
+	weight int
+	run    func(m *refModel)
+}{
+	{5, func(m *refModel) { m.elect() }},
+	{30, func(m *refModel) { m.propose() }},
+	{20, func(m *refModel) { m.fsync(m.servers[m.choose("fsync server", len(m.servers))]) }},
+	{20, func(m *refModel) { m.commit() }},
+	{5, func(m *refModel) {
+		if m.leader != nil && m.choose("crash the leader", 2) == 0 {
+			m.crash(m.leader)
+			return
+		}
 		m.crash(m.servers[m.choose("crash server", len(m.servers))])
-	case 6:
-		m.restartOrJoin(m.servers[m.choose("restart server", len(m.servers))])
-	case 7:
+	}},
+	{12, func(m *refModel) { m.restartOrJoin(m.servers[m.choose("restart server", len(m.servers))]) }},
+	{8, func(m *refModel) {
 		if s := m.servers[m.choose("snapshot server", len(m.servers))]; s.up && s.forwarding {
 			m.snapshot(s)
 		}
+	}},
+}
+
+// step runs one action chosen by the model's chooser; an action whose precondition does not hold
+// does nothing.
+func (m *refModel) step() {
+	roll := m.choose("action", 100)
+	for _, action := range actionWeights {
+		if roll < action.weight {
+			action.run(m)
+			return
+		}
+		roll -= action.weight
 	}
 }
 

@@ -1,0 +1,131 @@
+package zab
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/zabsim/zabsim/zabmodel"
+)
+
+func TestCommittedLogDurability(t *testing.T) {
+	t.Run("a commit with only the leader's copy fsynced", func(t *testing.T) {
+		// The followers acknowledged before fsyncing (an ACK-before-fsync bug).
+		s := newScript().start(1, 1, 2, 3).propose(1, z(1, 1), 2, 3).fsync(1)
+		s.commit(1, z(1, 1), 2, 3)
+		v := s.requireViolation(t, threeVoters, CommittedLogDurability)
+		assert.Equal(t, []int64{z(1, 1)}, v.Zxids)
+	})
+	t.Run("a commit with a quorum fsynced passes, the third copy may lag", func(t *testing.T) {
+		s := newScript().start(1, 1, 2, 3).propose(1, z(1, 1), 2, 3).fsync(1).fsync(2)
+		s.commit(1, z(1, 1), 2, 3)
+		s.requireClean(t, threeVoters)
+	})
+	t.Run("observers do not count", func(t *testing.T) {
+		config := Config{Voters: []int64{1, 2, 3}, Observers: []int64{4}}
+		s := newScript().start(1, 1, 2, 3).propose(1, z(1, 1), 2, 3, 4).fsync(1).fsync(4)
+		s.commit(1, z(1, 1), 2, 3)
+		s.requireViolation(t, config, CommittedLogDurability)
+	})
+	t.Run("a TRUNC removes a committed transaction", func(t *testing.T) {
+		s := newScript().start(1, 1, 2, 3).write(1, z(1, 1), 2, 3).write(1, z(1, 2), 2, 3)
+		s.add(zabmodel.Event{Kind: zabmodel.EventTruncate, Server: 3, Zxid: z(1, 1)})
+		v := s.requireViolation(t, threeVoters, CommittedLogDurability)
+		assert.Equal(t, []int64{z(1, 2), z(1, 1)}, v.Zxids)
+	})
+	t.Run("truncations of two copies leave a minority", func(t *testing.T) {
+		s := newScript().start(1, 1, 2, 3).write(1, z(1, 1), 2, 3).write(1, z(1, 2), 2, 3)
+		s.add(zabmodel.Event{Kind: zabmodel.EventTruncate, Server: 3, Zxid: z(1, 1)},
+			zabmodel.Event{Kind: zabmodel.EventTruncate, Server: 2, Zxid: z(1, 1)})
+		violations := s.check(t, threeVoters)
+		c, _ := New(threeVoters)
+		for _, e := range s.events {
+			c.Observe(e)
+		}
+		assert.Len(t, violations, 1) // Kept once, counted for every truncation and the lost quorum.
+		for _, count := range c.Summary().Violations {
+			if count.Invariant == CommittedLogDurability {
+				assert.Equal(t, int64(3), count.Count)
+			}
+		}
+	})
+	// Leader 1 logs 1:1 with follower 2 and dies before fsyncing it; server 2 leads epoch 2
+	// and sends server 3 a SNAP, which only a snapshot makes durable.
+	snapSync := func(snapshotTaken bool) *script {
+		s := newScript().start(1, 1, 2).propose(1, z(1, 1), 2).fsync(2)
+		s.add(zabmodel.Event{Kind: zabmodel.EventCrash, Server: 1},
+			zabmodel.Event{Kind: zabmodel.EventLost, Server: 1, Count: 1},
+			zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 2})
+		s.apply(2, z(1, 1), zabmodel.SourceFastForward).elect(2, 2, 3)
+		s.add(zabmodel.Event{Kind: zabmodel.EventTreeLoaded, Server: 3, Zxid: z(1, 1), Source: zabmodel.SourceSnap})
+		if snapshotTaken {
+			s.add(zabmodel.Event{Kind: zabmodel.EventSnapshot, Server: 3, Zxid: z(1, 1)})
+		}
+		return s.ackNewLeader(2, 2, 3).establish(2, 2, 3)
+	}
+	t.Run("a snapshot makes a SNAP durable", func(t *testing.T) {
+		snapSync(true).requireClean(t, threeVoters)
+	})
+	t.Run("a SNAP without a snapshot is not durable", func(t *testing.T) {
+		v := snapSync(false).requireViolation(t, threeVoters, CommittedLogDurability)
+		assert.Equal(t, []int64{z(1, 1)}, v.Zxids)
+	})
+	t.Run("a crash loses fsynced records of a committed transaction", func(t *testing.T) {
+		s := newScript().start(1, 1, 2, 3).write(1, z(1, 1), 2)
+		s.add(zabmodel.Event{Kind: zabmodel.EventCrash, Server: 2},
+			zabmodel.Event{Kind: zabmodel.EventLost, Server: 2, Zxid: 0, Count: 1})
+		s.requireViolation(t, threeVoters, CommittedLogDurability)
+	})
+}
+
+func TestLeaderLogCompleteness(t *testing.T) {
+	t.Run("the most complete server leads", func(t *testing.T) {
+		s := newScript().start(1, 1, 2, 3).write(1, z(1, 1), 2)
+		s.add(zabmodel.Event{Kind: zabmodel.EventCrash, Server: 1},
+			zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 2},
+			zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 3})
+		s.elect(2, 2, 3).log(3, z(1, 1)).apply(3, z(1, 1), zabmodel.SourceSync).fsync(3)
+		s.ackNewLeader(2, 2, 3).establish(2, 2, 3)
+		s.requireClean(t, threeVoters)
+	})
+	t.Run("a server without the committed transaction leads", func(t *testing.T) {
+		s := newScript().start(1, 1, 2, 3).write(1, z(1, 1), 2)
+		s.add(zabmodel.Event{Kind: zabmodel.EventCrash, Server: 1},
+			zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 2},
+			zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 3})
+		s.elect(2, 3, 2).ackNewLeader(2, 3, 2).establish(2, 3, 2)
+		v := s.requireViolation(t, threeVoters, LeaderLogCompleteness)
+		assert.Equal(t, []int64{3}, v.Servers)
+		assert.Equal(t, []int64{z(1, 1)}, v.Zxids)
+	})
+}
+
+func TestMonotonicRead(t *testing.T) {
+	// Server 2 holds 1:1 (committed) and 1:2 (never committed) in its tree.
+	base := func() *script {
+		s := newScript().start(1, 1, 2, 3).write(1, z(1, 1), 2, 3).propose(1, z(1, 2), 2).fsync(2)
+		s.add(zabmodel.Event{Kind: zabmodel.EventCrash, Server: 1},
+			zabmodel.Event{Kind: zabmodel.EventLost, Server: 1, Zxid: z(1, 1), Count: 1},
+			zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 2},
+			zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 3})
+		return s.apply(2, z(1, 2), zabmodel.SourceFastForward)
+	}
+	t.Run("a TRUNC that removes only the uncommitted transaction", func(t *testing.T) {
+		s := base().elect(2, 3, 2)
+		s.add(zabmodel.Event{Kind: zabmodel.EventTruncate, Server: 2, Zxid: z(1, 1)},
+			zabmodel.Event{Kind: zabmodel.EventTreeLoaded, Server: 2, Source: zabmodel.SourceTruncate})
+		s.apply(2, z(1, 1), zabmodel.SourceTruncate)
+		s.add(zabmodel.Event{Kind: zabmodel.EventSnapshot, Server: 2, Zxid: z(1, 1)})
+		s.ackNewLeader(2, 3, 2).establish(2, 3, 2)
+		s.requireClean(t, threeVoters)
+	})
+	t.Run("a reload that forgets a committed transaction", func(t *testing.T) {
+		s := base().elect(2, 3, 2)
+		s.add(zabmodel.Event{Kind: zabmodel.EventTruncate, Server: 2, Zxid: z(1, 1)},
+			zabmodel.Event{Kind: zabmodel.EventTreeLoaded, Server: 2, Source: zabmodel.SourceTruncate})
+		// The replay is missing: the tree now reflects nothing.
+		s.add(zabmodel.Event{Kind: zabmodel.EventSnapshot, Server: 2, Zxid: 0})
+		v := s.requireViolation(t, threeVoters, MonotonicRead)
+		assert.Equal(t, []int64{z(1, 1), 0}, v.Zxids)
+	})
+}

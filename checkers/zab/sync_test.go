@@ -1,0 +1,91 @@
+package zab
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/zabsim/zabsim/zabmodel"
+)
+
+// behind is an ensemble where leader 1 and follower 2 committed 1:1 and 1:2 while server 3 was
+// away; server 3 now elects leader 1 and will be sent a DIFF of both.
+func behind() *script {
+	s := newScript().start(1, 1, 2).write(1, z(1, 1), 2).write(1, z(1, 2), 2)
+	return s.add(zabmodel.Event{Kind: zabmodel.EventElected, Server: 3, Role: zabmodel.Following, Leader: 1, Epoch: 1})
+}
+
+func TestProcessConsistencyAtNewLeader(t *testing.T) {
+	t.Run("the DIFF is logged, applied and fsynced before the ACK", func(t *testing.T) {
+		s := behind().log(3, z(1, 1)).log(3, z(1, 2))
+		s.apply(3, z(1, 1), zabmodel.SourceSync).apply(3, z(1, 2), zabmodel.SourceSync).fsync(3)
+		s.ackNewLeader(1, 1, 3)
+		s.add(zabmodel.Event{Kind: zabmodel.EventServing, Server: 3, Role: zabmodel.Following, Epoch: 1})
+		s.requireClean(t, threeVoters)
+	})
+	t.Run("ZOOKEEPER-3911: the ACK before the DIFF is logged", func(t *testing.T) {
+		s := behind()
+		s.add(zabmodel.Event{Kind: zabmodel.EventNewLeaderAck, Server: 3, Leader: 1, Epoch: 1})
+		v := s.requireViolation(t, threeVoters, ProcessConsistency)
+		assert.Equal(t, []int64{3, 1}, v.Servers)
+		assert.Equal(t, []int64{z(1, 1)}, v.Zxids)
+	})
+	t.Run("ZOOKEEPER-4646: the ACK before the DIFF is fsynced", func(t *testing.T) {
+		s := behind().log(3, z(1, 1)).log(3, z(1, 2))
+		s.apply(3, z(1, 1), zabmodel.SourceSync).apply(3, z(1, 2), zabmodel.SourceSync)
+		s.add(zabmodel.Event{Kind: zabmodel.EventNewLeaderAck, Server: 3, Leader: 1, Epoch: 1})
+		s.requireViolation(t, threeVoters, ProcessConsistency)
+	})
+	t.Run("ZOOKEEPER-4643: currentEpoch persisted before the DIFF", func(t *testing.T) {
+		s := behind().log(3, z(1, 1)).log(3, z(1, 2))
+		s.add(zabmodel.Event{Kind: zabmodel.EventCurrentEpoch, Server: 3, Epoch: 1})
+		s.fsync(3).add(zabmodel.Event{Kind: zabmodel.EventNewLeaderAck, Server: 3, Leader: 1, Epoch: 1})
+		v := s.requireViolation(t, threeVoters, ProcessConsistency)
+		assert.Equal(t, zabmodel.EventCurrentEpoch, v.Event.Kind)
+	})
+	t.Run("an observer's ACK promises no durability", func(t *testing.T) {
+		config := Config{Voters: []int64{1, 2, 3}, Observers: []int64{4}}
+		s := newScript().start(1, 1, 2).write(1, z(1, 1), 2)
+		s.add(zabmodel.Event{Kind: zabmodel.EventElected, Server: 4, Role: zabmodel.Observing, Leader: 1, Epoch: 1})
+		s.apply(4, z(1, 1), zabmodel.SourceSync).ackNewLeader(1, 1, 4)
+		s.add(zabmodel.Event{Kind: zabmodel.EventServing, Server: 4, Role: zabmodel.Observing, Epoch: 1})
+		s.requireClean(t, config)
+	})
+	t.Run("commits after the learner bound to the leader reach it after NEWLEADER", func(t *testing.T) {
+		s := behind().write(1, z(1, 3), 2) // Committed while server 3 syncs.
+		s.log(3, z(1, 1)).log(3, z(1, 2)).apply(3, z(1, 1), zabmodel.SourceSync).apply(3, z(1, 2), zabmodel.SourceSync)
+		s.fsync(3).ackNewLeader(1, 1, 3)
+		s.log(3, z(1, 3)).apply(3, z(1, 3), zabmodel.SourceSync)
+		s.add(zabmodel.Event{Kind: zabmodel.EventServing, Server: 3, Role: zabmodel.Following, Epoch: 1})
+		s.requireClean(t, threeVoters)
+	})
+}
+
+// TestProcessConsistencyZooKeeper2845: the old leader fsynced 1:3, which was never committed,
+// but left its role without fast-forwarding its tree; the new leader's DIFF starts from the tree
+// and the record stays in the log, to come back at the next restart.
+func TestProcessConsistencyZooKeeper2845(t *testing.T) {
+	s := newScript().start(1, 1, 2, 3).write(1, z(1, 1), 2, 3).write(1, z(1, 2), 2, 3)
+	s.propose(1, z(1, 3)).fsync(1)
+	s.add(zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 1},
+		zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 2},
+		zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 3})
+	s.elect(2, 2, 1, 3).ackNewLeader(2, 2, 3)
+	s.requireClean(t, threeVoters)
+	s.ackNewLeader(2, 2, 1)
+	v := s.requireViolation(t, threeVoters, ProcessConsistency)
+	assert.Equal(t, []int64{1, 2}, v.Servers)
+	assert.Equal(t, []int64{z(1, 3)}, v.Zxids)
+}
+
+func TestProcessConsistencyWhenServing(t *testing.T) {
+	s := behind().log(3, z(1, 1)).log(3, z(1, 2))
+	s.apply(3, z(1, 1), zabmodel.SourceSync).apply(3, z(1, 2), zabmodel.SourceSync).fsync(3)
+	s.ackNewLeader(1, 1, 3)
+	// Between NEWLEADER and UPTODATE the learner logs a record its leader never had.
+	s.add(zabmodel.Event{Kind: zabmodel.EventPropose, Server: 1, Zxid: z(1, 3), Hash: 5},
+		zabmodel.Event{Kind: zabmodel.EventLog, Server: 3, Zxid: z(1, 3), Hash: 5},
+		zabmodel.Event{Kind: zabmodel.EventServing, Server: 3, Role: zabmodel.Following, Epoch: 1})
+	v := s.requireViolation(t, threeVoters, ProcessConsistency)
+	assert.Equal(t, zabmodel.EventServing, v.Event.Kind)
+}
