@@ -282,17 +282,6 @@ func (t *Tree) dispatchOther(h proto.TxnHeader, txn proto.Record, sub bool, rc *
 	}
 }
 
-func codeOf(err error) proto.Code {
-	if err == nil {
-		return proto.OK
-	}
-	var code proto.Code
-	if errors.As(err, &code) {
-		return code
-	}
-	panic(fmt.Sprintf("datatree: broken invariant: %v is not a ZooKeeper code", err))
-}
-
 func (t *Tree) applyCreate(h proto.TxnHeader, txn proto.Record, rc *Result) (proto.Code, error) {
 	c, err := castTxn[*proto.CreateTxn](txn, h.Type)
 	if err != nil {
