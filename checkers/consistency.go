@@ -114,7 +114,9 @@ func judgeProbe(h *History, tree *refTree, p probe, col *collector) {
 	op := p.op
 	idx := committedIndex(h.Committed, op.Zxid)
 	if isRead(op.Kind) {
-		if idx < 0 && op.Zxid > tree.lastZxid {
+		// A new leader answers with its epoch's start zxid (newEpoch << 32) until its first commit:
+		// the state of every transaction committed before, which the tree holds.
+		if idx < 0 && op.Zxid > tree.lastZxid && op.Zxid&0xffffffff != 0 {
 			col.add(probeFinding(p, "read-state", fmt.Sprintf("%s: its reply zxid is beyond the last committed transaction %s",
 				describeOperation(p.ref, op), hexID(tree.lastZxid))))
 			return

@@ -314,28 +314,21 @@ func (cp *commitProcessor) processRequest(r *request) {
 	cp.pending[r.sessionID] = append(queue, r)
 }
 
-// commit applies a committed request: the waiting local request it answers if there is one.
+// commit applies a committed request: the waiting local request it answers if it is the session's
+// oldest waiting write with that cxid, else the committed request alone (a remote write, or one of
+// this session's that went through another server after the session moved, ZOOKEEPER-2684).
 func (cp *commitProcessor) commit(committed *request) {
 	queue := cp.pending[committed.sessionID]
-	r := committed
-	if len(queue) > 0 && queue[0].needsCommit(cp.matchSyncs) {
-		head := queue[0]
-		if head.cxid == committed.cxid {
-			head.entry = committed.entry
-			r = head
-			queue = queue[1:]
-		} else {
-			// A commit of this session that is not the request at the head: the session's requests
-			// went through another server. Java closes the local connection.
-			cp.zk.p.note("commit", "session %#x: got cxid %#x, expected %#x", committed.sessionID, committed.cxid, head.cxid)
-			if head.conn != nil {
-				head.conn.close("commit out of order")
-			}
-			queue = nil
-		}
+	if len(queue) == 0 || !queue[0].needsCommit(cp.matchSyncs) || queue[0].cxid != committed.cxid {
+		cp.zk.finalProcess(committed)
+		return
 	}
-	cp.zk.finalProcess(r)
-	cp.drain(committed.sessionID, queue)
+	head := queue[0]
+	if head != committed {
+		head.entry = committed.entry
+	}
+	cp.zk.finalProcess(head)
+	cp.drain(committed.sessionID, queue[1:])
 }
 
 // drain answers the requests behind a commit until the next one that needs a commit.

@@ -80,6 +80,9 @@ func (sp *syncProcessor) turn() {
 		}
 		sp.toFlush = append(sp.toFlush, r)
 	}
+	if len(sp.toFlush) > 0 && sp.p.crashPoint("log-appended") {
+		return
+	}
 	sp.flush()
 }
 
@@ -103,6 +106,9 @@ func (sp *syncProcessor) flushed(covered int, batch []*request) {
 	d := sp.p.s.disk
 	d.Synced(covered)
 	sp.p.observe(Event{Kind: EventFsync, Zxid: d.SyncedZxid(), Count: d.SyncedLen()})
+	if sp.p.crashPoint("fsynced-before-ack") {
+		return
+	}
 	sp.flushing = false
 	if !sp.stopped {
 		for _, r := range batch {

@@ -1,0 +1,173 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zabsim/zabsim/checkers"
+	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/sim"
+	"github.com/zabsim/zabsim/zabmodel/client"
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+// sessionTimeout is what the applications ask for; the servers clamp it to [2, 20] ticks.
+const sessionTimeout = 6 * clock.Second
+
+// thinkTimeMax bounds the pause between two operations of an application.
+const thinkTimeMax = 200 * clock.Millisecond
+
+// app is one simulated application: a process with a ZooKeeper client, issuing a workload's
+// operations one at a time and recording what it issued and saw. When its session expires it opens
+// a new one, as a well-written application does; when its process crashes it starts over when the
+// process is revived.
+type app struct {
+	r    *runner
+	name string
+	node sim.NodeID
+	gen  workload
+
+	c        *client.Client
+	session  int64
+	sessions int // sessions opened, for unique values
+	busy     bool
+	current  checkers.OpRef // the operation in flight while busy
+	stopped  bool           // the liveness phase asked it to stop issuing
+	issued   int
+	versions map[string]int32
+	inc      uint32
+}
+
+func newApp(r *runner, name string, gen workload) *app {
+	a := &app{r: r, name: name, gen: gen, versions: map[string]int32{}}
+	a.node = r.w.AddNode(name, a)
+	return a
+}
+
+// Crash implements sim.Process: the application's memory is gone; the session lives on in the
+// servers until it expires.
+func (a *app) Crash() {
+	if a.busy {
+		// The process died with a request in flight: it may or may not have taken effect.
+		_ = a.r.rec.Fail(a.current, a.r.w.Now(), proto.ConnectionLoss, checkers.OutcomeUnknown)
+	}
+	a.c, a.busy = nil, false
+	a.r.rec.Stopped(a.name)
+}
+
+// Restart implements sim.Process.
+func (a *app) Restart() { a.start() }
+
+func (a *app) start() {
+	a.inc = a.r.w.Incarnation(a.node)
+	a.connect()
+}
+
+// connect opens a new session.
+func (a *app) connect() {
+	a.sessions++
+	c, err := client.New(a.r.w, a.r.nw, a.node, client.Config{
+		Servers: a.r.ens.Nodes(), SessionTimeout: sessionTimeout, Name: fmt.Sprintf("%s.%d", a.name, a.sessions),
+	}, client.WatcherFunc(a.event))
+	if err != nil {
+		panic(fmt.Sprintf("scenarios: client of %s: %v", a.name, err)) // Options were validated.
+	}
+	a.c, a.session, a.busy = c, 0, false
+	a.r.w.AfterFunc(a.node, a.think(), a.tick)
+}
+
+func (a *app) think() clock.Duration { return a.r.w.Between(0, thinkTimeMax, clock.Millisecond) }
+
+func (a *app) uniqueValue() []byte {
+	a.issued++
+	return []byte(fmt.Sprintf("%s.%d.%d", a.name, a.sessions, a.issued))
+}
+
+// knownVersion is the version the application last saw for path, or a guess.
+func (a *app) knownVersion(path string, w *sim.World) int32 {
+	if v, ok := a.versions[path]; ok {
+		return v
+	}
+	return int32(w.Choose(3))
+}
+
+// event is the default watcher: watch events and state changes, recorded in arrival order.
+func (a *app) event(e client.Event) {
+	now := a.r.w.Now()
+	if a.c != nil && a.c.SessionID() != 0 && a.c.SessionID() != a.session {
+		a.session = a.c.SessionID()
+		a.r.sessionStarted(a, a.session, a.c.NegotiatedTimeout())
+	}
+	if e.Type == proto.EventNone {
+		a.r.rec.State(a.name, a.session, now, e.State)
+		if e.State == proto.StateExpired && !a.stopped {
+			a.r.w.AfterFunc(a.node, a.think(), a.connect)
+		}
+		return
+	}
+	a.r.rec.Event(a.name, a.session, now, e.Type, e.Path, -1)
+}
+
+// tick issues the next operation if the application is idle and connected enough to try.
+func (a *app) tick() {
+	if a.c == nil || a.busy || a.stopped || !a.c.State().IsAlive() {
+		return
+	}
+	if a.c.SessionID() == 0 {
+		// Not connected yet: an application waits for its session before it works.
+		a.r.w.AfterFunc(a.node, a.think(), a.tick)
+		return
+	}
+	spec := a.gen.next(a.r.w, a)
+	a.issue(spec)
+}
+
+// issue sends one operation and records it.
+func (a *app) issue(spec opSpec) {
+	op := checkers.Operation{
+		Session: a.c.SessionID(), Kind: spec.kind, Path: spec.path, Data: spec.data, Version: spec.version,
+		Mode: spec.mode, Watch: spec.watch, Multi: spec.multi,
+	}
+	if spec.kind == proto.OpSync {
+		op.SyncLeaderZxid = a.r.lastCommitted
+	}
+	ref := a.r.rec.Call(a.name, a.r.w.Now(), op)
+	a.busy, a.current = true, ref
+	done := func(res result) { a.done(spec, ref, res) }
+	if err := a.send(spec, done); err != nil {
+		a.busy = false
+		code := proto.BadArguments
+		if errors.Is(err, client.ErrCrashed) {
+			code = proto.ConnectionLoss
+		}
+		_ = a.r.rec.Fail(ref, a.r.w.Now(), code, checkers.OutcomeNotApplied)
+		a.r.w.AfterFunc(a.node, a.think(), a.tick)
+	}
+}
+
+// done records a result and schedules the next operation.
+func (a *app) done(spec opSpec, ref checkers.OpRef, res result) {
+	if a.r.w.Incarnation(a.node) != a.inc {
+		return
+	}
+	a.busy = false
+	now := a.r.w.Now()
+	if res.zxid == 0 && (res.err == proto.ConnectionLoss || res.err == proto.SessionExpired || res.err == proto.AuthFailed) {
+		// The client gave up without a reply: the operation may or may not have happened.
+		_ = a.r.rec.Fail(ref, now, res.err, checkers.OutcomeUnknown)
+	} else {
+		reply := checkers.Reply{Err: res.err, Zxid: res.zxid, CreatedPath: res.path, Data: res.data, Stat: res.stat, Children: res.children}
+		for _, sub := range res.multi {
+			sr := checkers.SubResult{Err: sub.Err, Path: sub.Path}
+			if sub.Type == proto.OpSetData || sub.Type == proto.OpCreate2 {
+				stat := sub.Stat
+				sr.Stat = &stat
+			}
+			reply.MultiResults = append(reply.MultiResults, sr)
+		}
+		_ = a.r.rec.Reply(ref, now, reply)
+		a.gen.observe(a, spec, res)
+	}
+	a.r.opsCompleted++
+	a.r.w.AfterFunc(a.node, a.think(), a.tick)
+}

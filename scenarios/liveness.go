@@ -1,0 +1,84 @@
+package scenarios
+
+import (
+	"github.com/zabsim/zabsim/checkers"
+	"github.com/zabsim/zabsim/clock"
+)
+
+// livenessStep is how often the liveness phase looks at the cluster.
+const livenessStep = 100 * clock.Millisecond
+
+// runLivenessPhase is VOPR's end game: every fault is healed, every crashed process restarted, the
+// applications stop issuing; then a leader must be established and every pending operation must
+// complete within the liveness bound, and the servers must converge.
+func (r *runner) runLivenessPhase() *checkers.LivenessFacts {
+	if r.w.Ended() {
+		return nil
+	}
+	r.healEverything()
+	heal := r.w.Now()
+	facts := &checkers.LivenessFacts{HealTime: heal, LeaderTime: clock.Never}
+	deadline := heal.Add(r.opts.LivenessBound)
+	for r.w.Now() < deadline {
+		if !r.w.RunFor(livenessStep) {
+			return facts
+		}
+		if facts.LeaderTime == clock.Never {
+			if _, _, ok := r.ens.Leader(); ok {
+				facts.LeaderTime = r.w.Now()
+			}
+		}
+		if facts.LeaderTime != clock.Never && r.appsIdle() && r.converged() {
+			facts.Completed = true
+			return facts
+		}
+	}
+	return facts
+}
+
+// healEverything ends every fault in force and restarts every process.
+func (r *runner) healEverything() {
+	r.w.Note(-1, "fault", "liveness phase: heal everything")
+	clear(r.crashPoints)
+	r.nw.Heal()
+	r.nw.UnclogAll()
+	for _, n := range sortedPaused(r.paused) {
+		r.resume(n)
+	}
+	for _, s := range r.ens.Servers() {
+		r.w.Restart(s.Node())
+		_ = r.w.Clock(s.Node()).SetDrift(r.w.Now(), 0)
+	}
+	for _, a := range r.apps {
+		a.stopped = true
+		r.w.Restart(a.node)
+		_ = r.w.Clock(a.node).SetDrift(r.w.Now(), 0)
+	}
+}
+
+// appsIdle reports whether no application waits for a result.
+func (r *runner) appsIdle() bool {
+	for _, a := range r.apps {
+		if a.busy {
+			return false
+		}
+	}
+	return true
+}
+
+// converged reports whether every server serves and all hold the same tree.
+func (r *runner) converged() bool {
+	var digest int64
+	for i, s := range r.ens.Servers() {
+		st := s.State()
+		if !st.Serving {
+			return false
+		}
+		if i == 0 {
+			digest = st.Digest
+		} else if st.Digest != digest {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,166 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/sim"
+	"github.com/zabsim/zabsim/zabmodel"
+)
+
+// Options describe one run. The zero value of a field means "draw it from the seed" where the field
+// says so (swarm testing: every seed gets its own cluster size, workload and fault mix), or the
+// documented default otherwise.
+type Options struct {
+	// Seed decides everything else.
+	Seed uint64
+	// Servers is the number of voters: 1, 3, 5 or 7; 0 draws 3 or 5 from the seed.
+	Servers int
+	// Observers is 0 to 2; -1 draws it from the seed (0 when drawing gives a single voter).
+	Observers int
+	// Clients is the number of simulated applications (default 5).
+	Clients int
+	// Workload names the workload (see Workloads); "" or "mixed" draws one from the seed.
+	Workload string
+	// Faults lists the fault families allowed (see FaultFamilies), or "all" (the default) or
+	// "none". Each seed switches each allowed family on or off and draws its rates.
+	Faults []string
+	// Duration is the length of the fault phase (default 60 s of virtual time).
+	Duration clock.Duration
+	// LivenessBound is how long, after the faults are healed, a leader and every pending operation
+	// may take (default 60 s).
+	LivenessBound clock.Duration
+	// Bugs re-introduces real ZooKeeper bugs in every server.
+	Bugs zabmodel.Bugs
+	// LinearizableReadsAfterSync adds the opt-in check that ZooKeeper does not promise
+	// (ZOOKEEPER-1675).
+	LinearizableReadsAfterSync bool
+	// DatagramFaults adds loss, duplication and reordering inside connections: outside ZAB's fault
+	// model, reported as its own class.
+	DatagramFaults bool
+	// SnapCount is the servers' zookeeper.snapCount (default 200, so that runs take snapshots and
+	// SNAP syncs happen).
+	SnapCount int
+	// Chooser replaces the seeded generator (a replayed choice list, a fuzzer's bytes).
+	Chooser sim.Chooser
+	// Trace says where the trace goes; the zero value keeps only its hash.
+	Trace sim.TraceConfig
+	// Script, if set, replaces the random fault schedule by a scripted one (a shrunk or
+	// hand-written scenario).
+	Script *Script
+	// Stopwatch, if set, reads the host's monotonic clock so that the checkers' time can be
+	// reported. Simulated code never reads the host's clock itself; only a caller outside the
+	// simulation (simrun, a benchmark) may supply one.
+	Stopwatch func() time.Duration
+}
+
+// Defaults.
+const (
+	DefaultClients       = 5
+	DefaultDuration      = 60 * clock.Second
+	DefaultLivenessBound = 60 * clock.Second
+	DefaultSnapCount     = 200
+)
+
+// Fault families.
+const (
+	FaultCrash      = "crash"      // server crash and restart, and crashes between persistence steps
+	FaultPartition  = "partition"  // partitions of every shape, and heals
+	FaultClog       = "clog"       // clogging and swizzle
+	FaultReset      = "reset"      // connection resets
+	FaultPause      = "pause"      // process pauses of servers and clients (GC), longer than a session
+	FaultClock      = "clock"      // clock drift and wall-clock steps
+	FaultClientKill = "clientkill" // client process crashes
+)
+
+// FaultFamilies lists the families, in the order the injector considers them.
+var FaultFamilies = []string{FaultCrash, FaultPartition, FaultClog, FaultReset, FaultPause, FaultClock, FaultClientKill}
+
+// ErrOptions marks invalid options.
+var ErrOptions = errors.New("scenarios: invalid options")
+
+// ParseFaults parses a comma-separated fault list: "all", "none", or family names.
+func ParseFaults(s string) ([]string, error) {
+	s = strings.TrimSpace(s)
+	switch s {
+	case "", "all":
+		return slices.Clone(FaultFamilies), nil
+	case "none":
+		return []string{}, nil
+	}
+	var out []string
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		if !slices.Contains(FaultFamilies, name) {
+			return nil, fmt.Errorf("%w: unknown fault family %q (known: %s, all, none)", ErrOptions, name, strings.Join(FaultFamilies, ", "))
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// withDefaults fills the defaults that do not depend on the seed.
+func (o Options) withDefaults() Options {
+	if o.Clients == 0 {
+		o.Clients = DefaultClients
+	}
+	if o.Faults == nil {
+		o.Faults = slices.Clone(FaultFamilies)
+	}
+	if o.Duration == 0 {
+		o.Duration = DefaultDuration
+	}
+	if o.LivenessBound == 0 {
+		o.LivenessBound = DefaultLivenessBound
+	}
+	if o.SnapCount == 0 {
+		o.SnapCount = DefaultSnapCount
+	}
+	return o
+}
+
+// Validate checks the options, naming every problem.
+func (o Options) Validate() error {
+	var problems []error
+	bad := func(format string, args ...any) {
+		problems = append(problems, fmt.Errorf("%w: "+format, append([]any{ErrOptions}, args...)...))
+	}
+	switch o.Servers {
+	case 0, 1, 3, 5, 7:
+	default:
+		bad("servers must be 1, 3, 5 or 7 (or 0 to draw), not %d", o.Servers)
+	}
+	if o.Observers < -1 || o.Observers > 2 {
+		bad("observers must be 0 to 2 (or -1 to draw), not %d", o.Observers)
+	}
+	if o.Servers == 1 && o.Observers > 0 {
+		bad("a single server cannot have observers")
+	}
+	if o.Clients < 0 || o.Clients > 100 {
+		bad("clients must be 1 to 100, not %d", o.Clients)
+	}
+	if o.Workload != "" && o.Workload != "mixed" && !slices.Contains(Workloads(), o.Workload) {
+		bad("unknown workload %q (known: %s, mixed)", o.Workload, strings.Join(Workloads(), ", "))
+	}
+	for _, f := range o.Faults {
+		if !slices.Contains(FaultFamilies, f) {
+			bad("unknown fault family %q", f)
+		}
+	}
+	if o.Duration < 0 || o.Duration > clock.Hour {
+		bad("duration %v must be between 0 and 1h", o.Duration)
+	}
+	if o.LivenessBound < 0 || o.LivenessBound > clock.Hour {
+		bad("liveness bound %v must be between 0 and 1h", o.LivenessBound)
+	}
+	if o.SnapCount < 0 {
+		bad("snapCount must not be negative")
+	}
+	return errors.Join(problems...)
+}

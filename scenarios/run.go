@@ -1,0 +1,181 @@
+package scenarios
+
+import (
+	"fmt"
+
+	"github.com/zabsim/zabsim/checkers"
+	"github.com/zabsim/zabsim/checkers/zab"
+	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/net"
+	"github.com/zabsim/zabsim/sim"
+	"github.com/zabsim/zabsim/zabmodel"
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+// warmup is the time before the fault phase: the ensemble elects a leader and the applications
+// connect.
+const warmup = 5 * clock.Second
+
+// runner is the state of one run.
+type runner struct {
+	opts   Options
+	script *Script
+	w      *sim.World
+	nw     *net.Network
+	ens    *zabmodel.Ensemble
+	zab    *zab.Checker
+	rec    *checkers.Recorder
+	apps   []*app
+	gen    workload
+
+	faultStart, faultEnd clock.Time
+	lastCommitted        int64
+	leaders              int // establishments seen
+	opsCompleted         int
+	faultsInjected       int
+	crashPoints          map[int64]string // armed crash points by sid
+	paused               map[sim.NodeID]bool
+	health               *healthSampler
+	zabViolation         *zab.Violation
+}
+
+// Run runs one seed and judges it.
+func Run(opts Options) (*Report, error) {
+	opts = opts.withDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	r, err := newRunner(opts)
+	if err != nil {
+		return nil, err
+	}
+	r.runFaultPhase()
+	liveness := r.runLivenessPhase()
+	return r.judge(liveness), nil
+}
+
+func newRunner(opts Options) (*runner, error) {
+	w, err := sim.New(sim.Config{Seed: opts.Seed, Chooser: opts.Chooser, Trace: opts.Trace,
+		Budget: sim.Budget{MaxTime: opts.Duration + opts.LivenessBound + warmup + 10*clock.Minute}})
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{opts: opts, w: w, rec: checkers.NewRecorder(), crashPoints: map[int64]string{}, paused: map[sim.NodeID]bool{}}
+	r.script = opts.Script
+	if r.script == nil {
+		r.script = drawScript(w, opts)
+	}
+	if r.script.Clients == 0 {
+		r.script.Clients = opts.Clients
+	}
+	if r.script.Duration == 0 {
+		r.script.Duration = opts.Duration
+	}
+	if r.script.Workload == "" {
+		r.script.Workload = "registers"
+	}
+	if err := r.build(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// build makes the network, the ensemble, the checkers' hooks and the applications.
+func (r *runner) build() error {
+	s := r.script
+	nw, err := net.New(r.w, net.Config{})
+	if err != nil {
+		return err
+	}
+	r.nw = nw
+	if r.opts.DatagramFaults {
+		if err := nw.EnableDatagramFaults(net.DatagramFaults{DropPermille: 5, DuplicatePermille: 5, ReorderPermille: 5}); err != nil {
+			return err
+		}
+	}
+	cfg := zabmodel.Config{Voters: s.Servers, Observers: s.Observers, SnapCount: r.opts.SnapCount, Bugs: r.opts.Bugs}
+	checker, err := zab.New(zab.Config{
+		Voters: cfg.WithDefaults().VoterSids(), Observers: cfg.WithDefaults().Sids()[s.Servers:],
+		OnViolation: r.zabFailed,
+	})
+	if err != nil {
+		return err
+	}
+	r.zab = checker
+	cfg.Observer = zabmodel.ObserverFunc(r.observe)
+	r.ens, err = zabmodel.NewEnsemble(r.w, nw, cfg)
+	if err != nil {
+		return err
+	}
+	r.ens.SetCrashHook(r.crashHook)
+	r.gen = workloadMakers[s.Workload](r.w)
+	for i := 1; i <= s.Clients; i++ {
+		r.apps = append(r.apps, newApp(r, fmt.Sprintf("c%d", i), r.gen))
+	}
+	r.health = newHealthSampler(r)
+	return nil
+}
+
+// zabFailed ends the run at the first broken ZAB invariant: what follows would be its echoes.
+func (r *runner) zabFailed(v zab.Violation) {
+	if r.zabViolation == nil {
+		r.zabViolation = &v
+		r.w.Fail(fmt.Errorf("%s", v.String()))
+	}
+}
+
+// observe receives every protocol event: the invariant checker sees it first, then the runner
+// keeps the committed log and the leaders.
+func (r *runner) observe(e zabmodel.Event) {
+	r.zab.Observe(e)
+	switch e.Kind {
+	case zabmodel.EventCommit:
+		r.commit(e.Txn, e.Time)
+	case zabmodel.EventEstablished:
+		r.leaders++
+		// Establishment commits the leader's whole history: whatever it logged beyond what was
+		// committed before.
+		for _, entry := range r.ens.Server(e.Server).LoggedTxns(r.lastCommitted) {
+			r.commit(entry, e.Time)
+		}
+	}
+}
+
+// commit adds a transaction to the committed log the client-visible checkers replay.
+func (r *runner) commit(entry *proto.TxnEntry, at clock.Time) {
+	if entry == nil || entry.Header.Zxid <= r.lastCommitted {
+		return
+	}
+	r.lastCommitted = entry.Header.Zxid
+	if err := r.rec.Commit(*entry, at); err != nil {
+		r.w.Fail(fmt.Errorf("scenarios: committed log: %w", err))
+		return
+	}
+	if entry.Header.Type == proto.OpCloseSession {
+		_ = r.rec.SessionEnded(entry.Header.ClientID, checkers.SessionEnd{
+			Zxid: entry.Header.Zxid, Time: at, Expired: entry.Header.Cxid == 0,
+		})
+	}
+}
+
+func (r *runner) sessionStarted(a *app, id int64, timeout clock.Duration) {
+	r.rec.SessionStarted(id, a.name, timeout)
+	r.health.track(a, id)
+}
+
+// runFaultPhase starts everything and plays the script's actions.
+func (r *runner) runFaultPhase() {
+	r.ens.Start()
+	for _, a := range r.apps {
+		a := a
+		r.w.At(clock.Time(r.w.Between(0, clock.Second, clock.Millisecond)), a.start)
+	}
+	r.health.start()
+	r.faultStart = clock.Time(warmup)
+	r.faultEnd = r.faultStart.Add(r.script.Duration)
+	for _, action := range r.script.Actions {
+		action := action
+		r.w.At(r.faultStart.Add(action.At), func() { r.act(action) })
+	}
+	r.w.RunUntil(r.faultEnd)
+}

@@ -1,0 +1,242 @@
+package scenarios
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zabsim/zabsim/clock"
+)
+
+// Script is a scenario: the cluster, the workload and a timed list of fault actions. A random run
+// draws one from its seed; a shrunk failure is saved as one; a hand-written one is a named scenario
+// or a regression test. The text form has one statement per line:
+//
+//	# A leader crash during broadcast.
+//	servers 3
+//	observers 0
+//	clients 5
+//	workload registers
+//	duration 30s
+//	at 5s crash leader
+//	at 12s restart zk3
+//
+// Actions (targets are servers "zk1".."zkN", "leader" (the leader serving at that moment, if
+// any), "follower" (some follower), clients "c1".."cN", or "all"):
+//
+//	crash T / restart T                   a server process dies / starts again
+//	crashpoint T POINT                    T crashes the next time it reaches POINT (between two
+//	                                      persistence steps), within the fault phase
+//	partition T... | T... [| T...]        groups that cannot talk to each other
+//	oneway T T                            messages from the first to the second are held
+//	isolate T                             T talks to nobody
+//	heal                                  every partition ends
+//	clog T DUR / swizzle DUR              hold a node's messages for DUR / clog a random subset
+//	reset T                               reset every connection of T
+//	pause T DUR                           stop a process (a GC pause) for DUR
+//	kill C / revive C                     a client process crashes / starts again
+//	drift T PPM / stepwall T DUR          clock faults
+type Script struct {
+	Servers   int
+	Observers int
+	Clients   int
+	Workload  string
+	Duration  clock.Duration
+	Actions   []Action
+}
+
+// Action is one timed fault.
+type Action struct {
+	At   clock.Duration // from the start of the fault phase
+	Verb string
+	Args []string
+}
+
+func (a Action) String() string {
+	return strings.TrimSpace(fmt.Sprintf("at %s %s %s", formatDuration(a.At), a.Verb, strings.Join(a.Args, " ")))
+}
+
+// verbs maps each action to the number of arguments it takes (-1: one or more, with '|').
+var verbs = map[string]int{
+	"crash": 1, "restart": 1, "crashpoint": 2, "partition": -1, "oneway": 2, "isolate": 1, "heal": 0,
+	"clog": 2, "swizzle": 1, "reset": 1, "pause": 2, "kill": 1, "revive": 1, "drift": 2, "stepwall": 2,
+}
+
+// ScriptError is a parse error with its line.
+type ScriptError struct {
+	Line int
+	Msg  string
+}
+
+func (e *ScriptError) Error() string { return fmt.Sprintf("script line %d: %s", e.Line, e.Msg) }
+
+// ParseScript reads a script. Every problem is an error naming its line; nothing is guessed.
+func ParseScript(r io.Reader) (*Script, error) {
+	s := &Script{Observers: -1}
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			text = strings.TrimSpace(text[:i])
+		}
+		if text == "" {
+			continue
+		}
+		if err := s.parseLine(strings.Fields(text)); err != nil {
+			return nil, &ScriptError{Line: line, Msg: err.Error()}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if s.Servers == 0 {
+		return nil, &ScriptError{Line: line, Msg: "the script sets no \"servers\""}
+	}
+	if s.Observers < 0 {
+		s.Observers = 0
+	}
+	slices.SortStableFunc(s.Actions, func(a, b Action) int { return int(a.At - b.At) })
+	return s, nil
+}
+
+func (s *Script) parseLine(f []string) error {
+	setting := func(target *int, lo, hi int) error {
+		if len(f) != 2 {
+			return fmt.Errorf("%s takes one number", f[0])
+		}
+		n, err := strconv.Atoi(f[1])
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("%s must be a number from %d to %d, not %q", f[0], lo, hi, f[1])
+		}
+		*target = n
+		return nil
+	}
+	switch f[0] {
+	case "servers":
+		return setting(&s.Servers, 1, 7)
+	case "observers":
+		return setting(&s.Observers, 0, 2)
+	case "clients":
+		return setting(&s.Clients, 1, 100)
+	case "workload":
+		if len(f) != 2 || !slices.Contains(Workloads(), f[1]) {
+			return fmt.Errorf("workload takes one of %s", strings.Join(Workloads(), ", "))
+		}
+		s.Workload = f[1]
+		return nil
+	case "duration":
+		if len(f) != 2 {
+			return fmt.Errorf("duration takes one duration")
+		}
+		d, err := parseDuration(f[1])
+		if err != nil {
+			return err
+		}
+		s.Duration = d
+		return nil
+	case "at":
+		return s.parseAction(f[1:])
+	}
+	return fmt.Errorf("unknown statement %q (want servers, observers, clients, workload, duration or at)", f[0])
+}
+
+func (s *Script) parseAction(f []string) error {
+	if len(f) < 2 {
+		return fmt.Errorf("an action needs a time and a verb")
+	}
+	at, err := parseDuration(f[0])
+	if err != nil {
+		return err
+	}
+	verb, args := f[1], f[2:]
+	n, ok := verbs[verb]
+	if !ok {
+		return fmt.Errorf("unknown action %q", verb)
+	}
+	if n >= 0 && len(args) != n {
+		return fmt.Errorf("%s takes %d argument(s), not %d", verb, n, len(args))
+	}
+	if n < 0 && (len(args) < 3 || !slices.Contains(args, "|")) {
+		return fmt.Errorf("%s takes groups separated by '|'", verb)
+	}
+	if err := checkArgs(verb, args); err != nil {
+		return err
+	}
+	s.Actions = append(s.Actions, Action{At: at, Verb: verb, Args: args})
+	return nil
+}
+
+// checkArgs validates the argument types that do not depend on the cluster.
+func checkArgs(verb string, args []string) error {
+	switch verb {
+	case "clog", "pause", "stepwall":
+		_, err := parseDuration(args[1])
+		return err
+	case "swizzle":
+		_, err := parseDuration(args[0])
+		return err
+	case "drift":
+		if _, err := strconv.ParseInt(strings.TrimSuffix(args[1], "ppm"), 10, 64); err != nil {
+			return fmt.Errorf("drift takes a rate in ppm, like +200ppm, not %q", args[1])
+		}
+	}
+	return nil
+}
+
+// parseDuration accepts Go durations ("1.5s", "200ms") and plain seconds ("12").
+func parseDuration(s string) (clock.Duration, error) {
+	if v, err := strconv.ParseFloat(s, 64); err == nil {
+		if v < 0 {
+			return 0, fmt.Errorf("negative duration %q", s)
+		}
+		return clock.Duration(v * float64(clock.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("bad duration %q (want e.g. 1.5s or 200ms)", s)
+	}
+	return d, nil
+}
+
+func formatDuration(d clock.Duration) string { return time.Duration(d).String() }
+
+// Format writes the script in its text form, which ParseScript reads back.
+func (s *Script) Format(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "servers %d\nobservers %d\n", s.Servers, s.Observers)
+	if s.Clients > 0 {
+		fmt.Fprintf(&b, "clients %d\n", s.Clients)
+	}
+	if s.Workload != "" {
+		fmt.Fprintf(&b, "workload %s\n", s.Workload)
+	}
+	if s.Duration > 0 {
+		fmt.Fprintf(&b, "duration %s\n", formatDuration(s.Duration))
+	}
+	for _, a := range s.Actions {
+		b.WriteString(a.String())
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// String is the text form.
+func (s *Script) String() string {
+	var b strings.Builder
+	_ = s.Format(&b)
+	return b.String()
+}
+
+// Without returns a copy of the script without action i (for shrinking).
+func (s *Script) Without(i int) *Script {
+	c := *s
+	c.Actions = slices.Delete(slices.Clone(s.Actions), i, i+1)
+	return &c
+}

@@ -1,0 +1,156 @@
+package scenarios
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/sim"
+)
+
+// crashPoints are the named places between two persistence steps where a server can be made to
+// crash (zabmodel calls its crash hook there).
+var crashPoints = []string{
+	"epoch-file-renamed:acceptedEpoch", "epoch-file-renamed:currentEpoch",
+	"newleader-appended", "newleader-before-epoch", "log-appended", "fsynced-before-ack",
+}
+
+// drawScript draws a seed's scenario (swarm testing): the cluster, the workload, which fault
+// families are on, how often each strikes, and the timed actions. Everything comes from the
+// world's Chooser, so the schedule is part of the run's replayable choices.
+func drawScript(w *sim.World, o Options) *Script {
+	s := &Script{Servers: o.Servers, Observers: o.Observers, Clients: o.Clients, Workload: o.Workload, Duration: o.Duration}
+	if s.Servers == 0 {
+		s.Servers = []int{3, 5}[w.Choose(2)]
+	}
+	if s.Observers < 0 {
+		s.Observers = 0
+		if s.Servers > 1 {
+			s.Observers = w.Choose(3)
+		}
+	}
+	if s.Workload == "" || s.Workload == "mixed" {
+		names := Workloads()
+		s.Workload = names[w.Choose(len(names))]
+	}
+	d := &drawer{w: w, s: s}
+	for _, family := range FaultFamilies {
+		if !slices.Contains(o.Faults, family) || !w.Chance(2, 3) {
+			continue
+		}
+		// The family's mean interval between faults, drawn per seed.
+		d.family(family, w.Between(2*clock.Second, 20*clock.Second, 100*clock.Millisecond))
+	}
+	slices.SortStableFunc(s.Actions, func(a, b Action) int { return int(a.At - b.At) })
+	return s
+}
+
+type drawer struct {
+	w *sim.World
+	s *Script
+}
+
+func (d *drawer) server() string { return fmt.Sprintf("zk%d", 1+d.w.Choose(d.s.Servers+d.s.Observers)) }
+
+func (d *drawer) serverOrLeader() string {
+	if d.w.Chance(1, 3) {
+		return "leader"
+	}
+	return d.server()
+}
+
+func (d *drawer) client() string { return fmt.Sprintf("c%d", 1+d.w.Choose(d.s.Clients)) }
+
+func (d *drawer) add(at clock.Duration, verb string, args ...string) {
+	if at < d.s.Duration {
+		d.s.Actions = append(d.s.Actions, Action{At: at, Verb: verb, Args: args})
+	}
+}
+
+func (d *drawer) between(lo, hi clock.Duration) clock.Duration {
+	return d.w.Between(lo, hi, 10*clock.Millisecond)
+}
+
+// family adds one family's faults at intervals drawn around mean.
+func (d *drawer) family(name string, mean clock.Duration) {
+	for at := d.between(0, mean); at < d.s.Duration; at += d.between(mean/2, mean*3/2) {
+		switch name {
+		case FaultCrash:
+			d.crash(at)
+		case FaultPartition:
+			d.partition(at)
+		case FaultClog:
+			if d.w.Chance(1, 3) {
+				d.add(at, "swizzle", formatDuration(d.between(clock.Second, 8*clock.Second)))
+			} else {
+				d.add(at, "clog", d.server(), formatDuration(d.between(100*clock.Millisecond, 6*clock.Second)))
+			}
+		case FaultReset:
+			d.add(at, "reset", d.serverOrLeader())
+		case FaultPause:
+			d.pause(at)
+		case FaultClock:
+			if d.w.Chance(1, 2) {
+				d.add(at, "drift", d.server(), fmt.Sprintf("%+dppm", d.w.Choose(1001)-500))
+			} else {
+				d.add(at, "stepwall", d.server(), formatDuration(d.between(0, 30*clock.Second)))
+			}
+		case FaultClientKill:
+			c := d.client()
+			d.add(at, "kill", c)
+			d.add(at+d.between(500*clock.Millisecond, 10*clock.Second), "revive", c)
+		}
+	}
+}
+
+func (d *drawer) crash(at clock.Duration) {
+	target := d.serverOrLeader()
+	if d.w.Chance(1, 4) {
+		// A crash at a chosen point between persistence steps, the next time the server gets there.
+		server := d.server()
+		d.add(at, "crashpoint", server, crashPoints[d.w.Choose(len(crashPoints))])
+		d.add(at+d.between(2*clock.Second, 20*clock.Second), "restart", server)
+		return
+	}
+	d.add(at, "crash", target)
+	if target == "leader" {
+		target = "all" // Whoever it was, restart every crashed server later.
+	}
+	d.add(at+d.between(200*clock.Millisecond, 20*clock.Second), "restart", target)
+}
+
+func (d *drawer) partition(at clock.Duration) {
+	n := d.s.Servers + d.s.Observers
+	switch d.w.Choose(4) {
+	case 0:
+		d.add(at, "isolate", d.serverOrLeader())
+	case 1:
+		a, b := d.server(), d.server()
+		if a != b {
+			d.add(at, "oneway", a, b)
+		}
+	default:
+		// Random halves (with a bridge when some server is left out of every group).
+		var groups [2][]string
+		for i := 1; i <= n; i++ {
+			if g := d.w.Choose(3); g < 2 {
+				groups[g] = append(groups[g], fmt.Sprintf("zk%d", i))
+			}
+		}
+		if len(groups[0]) == 0 || len(groups[1]) == 0 {
+			return
+		}
+		args := append(append(slices.Clone(groups[0]), "|"), groups[1]...)
+		d.add(at, "partition", args...)
+	}
+	d.add(at+d.between(500*clock.Millisecond, 15*clock.Second), "heal")
+}
+
+func (d *drawer) pause(at clock.Duration) {
+	if d.w.Chance(1, 2) {
+		// A client paused longer than its session sometimes: it must learn that it lost its session.
+		d.add(at, "pause", d.client(), formatDuration(d.between(500*clock.Millisecond, 3*sessionTimeout)))
+		return
+	}
+	d.add(at, "pause", d.serverOrLeader(), formatDuration(d.between(100*clock.Millisecond, 15*clock.Second)))
+}
