@@ -45,9 +45,12 @@ type Result struct {
 	// txn of the wrong record type, an invalid TTL, a malformed quota node,
 	// an unclassifiable owner, a path without '/'). The effects made before
 	// that point stay, lastProcessedZxid is not advanced, no later watch
-	// fires and no digest is compared; in 3.8.0 the exception leaves
-	// processTxn, and the commit worker logs it and drops the request
-	// without replying.
+	// fires and no digest is compared. What follows in Java is the server's
+	// business: on a real standalone 3.8.0 server a createTTL request with
+	// persistent flags and TTL -1 (which PrepRequestProcessor lets through,
+	// even with extended types off) reached this point and the exception
+	// killed SyncThread as a "Severe unrecoverable error"; the txn is
+	// already logged by then, so replaying the log meets it again.
 	Fault error
 }
 
