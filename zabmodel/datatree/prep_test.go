@@ -302,3 +302,19 @@ func TestJavaDigestMismatchQuirks(t *testing.T) {
 	assert.True(t, rep.result.DigestMismatch, "and a create op with container flags the reverse")
 	assert.Equal(t, []string{"/c"}, s.tree.Containers())
 }
+
+// TestCreateTTLWithPersistentFlagsFaults is the request that killed a real
+// stock 3.8.0 server's SyncThread: PrepRequestProcessor accepts a createTTL
+// whose flags are not a TTL mode when the TTL is negative, and
+// DataTree.processTxn then throws on the TTL.
+func TestCreateTTLWithPersistentFlagsFaults(t *testing.T) {
+	s := prepServer(t)
+	p := s.prepareOnly(t, s.req(proto.OpCreateTTL, &proto.CreateTTLRequest{Path: "/t", ACL: proto.OpenACLUnsafe, Flags: proto.Persistent, TTL: -1}))
+	require.Equal(t, proto.OK, p.Err)
+	assert.Equal(t, proto.OpCreateTTL, p.Txn.Header.Type)
+	r := s.tree.Apply(p.Txn)
+	assert.ErrorIs(t, r.Fault, errJavaRuntime)
+	assert.Nil(t, s.tree.nodes.get("/t"))
+	rejected := s.prepareOnly(t, s.req(proto.OpCreateTTL, &proto.CreateTTLRequest{Path: "/t", ACL: proto.OpenACLUnsafe, Flags: proto.Persistent, TTL: 0}))
+	assert.Equal(t, proto.BadArguments, rejected.Err, "a TTL of 0 or more is refused for a non-TTL mode")
+}
