@@ -27,28 +27,42 @@ func TestCommittedLogDurability(t *testing.T) {
 		s.commit(1, z(1, 1), 2, 3)
 		s.requireViolation(t, config, CommittedLogDurability)
 	})
-	t.Run("a TRUNC removes a committed transaction", func(t *testing.T) {
-		s := newScript().start(1, 1, 2, 3).write(1, z(1, 1), 2, 3).write(1, z(1, 2), 2, 3)
-		s.add(zabmodel.Event{Kind: zabmodel.EventTruncate, Server: 3, Zxid: z(1, 1)})
-		v := s.requireViolation(t, threeVoters, CommittedLogDurability)
+	// Leader 1 commits 1:2 with follower 2 only, and dies; server 3, which lacks 1:2, wrongly
+	// leads epoch 2 and tells server 2 to truncate it.
+	wrongLeader := func() *script {
+		s := newScript().start(1, 1, 2, 3).write(1, z(1, 1), 2, 3).write(1, z(1, 2), 2)
+		s.add(zabmodel.Event{Kind: zabmodel.EventCrash, Server: 1},
+			zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 2},
+			zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 3})
+		return s.elect(2, 3, 2).add(zabmodel.Event{Kind: zabmodel.EventTruncate, Server: 2, Zxid: z(1, 1)})
+	}
+	t.Run("a TRUNC removes a committed transaction the leader lacks", func(t *testing.T) {
+		v := wrongLeader().requireViolation(t, threeVoters, CommittedLogDurability)
 		assert.Equal(t, []int64{z(1, 2), z(1, 1)}, v.Zxids)
+		assert.Equal(t, []int64{2, 3}, v.Servers)
 	})
-	t.Run("truncations of two copies leave a minority", func(t *testing.T) {
-		s := newScript().start(1, 1, 2, 3).write(1, z(1, 1), 2, 3).write(1, z(1, 2), 2, 3)
-		s.add(zabmodel.Event{Kind: zabmodel.EventTruncate, Server: 3, Zxid: z(1, 1)},
-			zabmodel.Event{Kind: zabmodel.EventTruncate, Server: 2, Zxid: z(1, 1)})
-		violations := s.check(t, threeVoters)
-		c, _ := New(threeVoters)
-		for _, e := range s.events {
+	t.Run("the truncation also leaves a minority of copies", func(t *testing.T) {
+		c, err := New(threeVoters)
+		assert.NoError(t, err)
+		for _, e := range wrongLeader().events {
 			c.Observe(e)
 		}
-		assert.Len(t, violations, 1) // Kept once, counted for every truncation and the lost quorum.
+		assert.Len(t, c.Violations(), 1) // Kept once, counted for the truncation and the lost quorum.
 		for _, count := range c.Summary().Violations {
 			if count.Invariant == CommittedLogDurability {
-				assert.Equal(t, int64(3), count.Count)
+				assert.Equal(t, int64(2), count.Count)
 			}
 		}
 	})
+	t.Run("a crash loses fsynced records of a committed transaction", func(t *testing.T) {
+		s := newScript().start(1, 1, 2, 3).write(1, z(1, 1), 2)
+		s.add(zabmodel.Event{Kind: zabmodel.EventCrash, Server: 2},
+			zabmodel.Event{Kind: zabmodel.EventLost, Server: 2, Zxid: 0, Count: 1})
+		s.requireViolation(t, threeVoters, CommittedLogDurability)
+	})
+}
+
+func TestSnapshotDurability(t *testing.T) {
 	// Leader 1 logs 1:1 with follower 2 and dies before fsyncing it; server 2 leads epoch 2
 	// and sends server 3 a SNAP, which only a snapshot makes durable.
 	snapSync := func(snapshotTaken bool) *script {
@@ -69,12 +83,6 @@ func TestCommittedLogDurability(t *testing.T) {
 	t.Run("a SNAP without a snapshot is not durable", func(t *testing.T) {
 		v := snapSync(false).requireViolation(t, threeVoters, CommittedLogDurability)
 		assert.Equal(t, []int64{z(1, 1)}, v.Zxids)
-	})
-	t.Run("a crash loses fsynced records of a committed transaction", func(t *testing.T) {
-		s := newScript().start(1, 1, 2, 3).write(1, z(1, 1), 2)
-		s.add(zabmodel.Event{Kind: zabmodel.EventCrash, Server: 2},
-			zabmodel.Event{Kind: zabmodel.EventLost, Server: 2, Zxid: 0, Count: 1})
-		s.requireViolation(t, threeVoters, CommittedLogDurability)
 	})
 }
 
@@ -119,13 +127,42 @@ func TestMonotonicRead(t *testing.T) {
 		s.ackNewLeader(2, 3, 2).establish(2, 3, 2)
 		s.requireClean(t, threeVoters)
 	})
-	t.Run("a reload that forgets a committed transaction", func(t *testing.T) {
-		s := base().elect(2, 3, 2)
-		s.add(zabmodel.Event{Kind: zabmodel.EventTruncate, Server: 2, Zxid: z(1, 1)},
-			zabmodel.Event{Kind: zabmodel.EventTreeLoaded, Server: 2, Source: zabmodel.SourceTruncate})
-		// The replay is missing: the tree now reflects nothing.
-		s.add(zabmodel.Event{Kind: zabmodel.EventSnapshot, Server: 2, Zxid: 0})
+	t.Run("a SNAP that forgets a committed transaction the leader lacks", func(t *testing.T) {
+		s := newScript().start(1, 1, 2, 3).write(1, z(1, 1), 2)
+		s.add(zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 2},
+			zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 3})
+		s.elect(2, 3, 2)
+		s.add(zabmodel.Event{Kind: zabmodel.EventTreeLoaded, Server: 2, Source: zabmodel.SourceSnap})
 		v := s.requireViolation(t, threeVoters, MonotonicRead)
-		assert.Equal(t, []int64{z(1, 1), 0}, v.Zxids)
+		assert.Equal(t, []int64{z(1, 1), 0, z(1, 1)}, v.Zxids)
+	})
+}
+
+// TestTruncRacingACommit: server 3 restarts with 1:2 logged; the leader, whose committed log ends
+// at 1:1, tells it to truncate to 1:1 and meanwhile commits 1:2 with server 2. The TRUNC then
+// removes a committed transaction, which the leader sends again: this is correct ZooKeeper.
+func TestTruncRacingACommit(t *testing.T) {
+	race := func() *script {
+		s := newScript().start(1, 1, 2, 3).write(1, z(1, 1), 2, 3).propose(1, z(1, 2), 2, 3).fsync(1).fsync(3)
+		s.add(zabmodel.Event{Kind: zabmodel.EventCrash, Server: 3},
+			zabmodel.Event{Kind: zabmodel.EventRestart, Server: 3},
+			zabmodel.Event{Kind: zabmodel.EventTreeLoaded, Server: 3, Source: zabmodel.SourceStartup})
+		s.apply(3, z(1, 1), zabmodel.SourceStartup).apply(3, z(1, 2), zabmodel.SourceStartup)
+		s.add(zabmodel.Event{Kind: zabmodel.EventElected, Server: 3, Role: zabmodel.Following, Leader: 1, Epoch: 1})
+		s.fsync(2).commit(1, z(1, 2), 2)
+		s.add(zabmodel.Event{Kind: zabmodel.EventTruncate, Server: 3, Zxid: z(1, 1)},
+			zabmodel.Event{Kind: zabmodel.EventTreeLoaded, Server: 3, Source: zabmodel.SourceTruncate})
+		s.apply(3, z(1, 1), zabmodel.SourceTruncate)
+		s.add(zabmodel.Event{Kind: zabmodel.EventSnapshot, Server: 3, Zxid: z(1, 1)})
+		return s.ackNewLeader(1, 1, 3).add(zabmodel.Event{Kind: zabmodel.EventServing, Server: 3, Role: zabmodel.Following, Epoch: 1})
+	}
+	t.Run("the leader sends the transaction again", func(t *testing.T) {
+		s := race().log(3, z(1, 2)).apply(3, z(1, 2), zabmodel.SourceSync).write(1, z(1, 3), 2, 3)
+		s.requireClean(t, threeVoters)
+	})
+	t.Run("the learner never gets it back", func(t *testing.T) {
+		s := race().propose(1, z(1, 3), 2, 3).fsync(1).fsync(2).commit(1, z(1, 3), 2, 3)
+		v := s.requireViolation(t, threeVoters, PrimaryIntegrity)
+		assert.Equal(t, []int64{z(1, 3), z(1, 2)}, v.Zxids)
 	})
 }

@@ -96,9 +96,17 @@ var mutations = []mutation{
 		},
 	},
 	{
-		name: "reload an empty tree", expect: MonotonicRead,
+		// A leader's reload has no other leader to send back what it drops.
+		name: "reload an empty tree at a leader", expect: MonotonicRead,
 		sites: func(_ *refModel, events []zabmodel.Event) []int {
-			return indexesOf(events, isApplyFrom(zabmodel.SourceCommit))
+			var out []int
+			for _, i := range indexesOf(events, isApplyFrom(zabmodel.SourceCommit)) {
+				// The reference leader applies each commit right after deciding it.
+				if previous := events[i-1]; previous.Kind == zabmodel.EventCommit && previous.Server == events[i].Server {
+					out = append(out, i)
+				}
+			}
+			return out
 		},
 		apply: func(_ *refModel, events []zabmodel.Event, site int) []zabmodel.Event {
 			sid := events[site].Server
@@ -167,16 +175,16 @@ var mutations = []mutation{
 	},
 }
 
-// truncateCommittedTarget finds, after the commit at site, a voter whose log holds the committed
-// transaction after another record, and the zxid to truncate to so that it goes.
+// truncateCommittedTarget checks that, after the commit at site, the committing leader's log holds
+// the transaction after another record, and returns the zxid to truncate to so that it goes. (A
+// follower's TRUNC of a transaction its leader still has is allowed; a leader has no one to get
+// it back from.)
 func truncateCommittedTarget(m *refModel, events []zabmodel.Event, site int) (int64, int64, bool) {
 	c := stateAt(m, events, site+1)
 	committed := txn{zxid: events[site].Zxid, hash: events[site].Hash}
-	for _, sid := range c.voterSids {
-		s := c.servers[sid]
-		if i, found := searchZxid(s.log, committed.zxid); found && i > 0 && s.log[i] == committed {
-			return sid, s.log[i-1].zxid, true
-		}
+	s := c.servers[events[site].Server]
+	if i, found := searchZxid(s.log, committed.zxid); found && i > 0 && s.log[i] == committed {
+		return s.sid, s.log[i-1].zxid, true
 	}
 	return 0, 0, false
 }

@@ -8,25 +8,45 @@ import (
 
 // onTruncate cuts the log as storage.Disk.Truncate does: it keeps every record up to and including
 // the first whose zxid is at least Zxid (the event reports the resulting last record, so normally
-// exactly Zxid). CommittedLogDurability forbids removing a committed transaction.
+// exactly Zxid). CommittedLogDurability forbids removing a committed transaction, with one
+// exception the real server allows: a transaction its leader still has. The leader computes a TRUNC
+// from its committed log when the learner connects and may commit the learner's last transaction
+// (with another quorum) before the learner executes the TRUNC; the leader then sends it again
+// with the outstanding proposals, and the quorum that committed it still holds it (which cutLog
+// re-checks).
 func (c *Checker) onTruncate(s *server, e zabmodel.Event) {
 	i, _ := searchZxid(s.log, e.Zxid)
 	if i >= len(s.log) {
 		return // Nothing reaches Zxid: the real truncation fails and removes nothing.
 	}
 	keep := i + 1
+	leaderHistory, hasLeader := c.boundLeaderHistory(s)
 	for _, removed := range s.log[keep:] {
-		if c.isCommitted(removed) {
-			c.report(CommittedLogDurability, finding{servers: []int64{s.sid}, zxids: []int64{removed.zxid, e.Zxid}},
-				"Server %d truncated its txn log to %s, removing the committed transaction %s (hash "+
-					"%#x). A TRUNC may only remove transactions that were never committed: the leader "+
-					"that sent it lacked a committed transaction (see LeaderLogCompleteness) or "+
-					"computed the truncation point wrongly.",
-				s.sid, zx(e.Zxid), zx(removed.zxid), removed.hash)
-			break
+		if !c.isCommitted(removed) || (hasLeader && leaderHistory.contains(removed)) {
+			continue
 		}
+		c.report(CommittedLogDurability, finding{servers: []int64{s.sid, s.leader.sid}, zxids: []int64{removed.zxid, e.Zxid}},
+			"Server %d truncated its txn log to %s, removing the committed transaction %s (hash %#x), "+
+				"which its leader (server %d) does not have to send back. A TRUNC may only remove "+
+				"transactions that were never committed: the leader lacked a committed transaction "+
+				"(see LeaderLogCompleteness) or computed the truncation point wrongly.",
+			s.sid, zx(e.Zxid), zx(removed.zxid), removed.hash, s.leader.sid)
+		break
 	}
 	c.cutLog(s, keep, "truncated its log")
+}
+
+// boundLeaderHistory returns the history of the leader a learner is synchronizing with, if the
+// checker can still see the process and history it bound to.
+func (c *Checker) boundLeaderHistory(s *server) (historyView, bool) {
+	if s.leader.sid == s.sid {
+		return historyView{}, false
+	}
+	leader, ok := c.boundLeader(s, s.leader.sid)
+	if !ok {
+		return historyView{}, false
+	}
+	return leader.history(), true
 }
 
 // onLost applies a crash's loss of the unsynced tail: records after Zxid are gone and what
@@ -184,7 +204,11 @@ type monotonicCheck struct {
 }
 
 // resolveMonotonic completes a pending MonotonicRead check at the first event of the server that
-// is not part of the replay.
+// is not part of the replay. A committed transaction that the reload dropped is only a violation
+// if the learner's leader does not have it: if it does, it comes back with the rest of the sync
+// before the server serves, and it was not yet committed when the leader chose the TRUNC or SNAP
+// (the race onTruncate describes). A server that then serves without it breaks PrimaryIntegrity
+// at its next commit.
 func (c *Checker) resolveMonotonic(s *server, e zabmodel.Event) {
 	m := s.monotonic
 	if !m.pending || (e.Kind == zabmodel.EventApply && e.Source == m.source) {
@@ -195,12 +219,20 @@ func (c *Checker) resolveMonotonic(s *server, e zabmodel.Event) {
 	if after >= before {
 		return
 	}
-	c.report(MonotonicRead, finding{servers: []int64{s.sid}, zxids: []int64{before, after}},
-		"Server %d reloaded its tree (%s at %s): before, its tree reflected committed transactions up "+
-			"to %s; after the reload and its replay, only up to %s. A server's committed state must "+
-			"never go back within one process: a TRUNC or SNAP may only remove uncommitted "+
-			"transactions, so the reload used a stale snapshot or the wrong truncation point.",
-		s.sid, m.source, zx(m.zxid), zx(before), zx(after))
+	leaderHistory, hasLeader := c.boundLeaderHistory(s)
+	for _, t := range m.before {
+		if t.zxid <= after || !c.isCommitted(t) || (hasLeader && leaderHistory.contains(t)) {
+			continue
+		}
+		c.report(MonotonicRead, finding{servers: []int64{s.sid}, zxids: []int64{before, after, t.zxid}},
+			"Server %d reloaded its tree (%s at %s): before, its tree reflected committed transactions "+
+				"up to %s; after the reload and its replay, only up to %s, and the committed %s is gone "+
+				"for good (its leader, server %d, does not have it). A server's committed state must "+
+				"never go back within one process: a TRUNC or SNAP may only remove uncommitted "+
+				"transactions, so the reload used a stale snapshot or the wrong truncation point.",
+			s.sid, m.source, zx(m.zxid), zx(before), zx(after), zx(t.zxid), s.leader.sid)
+		return
+	}
 }
 
 // highestCommitted returns the highest zxid of a committed transaction in a sorted sequence,
