@@ -1,6 +1,7 @@
 package zab
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/zabsim/zabsim/zabmodel"
@@ -125,12 +126,13 @@ func (c *Checker) commit(t txn, by, epoch int64) {
 		c.committedOrder = slices.Insert(c.committedOrder, i, t)
 		c.committedStamp++
 	}
-	c.checkQuorumDurable(t, by, epoch, "was committed")
+	c.checkQuorumDurable(t, by, epoch, "became committed at server %d")
 }
 
 // checkQuorumDurable checks the second half of CommittedLogDurability for one committed
-// transaction: a quorum of voters durably holds it.
-func (c *Checker) checkQuorumDurable(t txn, by, epoch int64, when string) {
+// transaction: a quorum of voters durably holds it. when says what just happened, with a %d for
+// the server where it happened; it is formatted only if the check fails.
+func (c *Checker) checkQuorumDurable(t txn, server, epoch int64, when string) {
 	count := 0
 	for _, sid := range c.voterSids {
 		if c.servers[sid].durable(t) {
@@ -146,13 +148,13 @@ func (c *Checker) checkQuorumDurable(t txn, by, epoch int64, when string) {
 			holders = append(holders, sid)
 		}
 	}
-	c.report(CommittedLogDurability, finding{servers: []int64{by}, zxids: []int64{t.zxid}, epoch: epoch},
-		"Committed transaction %s (hash %#x) %s (at server %d) while only voters %v of %v hold it "+
-			"durably (in the fsynced part of their txn log or in the snapshot a restart would load); a "+
-			"quorum of %d must. If those servers crash the transaction is gone although it was "+
-			"committed: something acknowledged it (ACK or NEWLEADER ACK) before fsyncing it, or "+
-			"truncated or lost it afterwards.",
-		zx(t.zxid), t.hash, when, by, holders, c.voterSids, c.quorum)
+	c.report(CommittedLogDurability, finding{servers: []int64{server}, zxids: []int64{t.zxid}, epoch: epoch},
+		"Transaction %s (hash %#x) %s while only voters %v of %v hold it durably (in the fsynced "+
+			"part of their txn log or in the snapshot a restart would load); a quorum of %d must. If "+
+			"those servers crash the transaction is gone although it was committed: something "+
+			"acknowledged it (ACK or NEWLEADER ACK) before fsyncing it, or truncated or lost it "+
+			"afterwards.",
+		zx(t.zxid), t.hash, fmt.Sprintf(when, server), holders, c.voterSids, c.quorum)
 }
 
 // onApply checks Integrity, TotalOrder, GlobalPrimaryOrder, PrefixConsistency and

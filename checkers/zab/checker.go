@@ -252,8 +252,7 @@ func (c *Checker) dispatchStorage(s *server, e zabmodel.Event) {
 	case zabmodel.EventServing:
 		c.onServing(s, e)
 	case zabmodel.EventStopServing:
-		s.serving = false
-		s.established = false
+		s.established = false // A leader that stopped serving no longer broadcasts.
 	case zabmodel.EventCrash:
 		c.onCrash(s)
 	case zabmodel.EventRestart:

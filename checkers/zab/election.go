@@ -64,6 +64,7 @@ func (c *Checker) onVote(s *server, e zabmodel.Event) {
 func (c *Checker) onElected(s *server, e zabmodel.Event) {
 	s.leaveRole()
 	s.role = e.Role
+	s.electedEpoch = e.Epoch
 	s.votes.reset()
 	s.leader = leaderBinding{sid: e.Leader}
 	s.syncing = e.Leader != s.sid
@@ -85,12 +86,12 @@ func (c *Checker) onElected(s *server, e zabmodel.Event) {
 func (c *Checker) onEpochQuorum(s *server, e zabmodel.Event) {
 	if previous, ok := c.epochQuorumBy[e.Epoch]; ok {
 		c.report(Leadership, finding{servers: []int64{s.sid, previous}, epoch: e.Epoch},
-			"Server %d received ACKEPOCH from a quorum for epoch %d, but server %d already had such a "+
-				"quorum for the same epoch. Two prospective leaders in one epoch can propose different "+
-				"transactions with the same zxids. The new epoch must exceed every acceptedEpoch of the "+
-				"quorum, and a learner must refuse a LEADERINFO whose epoch is not above its own "+
-				"acceptedEpoch (ZOOKEEPER-335).",
-			s.sid, e.Epoch, previous)
+			"Server %d (acceptedEpoch %d) received ACKEPOCH from a quorum for epoch %d, but server %d "+
+				"(acceptedEpoch %d) already had such a quorum for the same epoch. Two prospective leaders "+
+				"in one epoch can propose different transactions with the same zxids. The new epoch must "+
+				"exceed every acceptedEpoch of the quorum, and a learner must refuse a LEADERINFO whose "+
+				"epoch is not above its own acceptedEpoch (ZOOKEEPER-335).",
+			s.sid, s.acceptedEpoch, e.Epoch, previous, c.servers[previous].acceptedEpoch)
 	} else {
 		c.epochQuorumBy[e.Epoch] = s.sid
 	}
@@ -151,11 +152,13 @@ func (c *Checker) checkLeaderComplete(s *server, history historyView, epoch int6
 		c.report(LeaderLogCompleteness, finding{servers: []int64{s.sid}, zxids: []int64{committed.zxid},
 			epoch: epoch},
 			"Server %d established itself as leader of epoch %d, but its history (applied up to %s, "+
-				"logged up to %s) lacks the committed transaction %s (hash %#x). A new leader must hold "+
-				"every committed transaction, or synchronization erases it from the learners: the "+
-				"election chose a server whose log was not the most complete in its quorum, or a "+
-				"quorum member acknowledged a transaction it did not durably hold.",
-			s.sid, epoch, zx(lastZxid(history.applied)), zx(lastZxid(s.log)), zx(committed.zxid), committed.hash)
+				"logged up to %s; it was elected with peer epoch %d) lacks the committed transaction %s "+
+				"(hash %#x). A new leader must hold every committed transaction, or synchronization "+
+				"erases it from the learners: the election chose a server whose log was not the most "+
+				"complete in its quorum, or a quorum member acknowledged a transaction it did not "+
+				"durably hold.",
+			s.sid, epoch, zx(lastZxid(history.applied)), zx(lastZxid(s.log)), s.electedEpoch, zx(committed.zxid),
+			committed.hash)
 		return
 	}
 }

@@ -40,9 +40,10 @@ type server struct {
 	snapshots []snapshot
 	restore   int
 
-	acceptedEpoch, currentEpoch int64
-	role                        zabmodel.Role
-	serving                     bool
+	// acceptedEpoch and currentEpoch are the epoch files, electedEpoch the peer epoch of the vote
+	// that gave the server its role, and role that role; they go into explanations.
+	acceptedEpoch, currentEpoch, electedEpoch int64
+	role                                      zabmodel.Role
 
 	// The leader this server follows (from EventElected) and what that leader held then.
 	leader leaderBinding
@@ -147,7 +148,6 @@ func (c *Checker) replaceApplied(s *server, content []txn) {
 // leaveRole forgets what the server's role allowed it to do.
 func (s *server) leaveRole() {
 	s.role = zabmodel.Looking
-	s.serving = false
 	s.syncing = false
 	s.leader = leaderBinding{}
 	s.leading = 0

@@ -1,8 +1,6 @@
 package zab
 
 import (
-	"strconv"
-
 	"github.com/zabsim/zabsim/zabmodel"
 )
 
@@ -79,8 +77,7 @@ func (c *Checker) cutLog(s *server, keep int, what string) {
 		if !c.isCommitted(removed) || (hasSnap && contains(snap.content, removed)) {
 			continue
 		}
-		c.checkQuorumDurable(removed, s.sid, zabmodel.EpochOf(removed.zxid), "lost a copy when server "+
-			strconv.FormatInt(s.sid, 10)+" "+what)
+		c.checkQuorumDurable(removed, s.sid, zabmodel.EpochOf(removed.zxid), "(committed) lost a copy when server %d "+what)
 	}
 }
 
@@ -107,7 +104,7 @@ func (c *Checker) onSnapshot(s *server, e zabmodel.Event) {
 	for _, covered := range previous.content {
 		if c.isCommitted(covered) && !s.durable(covered) {
 			c.checkQuorumDurable(covered, s.sid, zabmodel.EpochOf(covered.zxid),
-				"lost a copy when server "+strconv.FormatInt(s.sid, 10)+" replaced its snapshot")
+				"(committed) lost a copy when server %d replaced its snapshot")
 		}
 	}
 }

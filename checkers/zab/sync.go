@@ -74,12 +74,14 @@ func (c *Checker) checkLeaderHistoryDurable(s, leader *server, epoch int64, when
 		}
 		c.report(ProcessConsistency, finding{servers: []int64{s.sid, leader.sid}, zxids: []int64{t.zxid},
 			epoch: epoch},
-			"Server %d %s for epoch %d while leader %d's transaction %s (hash %#x) is not durable on "+
-				"its disk (fsynced log: %d of %d records, up to %s). Acknowledging NEWLEADER or "+
+			"Server %d %s for epoch %d (its epoch files: accepted %d, current %d) while leader %d's "+
+				"transaction %s (hash %#x) is not durable on its disk (fsynced log: %d of %d records, up "+
+				"to %s). Acknowledging NEWLEADER or "+
 				"persisting the new currentEpoch promises that the leader's history is on disk; a crash "+
 				"now loses a transaction the leader counts as held by this server (ZOOKEEPER-3911, "+
 				"ZOOKEEPER-4646, ZOOKEEPER-4643).",
-			s.sid, when, epoch, leader.sid, zx(t.zxid), t.hash, s.synced, len(s.log), zx(lastZxid(s.log[:s.synced])))
+			s.sid, when, epoch, s.acceptedEpoch, s.currentEpoch, leader.sid, zx(t.zxid), t.hash, s.synced, len(s.log),
+			zx(lastZxid(s.log[:s.synced])))
 		return
 	}
 }
@@ -87,7 +89,6 @@ func (c *Checker) checkLeaderHistoryDurable(s, leader *server, epoch int64, when
 // onServing checks PrefixConsistency (every committed transaction the server applied is the
 // committed one) and, for a learner, ProcessConsistency against its leader.
 func (c *Checker) onServing(s *server, e zabmodel.Event) {
-	s.serving = true
 	s.syncing = false
 	c.checkAppliedAgainstCommitted(s, e.Epoch)
 	if s.leader.sid == s.sid {
