@@ -107,6 +107,9 @@ type Checker struct {
 	hostTime     time.Duration
 }
 
+// The checker is what an ensemble's Config.Observer takes.
+var _ zabmodel.Observer = (*Checker)(nil)
+
 // New returns a checker for the ensemble described by config.
 func New(config Config) (*Checker, error) {
 	if err := config.Validate(); err != nil {
@@ -122,7 +125,7 @@ func New(config Config) (*Checker, error) {
 		committed:       map[int64]uint64{},
 		epochQuorumBy:   map[int64]int64{},
 		establishedBy:   map[int64]int64{},
-		violationCounts: make([]int64, len(Invariants)),
+		violationCounts: make([]int64, len(invariantOrder)),
 		unknownSids:     map[int64]bool{},
 		eventsByKind:    make([]int64, int(zabmodel.EventDigestMismatch)+1),
 	}

@@ -105,6 +105,18 @@ func TestOnlyTheFirstViolationOfEachInvariantIsKeptButAllAreCounted(t *testing.T
 	assert.Contains(t, summary.String(), "Integrity=2")
 }
 
+func TestInvariantsAreListedOnceEach(t *testing.T) {
+	names := map[Invariant]bool{}
+	for _, inv := range Invariants() {
+		assert.False(t, names[inv], "%s listed twice", inv)
+		names[inv] = true
+	}
+	assert.Len(t, names, 15)
+	c, err := New(threeVoters)
+	require.NoError(t, err)
+	assert.Len(t, c.Summary().Violations, 15)
+}
+
 func TestStopwatchMeasuresHostTime(t *testing.T) {
 	var reading time.Duration
 	config := threeVoters

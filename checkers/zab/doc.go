@@ -25,13 +25,28 @@
 //	}
 //	fmt.Println(checker.Summary()) // violations per invariant, events seen, time spent
 //
+// A recorded stream can be judged in one call: violations, err := zab.Check(config, events).
+//
+// Definitions the servers' events must follow (zabmodel.Event documents each kind). A server's
+// applied history is the sequence of EventApply since its last EventTreeLoaded or EventRestart; a
+// tree load from its own disk starts from the content of the snapshot it names, a SNAP from its
+// leader's applied history up to the SNAP's zxid. Its history is its applied history followed by
+// its logged records with higher zxids. A transaction is durable at a server if it is in the
+// fsynced prefix of its txn log or in the snapshot a restart would load (the highest zxid, the
+// latest among equals); older snapshots protect nothing. A transaction is committed by
+// EventCommit, and every transaction of a leader's history is committed when it establishes
+// itself. A quorum is a majority of the voters; observers never count, and because ZooKeeper 3.8.0
+// logs the synchronized proposals at NEWLEADER only for followers, an observer's NEWLEADER ACK
+// promises no durability.
+//
 // Only the first violation of each invariant is kept (later ones are usually echoes of the first),
 // but every one is counted in the Summary. Config.OnViolation is called as each kept violation is
 // found, so that a runner can end the run at once with sim.World.Fail.
 //
 // Per event the work is O(1) amortised or O(log n) in the length of a history; the events that
-// need a pass over a whole history are rare (an established leader, a NEWLEADER acknowledgement,
-// the start of serving, a tree reload after TRUNC or SNAP).
+// need a pass over a whole history are rare (an established leader, a learner's currentEpoch and
+// NEWLEADER acknowledgement, the start of serving, a tree reload after TRUNC or SNAP, a snapshot
+// that replaces one of another history).
 //
 // The package is simulated code: it reads no clock, randomness or environment and never lets a
 // map's order reach a result. The host time it spends is measured only if the caller passes a

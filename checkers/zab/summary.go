@@ -23,7 +23,7 @@ type KindCount struct {
 
 // Summary describes a checker's run.
 type Summary struct {
-	// Violations counts every violation per invariant, in the order of Invariants.
+	// Violations counts every violation per invariant, in the order of Invariants().
 	Violations []InvariantCount
 	// Events is the number of events seen, and EventsByKind their split by kind (kinds never seen
 	// are left out).
@@ -50,7 +50,7 @@ func (c *Checker) Summary() Summary {
 		HostTime:  c.hostTime,
 		Halted:    c.halted,
 	}
-	for i, inv := range Invariants {
+	for i, inv := range invariantOrder {
 		s.Violations = append(s.Violations, InvariantCount{Invariant: inv, Count: c.violationCounts[i]})
 	}
 	for kind, count := range c.eventsByKind {

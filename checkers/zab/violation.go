@@ -2,6 +2,7 @@ package zab
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/zabsim/zabsim/clock"
@@ -11,7 +12,7 @@ import (
 // Invariant names a safety property, with the name the TLA+ specifications of ZooKeeper give it.
 type Invariant string
 
-// The invariants, in the order the Summary lists them.
+// The invariants, in the order Invariants and the Summary list them.
 const (
 	// Leadership: at most one server establishes itself (and at most one reaches an epoch quorum)
 	// per epoch, and only an established leader proposes.
@@ -56,21 +57,26 @@ const (
 	EventStream Invariant = "EventStream"
 )
 
-// Invariants lists every invariant in a fixed order.
-var Invariants = []Invariant{
+// invariantOrder lists every invariant in a fixed order: the Summary's, and the index of each
+// invariant's counter.
+var invariantOrder = []Invariant{
 	Leadership, Integrity, Agreement, PrefixConsistency, TotalOrder, GlobalPrimaryOrder,
 	LocalPrimaryOrder, PrimaryIntegrity, CommittedLogDurability, LeaderLogCompleteness,
 	ProcessConsistency, MonotonicRead, NoVoteCircle, DigestMismatch, EventStream,
 }
 
-// invariantIndex maps an invariant to its position in Invariants, for the per-invariant counters.
+// Invariants returns every invariant in a fixed order.
+func Invariants() []Invariant { return slices.Clone(invariantOrder) }
+
+// invariantIndex maps an invariant to its position in invariantOrder, for the per-invariant
+// counters.
 func invariantIndex(inv Invariant) int {
-	for i, known := range Invariants {
+	for i, known := range invariantOrder {
 		if known == inv {
 			return i
 		}
 	}
-	panic(fmt.Sprintf("zab: invariant %q is not in Invariants", inv))
+	panic(fmt.Sprintf("zab: invariant %q is not in invariantOrder", inv))
 }
 
 // Violation is one broken invariant, as found at one event.
