@@ -37,12 +37,38 @@ func validatePath(path string) error {
 	return nil
 }
 
-// validateCreate is PathUtils.validatePath(path, mode.isSequential()) followed by
-// EphemeralType.validateTTL(mode, ttl), with ttl -1 for a create without one.
-func validateCreate(path string, mode proto.CreateMode, ttl int64) error {
+// checkPath is PathUtils.validatePath for a Java client; go-zookeeper's own check is left to the
+// caller (see GoZookeeper).
+func (c *Client) checkPath(path string) error {
+	if c.goZookeeper() {
+		return nil
+	}
+	return validatePath(path)
+}
+
+// checkCreate validates a create as the emulated library does: go-zookeeper only parses the mode.
+func (c *Client) checkCreate(path string, mode proto.CreateMode, ttl int64) error {
+	if c.goZookeeper() {
+		return checkCreateMode(mode)
+	}
+	return validateCreate(path, mode, ttl)
+}
+
+// checkCreateMode is CreateMode.fromFlag, and go-zookeeper's parseCreateMode, which accepts the same
+// seven modes.
+func checkCreateMode(mode proto.CreateMode) error {
 	if _, err := proto.CreateModeFromFlag(int32(mode)); err != nil {
 		// Not %w: proto's error wraps BadArguments, and a local refusal must carry no server code.
 		return fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+	}
+	return nil
+}
+
+// validateCreate is PathUtils.validatePath(path, mode.isSequential()) followed by
+// EphemeralType.validateTTL(mode, ttl), with ttl -1 for a create without one.
+func validateCreate(path string, mode proto.CreateMode, ttl int64) error {
+	if err := checkCreateMode(mode); err != nil {
+		return err
 	}
 	validate := proto.ValidatePath
 	if mode.IsSequential() {
@@ -81,7 +107,7 @@ func watchOf(w Watcher, kind watchKind, path string) *watchRegistration {
 
 // Create creates a node, as the asynchronous create with a Create2Callback does: sent as create2
 // (createContainer for a container), answered with the path and the Stat. TTL modes need CreateTTL.
-// data and acl are copied.
+// data and acl are copied. (go-zookeeper: create, no Stat; see GoZookeeper.)
 func (c *Client) Create(path string, data []byte, acl []proto.ACL, mode proto.CreateMode, cb func(CreateResult)) error {
 	return c.CreateTTL(path, data, acl, mode, -1, cb)
 }
@@ -89,10 +115,13 @@ func (c *Client) Create(path string, data []byte, acl []proto.ACL, mode proto.Cr
 // CreateTTL is Create with a time to live in milliseconds, sent as createTTL for a TTL mode. A
 // negative ttl with another mode is a plain Create.
 func (c *Client) CreateTTL(path string, data []byte, acl []proto.ACL, mode proto.CreateMode, ttl int64, cb func(CreateResult)) error {
-	if err := validateCreate(path, mode, ttl); err != nil {
+	if err := c.checkCreate(path, mode, ttl); err != nil {
 		return err
 	}
-	p := &packet{deliver: deliverCreate(cb)}
+	if c.goZookeeper() {
+		return c.submit(goZookeeperCreate(path, slices.Clone(data), slices.Clone(acl), mode, ttl, cb))
+	}
+	p := &packet{deliver: deliverCreate(cb, true)}
 	switch {
 	case mode.IsTTL():
 		p.header.Type = proto.OpCreateTTL
@@ -110,7 +139,7 @@ func (c *Client) CreateTTL(path string, data []byte, acl []proto.ACL, mode proto
 
 // Delete deletes a node if its version matches (-1: any).
 func (c *Client) Delete(path string, version int32, cb func(Result)) error {
-	if err := validatePath(path); err != nil {
+	if err := c.checkPath(path); err != nil {
 		return err
 	}
 	return c.submit(&packet{header: proto.RequestHeader{Type: proto.OpDelete},
@@ -150,7 +179,7 @@ func (c *Client) GetChildren(path string, watcher Watcher, cb func(ChildrenResul
 }
 
 func (c *Client) checkRead(path string, watcher Watcher) error {
-	if err := validatePath(path); err != nil {
+	if err := c.checkPath(path); err != nil {
 		return err
 	}
 	return checkWatcher(watcher, false)
@@ -158,7 +187,7 @@ func (c *Client) checkRead(path string, watcher Watcher) error {
 
 // SetData sets a node's data if its version matches (-1: any). data is copied.
 func (c *Client) SetData(path string, data []byte, version int32, cb func(StatResult)) error {
-	if err := validatePath(path); err != nil {
+	if err := c.checkPath(path); err != nil {
 		return err
 	}
 	return c.submit(&packet{header: proto.RequestHeader{Type: proto.OpSetData},
@@ -167,7 +196,7 @@ func (c *Client) SetData(path string, data []byte, version int32, cb func(StatRe
 
 // GetACL reads a node's ACL and Stat.
 func (c *Client) GetACL(path string, cb func(ACLResult)) error {
-	if err := validatePath(path); err != nil {
+	if err := c.checkPath(path); err != nil {
 		return err
 	}
 	return c.submit(&packet{header: proto.RequestHeader{Type: proto.OpGetACL},
@@ -177,16 +206,20 @@ func (c *Client) GetACL(path string, cb func(ACLResult)) error {
 // SetACL sets a node's ACL if its ACL version matches (-1: any). The asynchronous Java call does not
 // check the list; the server answers INVALIDACL for an empty one.
 func (c *Client) SetACL(path string, acl []proto.ACL, version int32, cb func(StatResult)) error {
-	if err := validatePath(path); err != nil {
+	if err := c.checkPath(path); err != nil {
 		return err
 	}
+	acl = slices.Clone(acl)
+	if c.goZookeeper() {
+		acl = nonNilACL(acl)
+	}
 	return c.submit(&packet{header: proto.RequestHeader{Type: proto.OpSetACL},
-		request: &proto.SetACLRequest{Path: path, ACL: slices.Clone(acl), Version: version}, deliver: deliverStat(cb)})
+		request: &proto.SetACLRequest{Path: path, ACL: acl, Version: version}, deliver: deliverStat(cb)})
 }
 
 // Sync asks the server to catch up with the leader before answering.
 func (c *Client) Sync(path string, cb func(Result)) error {
-	if err := validatePath(path); err != nil {
+	if err := c.checkPath(path); err != nil {
 		return err
 	}
 	return c.submit(&packet{header: proto.RequestHeader{Type: proto.OpSync},
@@ -195,8 +228,11 @@ func (c *Client) Sync(path string, cb func(Result)) error {
 
 // Multi sends ops as one multi (writes) or multiRead (reads). Java's validation runs first: an
 // invalid op gives an *InvalidOpsError, mixing reads and writes ErrInvalidArgument. An empty multi
-// sends nothing and calls back OK with no results.
+// sends nothing and calls back OK with no results. (go-zookeeper differs; see GoZookeeper.)
 func (c *Client) Multi(ops []Op, cb func(MultiResult)) error {
+	if c.goZookeeper() {
+		return c.goZookeeperMulti(ops, cb)
+	}
 	if err := validateOps(ops); err != nil {
 		return err
 	}
@@ -219,7 +255,7 @@ func (c *Client) Multi(ops []Op, cb func(MultiResult)) error {
 	if ops[0].isRead() {
 		typ = proto.OpMultiRead
 	}
-	return c.submit(&packet{header: proto.RequestHeader{Type: typ}, request: request, deliver: deliverMulti(cb)})
+	return c.submit(&packet{header: proto.RequestHeader{Type: typ}, request: request, deliver: deliverMulti(cb, false)})
 }
 
 // validateOps is ZooKeeper's private validatePath(Iterable<Op>) followed by the check in
@@ -250,7 +286,10 @@ func validateOps(ops []Op) error {
 // AddWatch sets a persistent (or persistent recursive) watch on path. It is registered when the
 // server answers OK or NONODE, as AddWatchRegistration does.
 func (c *Client) AddWatch(path string, watcher Watcher, mode proto.AddWatchMode, cb func(Result)) error {
-	if err := validatePath(path); err != nil {
+	if err := c.unsupported("addWatch"); err != nil {
+		return err
+	}
+	if err := c.checkPath(path); err != nil {
 		return err
 	}
 	if err := checkWatcher(watcher, true); err != nil {
@@ -286,7 +325,10 @@ func (c *Client) RemoveAllWatches(path string, watcherType proto.WatcherType, lo
 }
 
 func (c *Client) removeWatches(op proto.OpCode, path string, watcher Watcher, watcherType proto.WatcherType, local bool, cb func(Result)) error {
-	if err := validatePath(path); err != nil {
+	if err := c.unsupported(op.String()); err != nil {
+		return err
+	}
+	if err := c.checkPath(path); err != nil {
 		return err
 	}
 	if watcherType < proto.WatcherChildren || watcherType > proto.WatcherAny {
@@ -306,13 +348,18 @@ func (c *Client) removeWatches(op proto.OpCode, path string, watcher Watcher, wa
 // connection; the client then goes to AUTH_FAILED for good, its watchers hear AuthFailed, and every
 // request fails with AUTHFAILED. Java gives no callback for an auth packet; cb, if not nil, is an
 // addition of this library: it gets the reply to this packet, or the code a request would get if the
-// packet is lost with its connection (no callback reports the re-sent credentials).
+// packet is lost with its connection (no callback reports the re-sent credentials). go-zookeeper
+// differs; see GoZookeeper.
 func (c *Client) AddAuth(scheme string, auth []byte, cb func(Result)) error {
 	if c.crashed() {
 		return ErrCrashed
 	}
 	c.enter()
 	defer c.leaveAPI()
+	if c.goZookeeper() {
+		// An ordinary request; the credential is remembered when the server accepts it.
+		return c.queuePacket(goZookeeperAuthPacket(authData{scheme: scheme, data: slices.Clone(auth)}, cb, false))
+	}
 	if !c.state.IsAlive() {
 		// addAuthInfo returns without doing anything.
 		if cb != nil {
@@ -367,7 +414,7 @@ func cbOrNop(cb func(Result)) func(Result) {
 // closeSessionFinished is the application thread of close() waking up: ClientCnxn.disconnect sets
 // the state to CLOSED at once, and the SendThread leaves its loop at its next turn.
 func (c *Client) closeSessionFinished(p *packet) {
-	c.closeResult = Result{Err: p.err, Zxid: p.zxid}
+	c.closeResult = resultOf(p)
 	c.disconnecting = true
 	c.setState(StateClosed)
 }

@@ -53,13 +53,14 @@ func TestMultiSendsOpsAndReportsPerOpResults(t *testing.T) {
 	}}, got[1].body)
 	assert.Equal(t, proto.OpMultiRead, got[2].header.Type)
 	require.Len(t, results, 4)
-	// The empty multi's callback is local: it runs before the replies to the others arrive.
+	// The empty multi's callback is local: it runs before the replies to the others arrive, and it
+	// was never written, so it has no xid and no session.
 	assert.Equal(t, MultiResult{Err: proto.OK, Results: []OpResult{}}, results[0])
-	assert.Equal(t, MultiResult{Err: proto.OK, Zxid: 0x200000001, Results: []OpResult{
+	assert.Equal(t, MultiResult{Err: proto.OK, Zxid: 0x200000001, Xid: 1, Session: 0x101, Results: []OpResult{
 		{Type: proto.OpCreate, Path: "/q-0000000001"}, {Type: proto.OpSetData, Stat: stat}}}, results[1])
 	assert.Equal(t, proto.NodeExists, results[2].Err, "the first error result that is not OK")
 	assert.Len(t, results[2].Results, 3)
-	assert.Equal(t, MultiResult{Err: proto.NoNode, Zxid: 0x200000001, Results: []OpResult{
+	assert.Equal(t, MultiResult{Err: proto.NoNode, Zxid: 0x200000001, Xid: 3, Session: 0x101, Results: []OpResult{
 		{Type: proto.OpGetData, Data: []byte("d"), Stat: stat}, {Type: proto.OpError, Err: proto.NoNode}}}, results[3])
 }
 
@@ -102,12 +103,13 @@ func TestResultsCarryTheReplyBodies(t *testing.T) {
 	require.NoError(t, c.CreateTTL("/t", nil, proto.OpenACLUnsafe, proto.PersistentWithTTL, 5000, func(r CreateResult) { created = r }))
 	require.NoError(t, c.Delete("/a", 3, func(r Result) { deleted = r }))
 	bed.run(10 * ms)
-	assert.Equal(t, StatResult{Zxid: 8, Stat: stat}, exists)
-	assert.Equal(t, ChildrenResult{Zxid: 8, Children: []string{"b", "a"}, Stat: stat}, children)
-	assert.Equal(t, ACLResult{Zxid: 8, ACL: acl, Stat: stat}, acls)
-	assert.Equal(t, StatResult{Zxid: 8, Stat: stat}, setACL)
-	assert.Equal(t, CreateResult{Zxid: 8, Path: "/t", Stat: stat}, created)
-	assert.Equal(t, Result{Err: proto.NotEmpty, Zxid: 9}, deleted)
+	// Every result names the xid and the session it was written with.
+	assert.Equal(t, StatResult{Zxid: 8, Xid: 1, Session: 0x101, Stat: stat}, exists)
+	assert.Equal(t, ChildrenResult{Zxid: 8, Xid: 2, Session: 0x101, Children: []string{"b", "a"}, Stat: stat}, children)
+	assert.Equal(t, ACLResult{Zxid: 8, Xid: 3, Session: 0x101, ACL: acl, Stat: stat}, acls)
+	assert.Equal(t, StatResult{Zxid: 8, Xid: 4, Session: 0x101, Stat: stat}, setACL)
+	assert.Equal(t, CreateResult{Zxid: 8, Xid: 5, Session: 0x101, Path: "/t", Stat: stat}, created)
+	assert.Equal(t, Result{Err: proto.NotEmpty, Zxid: 9, Xid: 6, Session: 0x101}, deleted)
 	got := s.last().nonPing()
 	assert.Equal(t, &proto.CreateTTLRequest{Path: "/t", ACL: proto.OpenACLUnsafe, Flags: proto.PersistentWithTTL, TTL: 5000}, got[4].body)
 }

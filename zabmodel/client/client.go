@@ -34,6 +34,9 @@ var (
 	// ErrQueueFull: MaxQueuedRequests requests are already waiting to be sent. Java's queue is
 	// unbounded; ours has a limit so that a runaway workload ends the run instead of eating memory.
 	ErrQueueFull = errors.New("client: too many requests waiting to be sent")
+	// ErrRequestTooLarge: with Emulate GoZookeeper, the request does not fit go-zookeeper's fixed
+	// send buffer (ErrShortBuffer there). The Java client has no such limit.
+	ErrRequestTooLarge = errors.New("client: request larger than go-zookeeper's send buffer")
 )
 
 // Config describes a client, as the arguments of `new ZooKeeper(connectString, sessionTimeout,
@@ -58,6 +61,17 @@ type Config struct {
 	DisableAutoWatchReset bool
 	// MaxQueuedRequests bounds the requests waiting to be sent; zero means DefaultMaxQueuedRequests.
 	MaxQueuedRequests int
+	// MaxPacketBytes is the client's jute.maxbuffer (the ZKClientConfig property "jute.maxbuffer"):
+	// a reply packet longer than this, after its length prefix, drops the connection, as
+	// ClientCnxnSocket.readLength refuses it. Zero means proto.MaxBufferBytes. It is taken to be set
+	// as the system property, which ZKClientConfig reads by default and which also sets the longest
+	// field BinaryInputArchive decodes: MaxPacketBytes plus the default extra size, MaxPacketBytes
+	// again (at least 1024). With Emulate GoZookeeper it is go-zookeeper's WithMaxBufferSize
+	// instead, and zero means no limit, which is go-zookeeper's default.
+	MaxPacketBytes int
+	// Emulate chooses the client library whose client-side behaviour the client reproduces: Java
+	// (the zero value) or GoZookeeper. See Library.
+	Emulate Library
 }
 
 // DefaultMaxQueuedRequests is the default bound on requests waiting to be sent.
@@ -107,6 +121,9 @@ type Client struct {
 	name        string
 	port        net.Port
 	maxQueued   int
+	emulate     Library
+	// maxPacket is the longest reply packet accepted; 0 means no limit (go-zookeeper's default).
+	maxPacket int
 
 	hosts   hostProvider
 	watches watchManager
@@ -126,13 +143,18 @@ type Client struct {
 	seenRwServerBefore bool
 	isFirstConnect     bool
 	xid                int32
+	goXid              uint32 // go-zookeeper's xid counter, which wraps through 0 (see nextXid)
+	expired            bool   // the server said the session expired
 	auth               []authData
 	closeWaiters       []func(Result)
 	closeResult        Result
 
 	outgoing packetQueue
 	pending  packetQueue
-	authSent []*packet // auth packets written on this connection, oldest first (see AddAuth)
+	authSent []*packet // Java: auth packets written on this connection, oldest first (see AddAuth)
+	// authResends counts the credentials go-zookeeper re-sent on this connection that await their
+	// reply; it writes nothing else meanwhile (resendZkAuth).
+	authResends int
 
 	// The socket: one connection attempt at a time, as ClientCnxnSocketNIO has one sockKey.
 	server       sim.NodeID
@@ -174,8 +196,10 @@ func New(w *sim.World, nw *net.Network, node sim.NodeID, cfg Config, watcher Wat
 	c := &Client{
 		w: w, nw: nw, node: node, incarnation: w.Incarnation(node),
 		name: cfg.Name, port: cfg.Port, maxQueued: cfg.MaxQueuedRequests,
-		hosts:              newHostProvider(w, cfg.Servers),
-		watches:            watchManager{defaultWatcher: watcher, disableAutoWatchReset: cfg.DisableAutoWatchReset},
+		emulate: cfg.Emulate, maxPacket: cfg.MaxPacketBytes,
+		hosts: newHostProvider(w, cfg.Servers),
+		watches: watchManager{defaultWatcher: watcher, disableAutoWatchReset: cfg.DisableAutoWatchReset,
+			goZookeeper: cfg.Emulate == GoZookeeper},
 		events:             eventThread{sessionState: proto.StateDisconnected},
 		state:              StateConnecting,
 		sessionTimeout:     timeout,
@@ -191,7 +215,10 @@ func New(w *sim.World, nw *net.Network, node sim.NodeID, cfg Config, watcher Wat
 	if c.password == nil {
 		c.password = make([]byte, 16)
 	}
-	nw.Describe(c.port, DescribePacket)
+	if !nw.Describes(c.port) {
+		// Another client, or a test, may have registered a renderer for the port already.
+		nw.Describe(c.port, DescribePacket)
+	}
 	c.note("start session=" + hex(c.sessionID) + " timeout=" + strconv.Itoa(int(timeout)) + "ms")
 	c.enter()
 	c.startSendThread()
@@ -214,6 +241,12 @@ func validateConfig(w *sim.World, nw *net.Network, node sim.NodeID, cfg *Config)
 		return fmt.Errorf("%w: session timeout %v is not a positive whole number of milliseconds", ErrInvalidArgument, cfg.SessionTimeout)
 	case cfg.MaxQueuedRequests < 0:
 		return fmt.Errorf("%w: negative MaxQueuedRequests %d", ErrInvalidArgument, cfg.MaxQueuedRequests)
+	case cfg.MaxPacketBytes < 0:
+		return fmt.Errorf("%w: negative MaxPacketBytes %d", ErrInvalidArgument, cfg.MaxPacketBytes)
+	case cfg.Emulate != Java && cfg.Emulate != GoZookeeper:
+		return fmt.Errorf("%w: unknown client library %d", ErrInvalidArgument, cfg.Emulate)
+	case cfg.Emulate == GoZookeeper && cfg.DisableAutoWatchReset:
+		return fmt.Errorf("%w: go-zookeeper has no zookeeper.disableAutoWatchReset", ErrInvalidArgument)
 	}
 	for _, s := range cfg.Servers {
 		if s < 0 || int(s) >= w.NumNodes() {
@@ -228,6 +261,9 @@ func validateConfig(w *sim.World, nw *net.Network, node sim.NodeID, cfg *Config)
 	}
 	if cfg.MaxQueuedRequests == 0 {
 		cfg.MaxQueuedRequests = DefaultMaxQueuedRequests
+	}
+	if cfg.MaxPacketBytes == 0 && cfg.Emulate == Java {
+		cfg.MaxPacketBytes = proto.MaxBufferBytes
 	}
 	return nil
 }

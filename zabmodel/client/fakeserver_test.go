@@ -184,7 +184,9 @@ func (fc *fakeConn) Received(_ net.ConnID, payload []byte) {
 	case h.Type == proto.OpAuth && s.onAuth != nil:
 		s.onAuth(fc, h, body.(*proto.AuthPacket))
 	case h.Type == proto.OpAuth:
-		fc.reply(proto.ReplyHeader{Xid: proto.AuthXid}, nil)
+		// The server echoes the request's xid: AUTHPACKET_XID from Java, an ordinary one from
+		// go-zookeeper.
+		fc.reply(proto.ReplyHeader{Xid: h.Xid}, nil)
 	case s.onRequest != nil:
 		s.onRequest(fc, h, body)
 	default:

@@ -2,6 +2,7 @@ package client
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/zabsim/zabsim/zabmodel/proto"
 )
@@ -29,6 +30,30 @@ type packet struct {
 	onFinish func(*packet)
 	// authDone reports the reply to an auth packet (see AddAuth); nil for re-sent credentials.
 	authDone func(Result)
+
+	// xidTaken: the xid was taken when the packet was made or queued, as go-zookeeper takes it,
+	// rather than when it is written.
+	xidTaken bool
+	// numberedAuth: an auth packet sent as go-zookeeper sends it, an ordinary request with an xid
+	// that waits in the pending queue.
+	numberedAuth bool
+	// resentAuth: a credential go-zookeeper re-sends after a reconnect; priming: a packet of a
+	// connection's start (handshake, re-sent credential) that a go-zookeeper cleanup drops.
+	resentAuth bool
+	priming    bool
+	// written is set when the packet went out on a connection, with session the session id then.
+	written bool
+	session int64
+	// replied is set when a reply to the packet was read (not when the client gave up on it).
+	replied bool
+}
+
+// wire returns the xid and session id the packet was written with, or zeros if it never was.
+func (p *packet) wire() (xid int32, session int64) {
+	if !p.written {
+		return 0, 0
+	}
+	return p.header.Xid, p.session
 }
 
 func (p *packet) op() proto.OpCode { return p.header.Type }
@@ -37,7 +62,7 @@ func (p *packet) op() proto.OpCode { return p.header.Type }
 // pending queue for its reply: every packet with a header except pings and auth packets. This
 // includes setWatches, whose SET_WATCHES_XID Java overwrites when it writes the packet.
 func (p *packet) numbered() bool {
-	return p.hasHeader && p.header.Type != proto.OpPing && p.header.Type != proto.OpAuth
+	return p.hasHeader && p.header.Type != proto.OpPing && (p.header.Type != proto.OpAuth || p.numberedAuth)
 }
 
 // packetQueue is a FIFO of packets; Java's outgoingQueue (a deque) and pendingQueue.
@@ -80,6 +105,21 @@ func (q *packetQueue) pushFront(first []*packet) {
 	items := make([]*packet, 0, len(first)+len(rest))
 	items = append(items, first...)
 	q.items, q.head = append(items, rest...), 0
+}
+
+// removeXid removes and returns the packet with the given xid, or nil. Replies usually answer the
+// oldest packet, so the search starts there.
+func (q *packetQueue) removeXid(xid int32) *packet {
+	for i := q.head; i < len(q.items); i++ {
+		if p := q.items[i]; p.header.Xid == xid {
+			if i == q.head {
+				return q.pop()
+			}
+			q.items = slices.Delete(q.items, i, i+1) // which clears the vacated slot
+			return p
+		}
+	}
+	return nil
 }
 
 // takeAll empties the queue and returns what it held, oldest first.

@@ -9,38 +9,49 @@ import (
 
 // Every result carries Err, the code the request finished with (from the server's ReplyHeader, or
 // CONNECTIONLOSS / SESSIONEXPIRED / AUTHFAILED when the client gave up on it: for a write such a code
-// means the outcome is unknown), and Zxid, the ReplyHeader's zxid (0 when no reply was read). The
-// other fields are set only when Err is OK, as Java passes null otherwise.
+// means the outcome is unknown), Zxid, the ReplyHeader's zxid (0 when no reply was read), and Xid
+// and Session, the xid and the session id the request was written with (both 0 if it was never
+// written to a connection). A checker finds a write of unknown outcome in the committed log by
+// (Session, Xid): a txn header carries the client's session id and cxid. The other fields are set
+// only when Err is OK, as Java passes null otherwise.
 
 // Result is the outcome of a request whose reply has no body: delete, sync, addWatch,
 // removeWatches, an auth packet, close.
 type Result struct {
-	Err  proto.Code
-	Zxid int64
+	Err     proto.Code
+	Zxid    int64
+	Xid     int32
+	Session int64
 }
 
 // CreateResult is the outcome of a create: the path created (with the sequence number of a
 // sequential node) and its Stat.
 type CreateResult struct {
-	Err  proto.Code
-	Zxid int64
-	Path string
-	Stat proto.Stat
+	Err     proto.Code
+	Zxid    int64
+	Xid     int32
+	Session int64
+	Path    string
+	Stat    proto.Stat
 }
 
 // StatResult is the outcome of exists, setData and setACL. Exists of a missing node has Err NONODE.
 type StatResult struct {
-	Err  proto.Code
-	Zxid int64
-	Stat proto.Stat
+	Err     proto.Code
+	Zxid    int64
+	Xid     int32
+	Session int64
+	Stat    proto.Stat
 }
 
 // DataResult is the outcome of getData. Data is nil for a node created with null data.
 type DataResult struct {
-	Err  proto.Code
-	Zxid int64
-	Data []byte
-	Stat proto.Stat
+	Err     proto.Code
+	Zxid    int64
+	Xid     int32
+	Session int64
+	Data    []byte
+	Stat    proto.Stat
 }
 
 // ChildrenResult is the outcome of getChildren (sent as getChildren2): the children's names in the
@@ -48,16 +59,20 @@ type DataResult struct {
 type ChildrenResult struct {
 	Err      proto.Code
 	Zxid     int64
+	Xid      int32
+	Session  int64
 	Children []string
 	Stat     proto.Stat
 }
 
 // ACLResult is the outcome of getACL.
 type ACLResult struct {
-	Err  proto.Code
-	Zxid int64
-	ACL  []proto.ACL
-	Stat proto.Stat
+	Err     proto.Code
+	Zxid    int64
+	Xid     int32
+	Session int64
+	ACL     []proto.ACL
+	Stat    proto.Stat
 }
 
 // MultiResult is the outcome of a multi. Err is the ReplyHeader's code if it is not OK (Results is
@@ -66,6 +81,8 @@ type ACLResult struct {
 type MultiResult struct {
 	Err     proto.Code
 	Zxid    int64
+	Xid     int32
+	Session int64
 	Results []OpResult
 }
 
@@ -95,7 +112,10 @@ func response[T any](p *packet) T {
 	return r
 }
 
-func resultOf(p *packet) Result { return Result{Err: p.err, Zxid: p.zxid} }
+func resultOf(p *packet) Result {
+	xid, session := p.wire()
+	return Result{Err: p.err, Zxid: p.zxid, Xid: xid, Session: session}
+}
 
 func deliverResult(cb func(Result)) func(*packet) {
 	if cb == nil {
@@ -104,14 +124,24 @@ func deliverResult(cb func(Result)) func(*packet) {
 	return func(p *packet) { cb(resultOf(p)) }
 }
 
-func deliverCreate(cb func(CreateResult)) func(*packet) {
+// deliverCreate reports a create; withStat is false for go-zookeeper, which decodes only the path.
+func deliverCreate(cb func(CreateResult), withStat bool) func(*packet) {
 	if cb == nil {
 		return nil
 	}
 	return func(p *packet) {
 		r := CreateResult{Err: p.err, Zxid: p.zxid}
-		if resp := response[*proto.Create2Response](p); resp != nil {
-			r.Path, r.Stat = resp.Path, resp.Stat
+		r.Xid, r.Session = p.wire()
+		if p.err == proto.OK {
+			switch resp := p.response.(type) {
+			case *proto.Create2Response:
+				r.Path, r.Stat = resp.Path, resp.Stat
+			case *proto.CreateResponse:
+				r.Path = resp.Path
+			}
+		}
+		if !withStat {
+			r.Stat = proto.Stat{}
 		}
 		cb(r)
 	}
@@ -123,6 +153,7 @@ func deliverStat(cb func(StatResult)) func(*packet) {
 	}
 	return func(p *packet) {
 		r := StatResult{Err: p.err, Zxid: p.zxid}
+		r.Xid, r.Session = p.wire()
 		switch resp := p.response.(type) {
 		case *proto.ExistsResponse:
 			r.Stat = statIfOK(p, resp.Stat)
@@ -148,6 +179,7 @@ func deliverData(cb func(DataResult)) func(*packet) {
 	}
 	return func(p *packet) {
 		r := DataResult{Err: p.err, Zxid: p.zxid}
+		r.Xid, r.Session = p.wire()
 		if resp := response[*proto.GetDataResponse](p); resp != nil {
 			r.Data, r.Stat = resp.Data, resp.Stat
 		}
@@ -161,6 +193,7 @@ func deliverChildren(cb func(ChildrenResult)) func(*packet) {
 	}
 	return func(p *packet) {
 		r := ChildrenResult{Err: p.err, Zxid: p.zxid}
+		r.Xid, r.Session = p.wire()
 		if resp := response[*proto.GetChildren2Response](p); resp != nil {
 			r.Children, r.Stat = resp.Children, resp.Stat
 		}
@@ -174,6 +207,7 @@ func deliverACL(cb func(ACLResult)) func(*packet) {
 	}
 	return func(p *packet) {
 		r := ACLResult{Err: p.err, Zxid: p.zxid}
+		r.Xid, r.Session = p.wire()
 		if resp := response[*proto.GetACLResponse](p); resp != nil {
 			r.ACL, r.Stat = resp.ACL, resp.Stat
 		}
@@ -181,12 +215,15 @@ func deliverACL(cb func(ACLResult)) func(*packet) {
 	}
 }
 
-func deliverMulti(cb func(MultiResult)) func(*packet) {
+// deliverMulti reports a multi, decoding its results as Java or, with goZookeeper, as go-zookeeper
+// does.
+func deliverMulti(cb func(MultiResult), goZookeeper bool) func(*packet) {
 	if cb == nil {
 		return nil
 	}
 	return func(p *packet) {
 		r := MultiResult{Err: p.err, Zxid: p.zxid}
+		r.Xid, r.Session = p.wire()
 		if resp := response[*proto.MultiResponse](p); resp != nil {
 			r.Results = make([]OpResult, 0, len(resp.Results))
 			for _, res := range resp.Results {
@@ -198,6 +235,9 @@ func deliverMulti(cb func(MultiResult)) func(*packet) {
 					break
 				}
 			}
+		}
+		if goZookeeper {
+			goZookeeperMultiResults(p, &r)
 		}
 		cb(r)
 	}

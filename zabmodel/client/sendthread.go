@@ -141,6 +141,10 @@ func (c *Client) loopTop(confirmed bool) {
 		server, sleep := c.hosts.next()
 		c.server = server
 		if sleep {
+			if c.goZookeeper() {
+				// A full cycle without a connection: flushUnsentRequests(ErrNoServer).
+				c.failUnsent()
+			}
 			c.sleep(phaseHostSleep, hostSpinDelay)
 			return
 		}
@@ -302,8 +306,14 @@ func (c *Client) finishCleanup() {
 	for _, p := range c.takeAuthSent() {
 		c.conLossPacket(p)
 	}
-	for _, p := range c.outgoing.takeAll() {
-		c.conLossPacket(p)
+	c.authResends = 0
+	if c.goZookeeper() && !c.cleanupExits && c.state.IsAlive() {
+		// go-zookeeper fails only the requests it wrote; the others wait in its request channel.
+		c.dropPriming()
+	} else {
+		for _, p := range c.outgoing.takeAll() {
+			c.conLossPacket(p)
+		}
 	}
 	if c.state.IsAlive() {
 		c.queueState(proto.StateDisconnected)
@@ -344,10 +354,16 @@ func (c *Client) endSendThread() {
 // AUTHFAILED, SESSIONEXPIRED or CONNECTIONLOSS according to the state.
 func (c *Client) conLossPacket(p *packet) {
 	code := proto.ConnectionLoss
-	switch c.state {
-	case StateAuthFailed:
+	switch {
+	case c.goZookeeper():
+		// go-zookeeper reports ErrConnectionClosed or ErrClosing, also after Close; this client
+		// ends at expiry (see GoZookeeper), after which requests fail as Java's do.
+		if c.expired {
+			code = proto.SessionExpired
+		}
+	case c.state == StateAuthFailed:
 		code = proto.AuthFailed
-	case StateClosed:
+	case c.state == StateClosed:
 		code = proto.SessionExpired
 	}
 	if p.authDone != nil {

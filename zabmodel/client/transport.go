@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/zabsim/zabsim/zabmodel/proto"
 )
@@ -11,13 +12,19 @@ import (
 // This file is the wire side of ClientCnxn: ClientCnxnSocketNIO.doIO, readConnectResult,
 // SendThread.readResponse and primeConnection, and queuePacket / finishPacket.
 
+// minExtraBufferBytes is the least zookeeper.jute.maxbuffer.extrasize BinaryInputArchive uses.
+const minExtraBufferBytes = 1024
+
 // errProtocol marks the protocol errors that make the Java client drop the connection.
 var errProtocol = errors.New("protocol error")
 
 // readPacket handles one packet from the server, as doIO does once a whole packet is in.
 func (c *Client) readPacket(payload []byte) error {
-	if err := proto.CheckPacketLength(len(payload)); err != nil {
-		return fmt.Errorf("Packet len %d is out of range!: %w", len(payload), err)
+	if n := len(payload); c.maxPacket > 0 && n > c.maxPacket {
+		if c.goZookeeper() {
+			return fmt.Errorf("received packet from server with length %d, which exceeds max buffer size %d: %w", n, c.maxPacket, proto.ErrPacketLength)
+		}
+		return fmt.Errorf("Packet len %d is out of range!: %w (jute.maxbuffer=%d)", n, proto.ErrPacketLength, c.maxPacket)
 	}
 	if !c.initialized {
 		if err := c.readConnectResult(payload); err != nil {
@@ -38,14 +45,20 @@ func (c *Client) readConnectResult(payload []byte) error {
 		return fmt.Errorf("%w: connect response: %w", errProtocol, err)
 	}
 	c.negotiatedTimeout = resp.TimeoutMilliseconds
-	if resp.TimeoutMilliseconds <= 0 {
+	expired, err := c.handshakeExpired(&resp)
+	if err != nil {
+		return err
+	}
+	if expired {
+		c.expired = true
 		c.setState(StateClosed)
 		c.queueState(proto.StateExpired)
 		c.queueDeath()
 		return fmt.Errorf("Unable to reconnect to ZooKeeper service, session %s has expired", hex(c.sessionID))
 	}
 	// The flag is absent when the server answers an old client, and then Java reads false.
-	readOnly := resp.ReadOnly && !resp.OmitReadOnly
+	// go-zookeeper never reads it.
+	readOnly := resp.ReadOnly && !resp.OmitReadOnly && !c.goZookeeper()
 	c.readTimeout = int64(resp.TimeoutMilliseconds) * 2 / 3
 	c.connectTimeout = int64(resp.TimeoutMilliseconds) / int64(c.hosts.size())
 	c.hosts.onConnected()
@@ -62,16 +75,39 @@ func (c *Client) readConnectResult(payload []byte) error {
 	c.note("session " + hex(c.sessionID) + " established with " + c.w.Name(c.server) +
 		", negotiated timeout " + fmt.Sprint(resp.TimeoutMilliseconds) + "ms")
 	c.queueState(eventState)
+	if c.goZookeeper() {
+		c.goZookeeperResetWatches()
+	}
 	return nil
+}
+
+// handshakeExpired tells whether the server refused to renew the session: Java looks at the
+// timeout, go-zookeeper at the session id. A go-zookeeper session granted with a timeout of 0 is a
+// protocol error here; go-zookeeper itself would panic making its ping ticker.
+func (c *Client) handshakeExpired(resp *proto.ConnectResponse) (bool, error) {
+	if !c.goZookeeper() {
+		return resp.TimeoutMilliseconds <= 0, nil
+	}
+	if resp.SessionID == 0 {
+		return true, nil
+	}
+	if resp.TimeoutMilliseconds <= 0 {
+		return false, fmt.Errorf("%w: session %s granted with timeout %d", errProtocol, hex(resp.SessionID), resp.TimeoutMilliseconds)
+	}
+	return false, nil
 }
 
 // readResponse is SendThread.readResponse.
 func (c *Client) readResponse(payload []byte) error {
 	d := proto.NewDecoder(payload)
+	d.SetFieldLimit(c.fieldLimit())
 	var h proto.ReplyHeader
 	h.Decode(d)
 	if err := d.Err(); err != nil {
 		return fmt.Errorf("%w: reply header: %w", errProtocol, err)
+	}
+	if c.goZookeeper() {
+		return c.readResponseGoZookeeper(h, d)
 	}
 	switch h.Xid {
 	case proto.PingXid:
@@ -92,21 +128,69 @@ func (c *Client) readResponse(payload []byte) error {
 		return fmt.Errorf("%w: Xid out of order. Got Xid %d with err %d expected Xid %d for a packet with details: %v",
 			errProtocol, h.Xid, h.Err, p.header.Xid, p)
 	}
-	p.err, p.zxid = h.Err, h.Zxid
 	if h.Zxid > 0 {
 		c.lastZxid = h.Zxid
 	}
-	var bodyErr error
-	if h.Err == proto.OK {
-		if resp := proto.NewResponse(p.op()); resp != nil {
-			resp.Decode(d)
-			p.response = resp
-			if err := d.Err(); err != nil {
-				// Java deserializes inside try/finally: the packet still finishes, with the header's
-				// code and whatever was read, and then the connection drops.
-				bodyErr = fmt.Errorf("%w: reply to %v: %w", errProtocol, p.op(), err)
-			}
+	bodyErr := readBody(p, h, d)
+	c.finishPacket(p)
+	return bodyErr
+}
+
+// fieldLimit is the longest buffer or string a reply may hold: BinaryInputArchive's maxBuffer plus
+// extraMaxBuffer for Java, none for go-zookeeper.
+func (c *Client) fieldLimit() int {
+	if c.goZookeeper() {
+		return math.MaxInt32
+	}
+	return c.maxPacket + max(c.maxPacket, minExtraBufferBytes)
+}
+
+// readBody records the reply in its packet and decodes the body of an OK reply.
+func readBody(p *packet, h proto.ReplyHeader, d *proto.Decoder) error {
+	p.err, p.zxid, p.replied = h.Err, h.Zxid, true
+	if h.Err != proto.OK {
+		return nil
+	}
+	resp := proto.NewResponse(p.op())
+	if resp == nil {
+		return nil
+	}
+	resp.Decode(d)
+	p.response = resp
+	if err := d.Err(); err != nil {
+		// Java deserializes inside try/finally: the packet still finishes, with the header's code
+		// and whatever was read, and then the connection drops.
+		return fmt.Errorf("%w: reply to %v: %w", errProtocol, p.op(), err)
+	}
+	return nil
+}
+
+// readResponseGoZookeeper is go-zookeeper's recvLoop after the header: replies are matched by xid,
+// and what matches nothing is ignored.
+func (c *Client) readResponseGoZookeeper(h proto.ReplyHeader, d *proto.Decoder) error {
+	switch {
+	case h.Xid == proto.NotificationXid:
+		return c.readNotification(d)
+	case h.Xid == proto.PingXid:
+		return nil
+	case h.Xid < 0:
+		c.note("ignored a reply with xid " + strconv.Itoa(int(h.Xid)) + " (Xid < 0 but not ping or watcher event)")
+		return nil
+	}
+	if h.Zxid > 0 {
+		c.lastZxid = h.Zxid
+	}
+	p := c.pending.removeXid(h.Xid)
+	if p == nil {
+		c.note("ignored a reply for unknown request with xid " + strconv.Itoa(int(h.Xid)))
+		return nil
+	}
+	bodyErr := readBody(p, h, d)
+	if p.op() == proto.OpAuth {
+		if err := c.goZookeeperAuthReply(p); err != nil {
+			return err
 		}
+		return bodyErr
 	}
 	c.finishPacket(p)
 	return bodyErr
@@ -116,6 +200,7 @@ func (c *Client) readResponse(payload []byte) error {
 // the AuthFailed event, the event of death; the loop then exits and fails everything with
 // AUTHFAILED. Java ignores any other code.
 func (c *Client) readAuthReply(h proto.ReplyHeader) {
+	// Only Java's auth packets come here: go-zookeeper's are matched by xid.
 	if h.Err == proto.AuthFailed {
 		c.setState(StateAuthFailed)
 		c.queueState(proto.StateAuthFailed)
@@ -126,8 +211,9 @@ func (c *Client) readAuthReply(h proto.ReplyHeader) {
 	}
 	p := c.authSent[0]
 	c.authSent = c.authSent[1:]
+	p.err, p.zxid, p.replied = h.Err, h.Zxid, true
 	if p.authDone != nil {
-		done, result := p.authDone, Result{Err: h.Err, Zxid: h.Zxid}
+		done, result := p.authDone, resultOf(p)
 		c.queueCallback(func() { done(result) })
 	}
 }
@@ -140,7 +226,7 @@ func (c *Client) readNotification(d *proto.Decoder) error {
 	if err := d.Err(); err != nil {
 		return fmt.Errorf("%w: notification: %w", errProtocol, err)
 	}
-	if !knownKeeperState(we.State) || !knownEventType(we.Type) {
+	if !c.goZookeeper() && (!knownKeeperState(we.State) || !knownEventType(we.Type)) {
 		return fmt.Errorf("%w: notification with state %d and type %d", errProtocol, we.State, we.Type)
 	}
 	if !c.queueEvent(Event{Type: we.Type, State: we.State, Path: we.Path}, nil) {
@@ -197,9 +283,14 @@ func (c *Client) writable() bool {
 // flush writes the outgoing queue as far as the socket allows, the loop of doIO's write half.
 func (c *Client) flush() error {
 	for c.outgoing.len() > 0 && c.writable() {
+		if c.authResends > 0 {
+			// go-zookeeper's resendZkAuth waits for each re-sent credential's reply before it
+			// writes anything more.
+			break
+		}
 		p := c.outgoing.front()
 		c.lastSend = c.nowMillis()
-		if p.numbered() {
+		if p.numbered() && !p.xidTaken {
 			p.header.Xid = c.nextXid()
 		}
 		c.encoder.Reset()
@@ -213,10 +304,14 @@ func (c *Client) flush() error {
 			return err // The packet stays queued; the cleanup fails it.
 		}
 		c.outgoing.pop()
+		p.written, p.session = true, c.sessionID
+		if p.resentAuth {
+			c.authResends++
+		}
 		switch {
 		case !p.hasHeader:
 			c.connectSent = true
-		case p.op() == proto.OpAuth:
+		case p.op() == proto.OpAuth && !p.numberedAuth:
 			c.authSent = append(c.authSent, p)
 		case p.numbered():
 			c.pending.push(p)
@@ -225,8 +320,13 @@ func (c *Client) flush() error {
 	return nil
 }
 
-// nextXid is ClientCnxn.getXid: from 1 up, skipping from MAX_VALUE back to 1.
+// nextXid is ClientCnxn.getXid: from 1 up, skipping from MAX_VALUE back to 1. go-zookeeper's is
+// an unsigned counter masked to 31 bits, which comes back through 0.
 func (c *Client) nextXid() int32 {
+	if c.goZookeeper() {
+		c.goXid++
+		return int32(c.goXid & math.MaxInt32)
+	}
 	if c.xid == math.MaxInt32 {
 		c.xid = 1
 	}
@@ -246,12 +346,21 @@ func (c *Client) sendPing() {
 // queuePacket is ClientCnxn.queuePacket: fail at once if the client is dead or closing, otherwise
 // queue, and write at once if the connection allows.
 func (c *Client) queuePacket(p *packet) error {
+	if c.goZookeeper() && p.numbered() {
+		// go-zookeeper takes the xid when it queues the request (queueRequest), not when it writes it.
+		c.takeXid(p)
+	}
 	if !c.state.IsAlive() || c.closing {
 		c.conLossPacket(p)
 		return nil
 	}
 	if c.outgoing.len() >= c.maxQueued {
 		return fmt.Errorf("%w: %d queued", ErrQueueFull, c.outgoing.len())
+	}
+	if c.goZookeeper() {
+		if err := c.checkSendBuffer(p); err != nil {
+			return err
+		}
 	}
 	if p.hasHeader && p.op() == proto.OpCloseSession {
 		c.closing = true
@@ -269,6 +378,10 @@ func (c *Client) queuePacket(p *packet) error {
 // each at the front with addFirst, so credentials and SetWatches batches end up in reverse order.
 func (c *Client) primeConnection() {
 	c.isFirstConnect = false
+	if c.goZookeeper() {
+		c.primeGoZookeeper()
+		return
+	}
 	sessionID := int64(0)
 	if c.seenRwServerBefore {
 		sessionID = c.sessionID
@@ -286,6 +399,22 @@ func (c *Client) primeConnection() {
 		for i := len(batches) - 1; i >= 0; i-- {
 			front = append(front, batches[i])
 		}
+	}
+	c.outgoing.pushFront(front)
+	c.note("connected to " + c.w.Name(c.server) + ", session request sent")
+}
+
+// primeGoZookeeper is go-zookeeper's start of a connection: the ConnectRequest (without the readOnly
+// flag, always with the session id), then the credentials that succeeded, in the order they were
+// added. The watches are re-registered once the handshake succeeds (goZookeeperResetWatches).
+func (c *Client) primeGoZookeeper() {
+	connect := &packet{priming: true, request: &proto.ConnectRequest{
+		ProtocolVersion: protocolVersion, LastZxidSeen: c.lastZxid, TimeoutMilliseconds: c.sessionTimeout,
+		SessionID: c.sessionID, Password: c.password, OmitReadOnly: true,
+	}}
+	front := []*packet{connect}
+	for _, a := range c.auth {
+		front = append(front, goZookeeperAuthPacket(a, nil, true))
 	}
 	c.outgoing.pushFront(front)
 	c.note("connected to " + c.w.Name(c.server) + ", session request sent")

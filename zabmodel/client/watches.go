@@ -61,6 +61,8 @@ type watchManager struct {
 	data, exist, child, persistent, recursive watchTable
 	defaultWatcher                            Watcher
 	disableAutoWatchReset                     bool
+	// goZookeeper switches materialize to go-zookeeper's rules (see GoZookeeper).
+	goZookeeper bool
 }
 
 func (m *watchManager) table(kind watchKind) *watchTable {
@@ -128,6 +130,9 @@ func (r *resultSet) add(ws watcherSet) {
 // reset is disabled and the new state is not SyncConnected. ok is false for an event type that
 // Java's materialize refuses with a RuntimeException (the removal types, or an unknown one).
 func (m *watchManager) materialize(state proto.KeeperState, typ proto.EventType, path string) (watchers []Watcher, ok bool) {
+	if m.goZookeeper {
+		return m.materializeGoZookeeper(typ, path), true
+	}
 	var r resultSet
 	switch typ {
 	case proto.EventNone:
@@ -164,6 +169,31 @@ func (m *watchManager) materialize(state proto.KeeperState, typ proto.EventType,
 		r.add(m.recursive[p])
 	}
 	return r.list, true
+}
+
+// materializeGoZookeeper is go-zookeeper's delivery: sendEvent hands every event to the event
+// callback (the default watcher), then notifyWatches empties the watch tables the event type
+// consumes and tells their channels (the other watchers). State changes reach the callback only.
+func (m *watchManager) materializeGoZookeeper(typ proto.EventType, path string) []Watcher {
+	var r resultSet
+	if m.defaultWatcher != nil {
+		r.add(watcherSet{m.defaultWatcher})
+	}
+	var kinds []watchKind
+	switch typ {
+	case proto.EventNodeCreated:
+		kinds = []watchKind{watchExist}
+	case proto.EventNodeDataChanged:
+		kinds = []watchKind{watchExist, watchData}
+	case proto.EventNodeChildrenChanged:
+		kinds = []watchKind{watchChild}
+	case proto.EventNodeDeleted:
+		kinds = []watchKind{watchExist, watchData, watchChild}
+	}
+	for _, kind := range kinds {
+		r.add(m.take(kind, path))
+	}
+	return r.list
 }
 
 // take removes and returns the one-shot watchers of path in a table.
