@@ -11,9 +11,11 @@
 //	c, err := client.New(w, nw, node, client.Config{
 //		Servers:        []sim.NodeID{s1, s2, s3}, // the connect string, shuffled once
 //		SessionTimeout: 4 * clock.Second,
+//		MaxPacketBytes: 0,           // the client's jute.maxbuffer; 0: proto.MaxBufferBytes
+//		Emulate:        client.Java, // or client.GoZookeeper: see Library
 //	}, client.WatcherFunc(func(e client.Event) { ... })) // the default watcher
 //	err = c.Create("/lock/seq-", nil, proto.OpenACLUnsafe, proto.EphemeralSequential,
-//		func(r client.CreateResult) { ... }) // r.Err, r.Zxid, r.Path, r.Stat
+//		func(r client.CreateResult) { ... }) // r.Err, r.Zxid, r.Xid, r.Session, r.Path, r.Stat
 //	err = c.GetData("/config", c.DefaultWatcher(), func(r client.DataResult) { ... }) // watch=true
 //	err = c.Multi([]client.Op{client.CheckOp("/a", 3), client.SetDataOp("/a", b, 3)}, func(r client.MultiResult) { ... })
 //	err = c.Close(func(r client.Result) { ... })
@@ -22,7 +24,9 @@
 // (an invalid path, ErrInvalidPath; another bad argument, ErrInvalidArgument; a crashed process,
 // ErrCrashed): nothing was sent and no callback follows. Otherwise the callback runs exactly once,
 // with the server's code or the one the client chose when it gave up (CONNECTIONLOSS: the outcome of
-// a write is then unknown; SESSIONEXPIRED; AUTHFAILED), and the reply's zxid.
+// a write is then unknown; SESSIONEXPIRED; AUTHFAILED), the reply's zxid, and the xid and session id
+// the request was written with (zeros if it never was), by which a checker finds a write of unknown
+// outcome in the committed log.
 //
 // What the client does, as the Java client does it:
 //
@@ -52,6 +56,10 @@
 //     until it expires. A restarted process makes a new client if it wants one, possibly resuming the
 //     session with Config.SessionID and Config.Password.
 //
+// With Config.Emulate set to GoZookeeper the client behaves instead as github.com/go-zookeeper/zk
+// v1.0.4 does wherever that library differs in a way a sequence of requests can observe; the
+// Library type lists each difference.
+//
 // State changes are noted in the trace with kind "client", and DescribePacket renders the protocol's
-// packets in rendered traces.
+// packets in rendered traces (New registers it for the client port unless a renderer is there).
 package client
