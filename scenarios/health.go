@@ -120,3 +120,32 @@ func sortedPaused(m map[sim.NodeID]bool) []sim.NodeID {
 	slices.Sort(out)
 	return out
 }
+
+// syncFloor is what a sync issued now must at least reach: the last committed zxid of the leader
+// that the application's server follows (ZooKeeper's sync makes a server catch up with its own
+// leader, which may be a deposed one that does not know it yet: ZOOKEEPER-1675). 0 when unknown.
+func (r *runner) syncFloor(a *app) int64 {
+	conns := r.nw.Conns(a.node)
+	if len(conns) != 1 {
+		return 0
+	}
+	serverNode, ok := r.nw.Peer(a.node, conns[0])
+	if !ok {
+		return 0
+	}
+	sid, ok := r.sidOf(serverNode)
+	if !ok {
+		return 0
+	}
+	st := r.ens.Server(sid).State()
+	if !st.Serving {
+		return 0
+	}
+	if st.Role != zabmodel.Leading {
+		if st.Leader < 1 || int(st.Leader) > len(r.ens.Servers()) {
+			return 0
+		}
+		st = r.ens.Server(st.Leader).State()
+	}
+	return st.LastCommitted
+}

@@ -110,7 +110,7 @@ func (r *runner) build() error {
 	r.ens.SetCrashHook(r.crashHook)
 	r.gen = workloadMakers[s.Workload](r.w)
 	for i := 1; i <= s.Clients; i++ {
-		r.apps = append(r.apps, newApp(r, fmt.Sprintf("c%d", i), r.gen))
+		r.apps = append(r.apps, newApp(r, i, r.gen))
 	}
 	r.health = newHealthSampler(r)
 	return nil
@@ -130,7 +130,9 @@ func (r *runner) observe(e zabmodel.Event) {
 	r.zab.Observe(e)
 	switch e.Kind {
 	case zabmodel.EventCommit:
-		r.commit(e.Txn, e.Time)
+		// A copy: applying a failed multi rewrites its sub-txn types in place (as Java does), and
+		// the checkers must replay the transaction as it was committed.
+		r.commit(cloneTxn(e.Txn), e.Time)
 	case zabmodel.EventEstablished:
 		r.leaders++
 		// Establishment commits the leader's whole history: whatever it logged beyond what was
@@ -166,9 +168,15 @@ func (r *runner) sessionStarted(a *app, id int64, timeout clock.Duration) {
 // runFaultPhase starts everything and plays the script's actions.
 func (r *runner) runFaultPhase() {
 	r.ens.Start()
-	for _, a := range r.apps {
-		a := a
-		r.w.At(clock.Time(r.w.Between(0, clock.Second, clock.Millisecond)), a.start)
+	startApps := func() {
+		for _, a := range r.apps {
+			r.w.After(r.w.Between(0, clock.Second, clock.Millisecond), a.start)
+		}
+	}
+	if s, ok := r.gen.(setupper); ok {
+		newSetup(r, s.setup(), startApps).start()
+	} else {
+		startApps()
 	}
 	r.health.start()
 	r.faultStart = clock.Time(warmup)
@@ -178,4 +186,15 @@ func (r *runner) runFaultPhase() {
 		r.w.At(r.faultStart.Add(action.At), func() { r.act(action) })
 	}
 	r.w.RunUntil(r.faultEnd)
+}
+
+func cloneTxn(entry *proto.TxnEntry) *proto.TxnEntry {
+	if entry == nil {
+		return nil
+	}
+	var c proto.TxnEntry
+	if err := proto.Unmarshal(proto.Marshal(entry), &c); err != nil {
+		panic("scenarios: a committed txn does not round-trip: " + err.Error())
+	}
+	return &c
 }

@@ -140,6 +140,8 @@ type State struct {
 	SessionCount        int
 	ClientConnections   int
 	OutstandingRequests int
+	// LastCommitted is, on an established leader, the zxid of the last txn it committed.
+	LastCommitted int64
 }
 
 // State returns the server's current state.
@@ -157,6 +159,9 @@ func (s *Server) State() State {
 		st.SessionCount = len(p.db.tree.t.Sessions())
 	}
 	st.ClientConnections = len(p.clients.conns)
+	if p.leader != nil && p.leader.established {
+		st.LastCommitted = p.leader.lastCommitted
+	}
 	return st
 }
 

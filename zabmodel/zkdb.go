@@ -110,8 +110,9 @@ func decodeLogRecord(r storage.Record) *proto.TxnEntry {
 // applyTxn is ZooKeeperServer.processTxn's database part. The tree keeps the session table
 // (sessionsWithTimeouts) itself: createSession adds to it and closeSession removes from it.
 func (db *zkDatabase) applyTxn(entry *proto.TxnEntry, source Source) applyResult {
+	hash := TxnHash(entry) // Before the apply, which may rewrite a failed multi's sub-txn types.
 	res := db.tree.apply(entry)
-	db.p.observe(Event{Kind: EventApply, Zxid: entry.Header.Zxid, Hash: TxnHash(entry), Digest: db.tree.digest(), Source: source})
+	db.p.observe(Event{Kind: EventApply, Zxid: entry.Header.Zxid, Hash: hash, Digest: db.tree.digest(), Source: source})
 	if res.digestMismatch {
 		var expected int64
 		if entry.Digest != nil {

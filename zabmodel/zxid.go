@@ -45,9 +45,30 @@ func FormatZxid(zxid int64) string { return fmt.Sprintf("%#x:%#x", EpochOf(zxid)
 // as logged, without the digest (which a follower's own tree need not reproduce to hold the same
 // transaction). Two transactions with the same zxid and different hashes are different
 // transactions, which is what Agreement and Integrity look for.
+//
+// A failed multi is hashed with every sub-txn typed error: DataTree.processTxn rewrites the types
+// of the sub-txns before the failing one in place, so the same transaction is logged, kept in the
+// committed log and sent in a DIFF either way, depending on whether it was applied first. Its sub-txn
+// data is never rewritten, so the hash still tells two different failed multis apart.
 func TxnHash(entry *proto.TxnEntry) uint64 {
 	h := fnv.New64a()
 	plain := proto.TxnEntry{Header: entry.Header, Txn: entry.Txn}
+	if m, ok := entry.Txn.(*proto.MultiTxn); ok && failedMulti(m) {
+		canonical := &proto.MultiTxn{Txns: make([]proto.Txn, len(m.Txns))}
+		for i, t := range m.Txns {
+			canonical.Txns[i] = proto.Txn{Type: proto.OpError, Data: t.Data}
+		}
+		plain.Txn = canonical
+	}
 	_, _ = h.Write(proto.Marshal(&plain))
 	return h.Sum64()
+}
+
+func failedMulti(m *proto.MultiTxn) bool {
+	for _, t := range m.Txns {
+		if t.Type == proto.OpError {
+			return true
+		}
+	}
+	return false
 }
