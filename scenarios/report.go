@@ -110,5 +110,14 @@ func (r *runner) judge(liveness *checkers.LivenessFacts) *Report {
 		Stopwatch:       r.opts.Stopwatch,
 	}
 	rep.Checks, rep.CheckErr = checkers.Run(h, opts)
+	if j, ok := r.gen.(judged); ok && rep.CheckErr == nil {
+		rep.Checks.Results = append(rep.Checks.Results, j.judge(r, h)...)
+	}
 	return rep
+}
+
+// judged is implemented by workloads with checks of their own beyond the client-visible ones (the
+// lock recipes' safety and progress), run after those.
+type judged interface {
+	judge(r *runner, h *checkers.History) []checkers.Result
 }
