@@ -1,0 +1,160 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/zabsim/zabsim/scenarios/conform"
+	"github.com/zabsim/zabsim/zabmodel"
+)
+
+const scriptUsage = `Usage: simrun script --seed S [flags]
+
+Prints the fault script a seed draws with these flags (the cluster, the workload, the duration
+and every timed fault), in the format 'simrun replay --script' reads, so that it can be saved and
+edited. The seed is run once to draw it: scenarios draws the schedule inside a run.
+
+Examples:
+  simrun script --seed 17 > s17.script
+  simrun script --seed 17 --servers 5 --faults partition,clog --duration 2m
+  simrun replay --script s17.script --seed 17
+`
+
+type scriptFlags struct {
+	scenario scenarioFlags
+	seed     seedFlag
+}
+
+func newScriptFlags() (*flag.FlagSet, *scriptFlags) {
+	fs := flag.NewFlagSet("script", flag.ContinueOnError)
+	f := &scriptFlags{}
+	fs.Var(&f.seed, "seed", "the seed whose script to print (required)")
+	f.scenario.register(fs)
+	return fs, f
+}
+
+func cmdScript(env *environment, args []string) int {
+	fs, f := newScriptFlags()
+	if err := parseFlags(env, "script", fs, args); err != nil {
+		return flagExit(err)
+	}
+	f.scenario.noteSet(fs)
+	if !f.seed.given {
+		usageFailed(env, "script", errors.New("--seed is required"))
+		return exitUsage
+	}
+	if f.scenario.scriptPath != "" {
+		usageFailed(env, "script", errors.New("--script makes no sense here: the script would be printed back unchanged"))
+		return exitUsage
+	}
+	opts, err := f.scenario.options()
+	if err != nil {
+		usageFailed(env, "script", err)
+		return exitUsage
+	}
+	report, err := env.runSeed(opts, f.seed.value)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "simrun script: %v\n", err)
+		return runErrorExit(err)
+	}
+	fmt.Fprintf(env.stdout, "# Drawn by seed %d with: %s\n", f.seed.value,
+		strings.Join(append([]string{"simrun", "script", "--seed", f.seed.String()}, f.scenario.replayArgs()...), " "))
+	if err := report.Script.Format(env.stdout); err != nil {
+		fmt.Fprintf(env.stderr, "simrun script: %v\n", err)
+		return exitFailure
+	}
+	return exitPass
+}
+
+const conformUsage = `Usage: simrun conform [flags] < sequence.jsonl
+
+Reads a conformance sequence (JSON lines in the scenarios/conform format) on stdin, runs it
+against a standalone simulated server with conform.Simulate, and writes one result line per
+operation on stdout. --normalize replaces zxids by their rank and zeroes the times, the form
+the real server's results are compared in.
+
+Exit status: 0 when the sequence ran, 1 when the simulation could not complete (a zabsim bug),
+2 on bad usage or malformed input (the parser's error names the line).
+
+Examples:
+  simrun conform --normalize < scenarios/conform/testdata/set_get.jsonl
+  simrun conform --normalize < seq.jsonl | diff - seq.real.jsonl
+`
+
+type conformFlags struct {
+	seed          seedFlag
+	normalize     bool
+	extendedTypes bool
+}
+
+func newConformFlags() (*flag.FlagSet, *conformFlags) {
+	fs := flag.NewFlagSet("conform", flag.ContinueOnError)
+	f := &conformFlags{seed: seedFlag{value: 1}}
+	fs.Var(&f.seed, "seed", "the simulation seed (results do not depend on it for a correct server; default 1)")
+	fs.BoolVar(&f.normalize, "normalize", false, "rank zxids and zero ctime/mtime, to compare with another server's results")
+	fs.BoolVar(&f.extendedTypes, "extended-types", false, "enable TTL nodes, like the real runner's option of the same name")
+	return fs, f
+}
+
+func cmdConform(env *environment, args []string) int {
+	fs, f := newConformFlags()
+	if err := parseFlags(env, "conform", fs, args); err != nil {
+		return flagExit(err)
+	}
+	ops, err := conform.Parse(env.stdin)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "simrun conform: malformed input on stdin:\n%v\n", err)
+		return exitUsage
+	}
+	results, err := conform.Simulate(conform.SimOptions{Seed: f.seed.value, ExtendedTypes: f.extendedTypes}, ops)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "simrun conform: %v\n", err)
+		if errors.Is(err, conform.ErrSimulation) {
+			return exitFailure
+		}
+		return exitUsage
+	}
+	if f.normalize {
+		results = conform.Normalize(results)
+	}
+	if err := conform.WriteResults(env.stdout, results); err != nil {
+		fmt.Fprintf(env.stderr, "simrun conform: writing the results: %v\n", err)
+		return exitFailure
+	}
+	return exitPass
+}
+
+const bugsUsage = `Usage: simrun bugs
+
+Lists the real ZooKeeper bugs that the simulated server can re-introduce, one switch each, for
+the --bug flag of run, replay, shrink, script and bench.
+
+Example:
+  simrun bugs
+  simrun run --seeds 200 --bug ZK-3911,ZK-2845
+`
+
+func cmdBugs(env *environment, args []string) int {
+	fs := flag.NewFlagSet("bugs", flag.ContinueOnError)
+	if err := parseFlags(env, "bugs", fs, args); err != nil {
+		return flagExit(err)
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tDESCRIPTION")
+	for _, bug := range zabmodel.BugList() {
+		fmt.Fprintf(tw, "%s\t%s\n", bug.Name, bug.Description)
+	}
+	if err := tw.Flush(); err != nil {
+		fmt.Fprintf(env.stderr, "simrun bugs: %v\n", err)
+		return exitFailure
+	}
+	return exitPass
+}
+
+const helpUsage = `Usage: simrun help [command]
+
+Shows the list of commands, or one command's usage, flags and examples.
+`

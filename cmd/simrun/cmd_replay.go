@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/zabsim/zabsim/scenarios"
+	"github.com/zabsim/zabsim/sim"
+)
+
+const replayUsage = `Usage: simrun replay --seed S [flags]
+       simrun replay --script FILE [--seed S] [flags]
+
+Runs one seed with its full trace on stdout (one line per event; --trace-json for JSON lines),
+then prints the report. It then runs the seed a second time without rendering the trace and
+compares the two trace hashes: they must be equal, and a mismatch is a determinism bug in zabsim.
+
+Give the same flags as the run that failed (the replay command printed by 'simrun run' has them).
+With --script, the script decides the cluster, the workload and the faults, and the seed (default
+1) decides everything else. Note that a seed's drawn script replayed with --script is a different
+run from the seed alone: the seed's random stream is not spent on drawing a schedule.
+
+Exit status: 0 when the run passed, 1 when it failed or replayed differently, 2 on bad usage.
+
+Examples:
+  simrun replay --seed 17 --bug ZK-3911 > trace.txt
+  simrun replay --seed 17 --servers 5 --faults crash,partition --trace-json | jq .
+  simrun replay --script shrunk.script --seed 17 --bug ZK-3911
+`
+
+// replayFlags are the flags of replay, shrink and script: one seed and a scenario.
+type replayFlags struct {
+	scenario  scenarioFlags
+	seed      seedFlag
+	traceJSON bool
+}
+
+func newReplayFlags() (*flag.FlagSet, *replayFlags) {
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	f := &replayFlags{}
+	fs.Var(&f.seed, "seed", "the seed to replay (required unless --script is given; then it defaults to 1)")
+	fs.BoolVar(&f.traceJSON, "trace-json", false, "write the trace as JSON lines (the report then goes to stderr)")
+	f.scenario.register(fs)
+	return fs, f
+}
+
+// parseOneSeed parses the flags of a command that runs one seed and returns its options, with the
+// seed set. A usage error has been reported when err is not nil.
+func parseOneSeed(env *environment, name string, fs *flag.FlagSet, scenario *scenarioFlags, seed *seedFlag, args []string) (scenarios.Options, error) {
+	if err := parseFlags(env, name, fs, args); err != nil {
+		return scenarios.Options{}, err
+	}
+	scenario.noteSet(fs)
+	if !seed.given && scenario.scriptPath == "" {
+		err := errors.New("--seed is required (or --script)")
+		usageFailed(env, name, err)
+		return scenarios.Options{}, err
+	}
+	if !seed.given {
+		seed.value = 1
+	}
+	opts, err := scenario.options()
+	if err != nil {
+		usageFailed(env, name, err)
+		return opts, err
+	}
+	opts.Seed = seed.value
+	return opts, nil
+}
+
+func cmdReplay(env *environment, args []string) int {
+	fs, f := newReplayFlags()
+	opts, err := parseOneSeed(env, "replay", fs, &f.scenario, &f.seed, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	traced := bufio.NewWriterSize(env.stdout, 1<<16)
+	reportTo := env.stdout
+	if f.traceJSON {
+		opts.Trace = sim.TraceConfig{JSON: traced}
+		reportTo = env.stderr
+	} else {
+		opts.Trace = sim.TraceConfig{Text: traced}
+	}
+	first, err := env.runSeed(opts, opts.Seed)
+	flushErr := traced.Flush()
+	if err != nil {
+		fmt.Fprintf(env.stderr, "simrun replay: %v\n", err)
+		return runErrorExit(err)
+	}
+	if flushErr != nil {
+		fmt.Fprintf(env.stderr, "simrun replay: writing the trace: %v\n", flushErr)
+		return exitFailure
+	}
+	writeReport(reportTo, first, f.scenario.replayCommand(opts.Seed))
+	opts.Trace = sim.TraceConfig{}
+	second, err := env.runSeed(opts, opts.Seed)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "simrun replay: the second run: %v\n", err)
+		return exitFailure
+	}
+	fmt.Fprintf(reportTo, "trace hash: %016x (first run, trace rendered), %016x (second run, hash only)\n",
+		first.Outcome.TraceHash, second.Outcome.TraceHash)
+	if first.Outcome.TraceHash != second.Outcome.TraceHash {
+		fmt.Fprintln(env.stderr, (&determinismError{seed: opts.Seed, first: first.Outcome.TraceHash,
+			again: second.Outcome.TraceHash, what: "run again without rendering the trace"}).Error())
+		return exitFailure
+	}
+	if first.Failed() {
+		return exitFailure
+	}
+	return exitPass
+}
+
+// writeReport prints a run's verdict and counts for a person.
+func writeReport(w io.Writer, report *scenarios.Report, replay string) {
+	class := classify(report)
+	verdict := "PASS"
+	if class != "" {
+		verdict = "FAIL " + class
+	}
+	s := report.Stats
+	fmt.Fprintf(w, "--- report\n%s\n%s", verdict, report.Explain())
+	fmt.Fprintf(w, "virtual time %ss, %d events, %d operations completed, %d txns committed, %d leaders established, %d faults injected, bugs: %s\n",
+		strings.TrimSpace(s.VirtualTime.String()), s.Events, s.OpsCompleted, s.Committed, s.Leaders, s.FaultsInjected, report.Bugs)
+	if len(report.Outcome.OutsideFaultModel) > 0 {
+		fmt.Fprintln(w, outsideModelWarning)
+	}
+	fmt.Fprintf(w, "replay: %s\n", replay)
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"time"
+
+	"github.com/zabsim/zabsim/scenarios"
+)
+
+const runUsage = `Usage: simrun run [flags]
+
+Sweeps a range of seeds, one scenarios.Run per seed, in parallel across seeds. Each seed draws its
+own cluster, workload and fault schedule (swarm testing) unless flags fix them. Prints every
+failing seed with the exact command that replays it, then a summary.
+
+Exit status: 0 when every seed passed, 1 when a seed failed, 2 on bad usage or input.
+
+Examples:
+  simrun run                                   # seeds 1..100 with every fault family
+  simrun run --seeds 10000 --seed-start 5000 --parallel 8 --quiet
+  simrun run --seed 42 --servers 5 --faults crash,partition --duration 2m
+  simrun run --seeds 200 --bug ZK-3911 --stop-on-failure --out failures/
+  simrun run --seeds 100000 --shard 3/16 --json > shard-3.jsonl   # one of 16 CI workers
+  simrun run --seeds 50 --script shrunk.script # sweep a saved script over seeds
+
+Shards: --shard i/n runs the seeds whose index in the range is i modulo n, so n workers given the
+same range and shards 0/n..n-1/n cover it exactly once; their JSON seed lines concatenate and
+their summary counts add up.
+
+--out DIR writes, for each of the first --out-max failing seeds (in seed order), a directory
+seed-S/ with the text trace (the seed replayed with the trace on), the script, and the
+explanation with the replay command.
+`
+
+// runFlags are the run command's flags.
+type runFlags struct {
+	scenario      scenarioFlags
+	seeds         int64
+	seedStart     seedFlag
+	seed          seedFlag
+	shard         shard
+	parallel      int
+	json          bool
+	outDir        string
+	outMax        int
+	stopOnFailure bool
+	quiet         bool
+}
+
+func newRunFlags() (*flag.FlagSet, *runFlags) {
+	f := &runFlags{seedStart: seedFlag{value: 1}, shard: shard{index: 0, count: 1}}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.Int64Var(&f.seeds, "seeds", 100, "number of seeds in the range")
+	fs.Var(&f.seedStart, "seed-start", "first seed of the range (default 1)")
+	fs.Var(&f.seed, "seed", "run exactly this one seed (instead of --seeds and --seed-start)")
+	fs.Var(&f.shard, "shard", "run only the seeds whose index in the range is i modulo n (i/n, default 0/1)")
+	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "seeds run at once, one goroutine each")
+	fs.BoolVar(&f.json, "json", false, "print one JSON object per seed on stdout, then a summary object")
+	fs.StringVar(&f.outDir, "out", "", "directory for the failing seeds' traces, scripts and explanations")
+	fs.IntVar(&f.outMax, "out-max", 20, "write --out artifacts for at most this many failing seeds")
+	fs.BoolVar(&f.stopOnFailure, "stop-on-failure", false, "start no new seed after the first failure")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress line and no explanations; failing seeds and the summary only")
+	f.scenario.register(fs)
+	return fs, f
+}
+
+// validate checks the sweep flags that scenarioFlags does not know about and returns the range.
+func (f *runFlags) validate(set map[string]bool) (seedRange, error) {
+	var problems []error
+	r := seedRange{start: f.seedStart.value, count: f.seeds, shard: f.shard}
+	if f.seed.given {
+		if set["seeds"] || set["seed-start"] {
+			problems = append(problems, errors.New("--seed runs exactly one seed: it cannot be combined with --seeds or --seed-start"))
+		}
+		r.start, r.count = f.seed.value, 1
+	}
+	if r.count < 1 || r.count > maxSeedsPerSweep {
+		problems = append(problems, fmt.Errorf("--seeds must be 1 to %d, not %d", int64(maxSeedsPerSweep), r.count))
+	} else if r.start > math.MaxUint64-uint64(r.count-1) {
+		problems = append(problems, fmt.Errorf("the range of %d seeds from %d goes past the largest seed", r.count, r.start))
+	}
+	if f.parallel < 1 || f.parallel > maxParallel {
+		problems = append(problems, fmt.Errorf("--parallel must be 1 to %d, not %d", maxParallel, f.parallel))
+	}
+	if f.outMax < 0 {
+		problems = append(problems, fmt.Errorf("--out-max must not be negative, not %d", f.outMax))
+	}
+	return r, errors.Join(problems...)
+}
+
+func cmdRun(env *environment, args []string) int {
+	fs, f := newRunFlags()
+	if err := parseFlags(env, "run", fs, args); err != nil {
+		return flagExit(err)
+	}
+	f.scenario.noteSet(fs)
+	seeds, err := f.validate(f.scenario.set)
+	if err == nil {
+		var opts scenarios.Options
+		opts, err = f.scenario.options()
+		if err == nil {
+			return runSweep(env, f, opts, seeds)
+		}
+	}
+	usageFailed(env, "run", err)
+	return exitUsage
+}
+
+// runSweep runs the sweep and prints as it goes.
+func runSweep(env *environment, f *runFlags, opts scenarios.Options, seeds seedRange) int {
+	out := newSweepPrinter(env, f, seeds)
+	out.start()
+	began := time.Now()
+	var setupErr error
+	sweep(env, opts, seeds, f.parallel, func(result seedResult) bool {
+		if result.err != nil {
+			if setupErr == nil {
+				setupErr = result.err
+			}
+			return false
+		}
+		out.seed(opts, result)
+		return !(f.stopOnFailure && result.failed())
+	})
+	out.finish(time.Since(began), setupErr != nil)
+	switch {
+	case setupErr != nil:
+		fmt.Fprintf(env.stderr, "simrun run: a run could not be set up: %v\n", setupErr)
+		return exitUsage
+	case out.totals.failed > 0 || out.determinismBugs > 0:
+		return exitFailure
+	}
+	return exitPass
+}
+
+// totals are the additive counts of a sweep: shards' totals add up to the whole range's.
+type totals struct {
+	run, passed, failed int64
+	failures            map[string]int64
+	events              int64
+	virtual, busy       time.Duration
+	checkers            time.Duration
+	beyondGuarantee     int64
+}
+
+func (t *totals) add(r seedResult) {
+	t.run++
+	t.events += r.events
+	t.virtual += r.virtual
+	t.busy += r.wall
+	t.checkers += r.checkers
+	if !r.failed() {
+		t.passed++
+		return
+	}
+	t.failed++
+	t.failures[r.class]++
+	if r.beyondGuarantee {
+		t.beyondGuarantee++
+	}
+}
+
+// seedRecord is the JSON line of one seed.
+type seedRecord struct {
+	Type              string   `json:"type"`
+	Seed              uint64   `json:"seed"`
+	Passed            bool     `json:"passed"`
+	Class             string   `json:"class,omitempty"`
+	BeyondGuarantee   bool     `json:"beyond_guarantee,omitempty"`
+	Events            int64    `json:"events"`
+	VirtualSeconds    float64  `json:"virtual_seconds"`
+	WallSeconds       float64  `json:"wall_seconds"`
+	CheckerSeconds    float64  `json:"checker_seconds"`
+	TraceHash         string   `json:"trace_hash"`
+	OutsideFaultModel []string `json:"outside_fault_model,omitempty"`
+	Replay            string   `json:"replay,omitempty"`
+	Explanation       string   `json:"explanation,omitempty"`
+	Script            string   `json:"script,omitempty"`
+}
+
+// summaryRecord is the final JSON object of a sweep. Its counts and times are sums, so that the
+// summaries of shards add up to the summary of the whole range.
+type summaryRecord struct {
+	Type              string           `json:"type"`
+	SeedStart         uint64           `json:"seed_start"`
+	Seeds             int64            `json:"seeds"`
+	Shard             string           `json:"shard"`
+	SeedsRun          int64            `json:"seeds_run"`
+	Passed            int64            `json:"passed"`
+	Failed            int64            `json:"failed"`
+	Failures          map[string]int64 `json:"failures"`
+	Events            int64            `json:"events"`
+	VirtualSeconds    float64          `json:"virtual_seconds"`
+	BusySeconds       float64          `json:"busy_seconds"`
+	CheckerSeconds    float64          `json:"checker_seconds"`
+	WallSeconds       float64          `json:"wall_seconds"`
+	SeedsPerSecond    float64          `json:"seeds_per_second"`
+	VirtualPerWall    float64          `json:"virtual_seconds_per_wall_second"`
+	MeanEventsPerSeed float64          `json:"mean_events_per_seed"`
+	OutsideFaultModel bool             `json:"outside_fault_model"`
+	StoppedEarly      bool             `json:"stopped_early"`
+	Flags             []string         `json:"flags"`
+	DeterminismBugs   int              `json:"determinism_bugs,omitempty"`
+}
+
+func writeJSON(w io.Writer, value any) {
+	line, err := json.Marshal(value)
+	if err != nil {
+		panic(fmt.Sprintf("simrun: encoding %T: %v", value, err)) // Only plain structs are encoded.
+	}
+	_, _ = w.Write(append(line, '\n'))
+}
+
+// ratio divides, giving 0 for an empty denominator instead of infinity.
+func ratio(numerator, denominator float64) float64 {
+	if denominator <= 0 {
+		return 0
+	}
+	return numerator / denominator
+}

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zabsim/zabsim/scenarios"
+)
+
+const shrinkUsage = `Usage: simrun shrink --seed S [flags] [--out FILE]
+
+Reproduces a failing seed, then shrinks its fault script: it removes actions (first in blocks,
+then one at a time), then halves the duration and the number of clients, keeping a change only if
+the run still fails with the same failure class. It prints the minimal script and saves it to
+--out (default shrunk-S.script); 'simrun replay --script FILE --seed S' with the same flags
+reproduces the failure.
+
+Candidates run as scripted runs, which spend the seed's random stream differently from the seed's
+own run (that one also draws its schedule from it). Shrinking therefore starts by checking that the
+seed's script, replayed as a script, still fails the same way; when it does not, there is nothing
+reproducible to shrink and shrink says so.
+
+Exit status: 0 when a minimal failing script was saved, 1 when the failure could not be
+reproduced as a script (or the seed passes), 2 on bad usage.
+
+Examples:
+  simrun shrink --seed 17 --bug ZK-3911
+  simrun shrink --seed 17 --bug ZK-3911 --out regress/zk3911.script --max-runs 300
+  simrun shrink --script big.script --seed 4 --servers 3    # shrink a hand-written script
+`
+
+type shrinkFlags struct {
+	scenario scenarioFlags
+	seed     seedFlag
+	out      string
+	maxRuns  int
+}
+
+func newShrinkFlags() (*flag.FlagSet, *shrinkFlags) {
+	fs := flag.NewFlagSet("shrink", flag.ContinueOnError)
+	f := &shrinkFlags{}
+	fs.Var(&f.seed, "seed", "the failing seed (required unless --script is given; then it defaults to 1)")
+	fs.StringVar(&f.out, "out", "", "file to save the minimal script to (default shrunk-S.script)")
+	fs.IntVar(&f.maxRuns, "max-runs", 2000, "give up shrinking further after this many runs")
+	f.scenario.register(fs)
+	return fs, f
+}
+
+func cmdShrink(env *environment, args []string) int {
+	fs, f := newShrinkFlags()
+	opts, err := parseOneSeed(env, "shrink", fs, &f.scenario, &f.seed, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if f.maxRuns < 1 || f.maxRuns > 1_000_000 {
+		usageFailed(env, "shrink", fmt.Errorf("--max-runs must be 1 to 1000000, not %d", f.maxRuns))
+		return exitUsage
+	}
+	if f.out == "" {
+		f.out = fmt.Sprintf("shrunk-%d.script", opts.Seed)
+	}
+	s := &shrinker{env: env, opts: opts, maxRuns: f.maxRuns}
+	script, code := s.reproduce()
+	if code != exitPass {
+		return code
+	}
+	minimal := s.shrink(script)
+	return s.save(minimal, f)
+}
+
+// shrinker holds what every candidate run shares.
+type shrinker struct {
+	env     *environment
+	opts    scenarios.Options
+	class   string
+	runs    int
+	maxRuns int
+}
+
+var errRunBudget = errors.New("shrink: run budget spent")
+
+// fails runs a candidate script and reports whether it fails with the class being shrunk.
+func (s *shrinker) fails(script *scenarios.Script) (bool, error) {
+	if s.runs >= s.maxRuns {
+		return false, errRunBudget
+	}
+	s.runs++
+	opts := s.opts
+	opts.Script = script
+	report, err := s.env.runSeed(opts, opts.Seed)
+	if err != nil {
+		return false, err
+	}
+	return classify(report) == s.class, nil
+}
+
+// reproduce runs the seed as given and checks that its script, run as a script, fails alike.
+func (s *shrinker) reproduce() (*scenarios.Script, int) {
+	report, err := s.env.runSeed(s.opts, s.opts.Seed)
+	if err != nil {
+		fmt.Fprintf(s.env.stderr, "simrun shrink: %v\n", err)
+		return nil, runErrorExit(err)
+	}
+	s.class = classify(report)
+	if s.class == "" {
+		fmt.Fprintf(s.env.stderr, "simrun shrink: seed %d passes with these flags: nothing to shrink\n", s.opts.Seed)
+		return nil, exitFailure
+	}
+	script := report.Script
+	fmt.Fprintf(s.env.stderr, "shrink: seed %d fails with %s; its script has %d actions\n", s.opts.Seed, s.class, len(script.Actions))
+	if s.opts.Script == nil {
+		ok, err := s.fails(script)
+		if err != nil {
+			fmt.Fprintf(s.env.stderr, "simrun shrink: %v\n", err)
+			return nil, exitFailure
+		}
+		if !ok {
+			fmt.Fprintf(s.env.stderr, "simrun shrink: seed %d's script, replayed as a script, does not fail with %s: "+
+				"the scripted run spends the seed's random stream differently, so there is no reproducible script to shrink\n",
+				s.opts.Seed, s.class)
+			return nil, exitFailure
+		}
+	}
+	return script, exitPass
+}
+
+// shrink reduces the script while it keeps failing with the same class: blocks of actions, then
+// single actions, then the duration and the clients; and single actions again if those changed.
+func (s *shrinker) shrink(script *scenarios.Script) *scenarios.Script {
+	script = s.removeActions(script)
+	smaller := s.halveDuration(script)
+	smaller = s.halveClients(smaller)
+	if smaller != script {
+		smaller = s.removeActions(smaller)
+	}
+	if s.runs >= s.maxRuns {
+		fmt.Fprintf(s.env.stderr, "shrink: stopped after --max-runs %d runs; the script may shrink further\n", s.maxRuns)
+	}
+	return smaller
+}
+
+// removeActions removes blocks of actions, from half the script down to single actions, keeping
+// each removal after which the run still fails alike. It repeats single-action passes until none
+// removes anything, so that the result is minimal under removing one action.
+func (s *shrinker) removeActions(script *scenarios.Script) *scenarios.Script {
+	for block := len(script.Actions) / 2; block >= 1; block /= 2 {
+		for i := 0; i+block <= len(script.Actions); {
+			candidate := withoutRange(script, i, i+block)
+			ok, err := s.fails(candidate)
+			if err != nil {
+				return script
+			}
+			if ok {
+				script = candidate
+				s.progress(script)
+				continue
+			}
+			i += block
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := 0; i < len(script.Actions); {
+			candidate := withoutRange(script, i, i+1)
+			ok, err := s.fails(candidate)
+			if err != nil {
+				return script
+			}
+			if ok {
+				script, changed = candidate, true
+				s.progress(script)
+				continue
+			}
+			i++
+		}
+	}
+	return script
+}
+
+func (s *shrinker) progress(script *scenarios.Script) {
+	fmt.Fprintf(s.env.stderr, "shrink: %d actions, %d clients, duration %v (%d runs)\n",
+		len(script.Actions), script.Clients, script.Duration, s.runs)
+}
+
+// withoutRange returns a copy of the script without actions [from, to).
+func withoutRange(script *scenarios.Script, from, to int) *scenarios.Script {
+	c := *script
+	c.Actions = append(append([]scenarios.Action(nil), script.Actions[:from]...), script.Actions[to:]...)
+	return &c
+}
+
+// minimumDuration is the shortest fault phase shrinking tries.
+const minimumDuration = time.Second
+
+// halveDuration halves the fault phase while the run still fails, dropping the actions that would
+// fall after its end (the runner would play them during the liveness phase, which is not what the
+// script means).
+func (s *shrinker) halveDuration(script *scenarios.Script) *scenarios.Script {
+	for script.Duration/2 >= minimumDuration {
+		c := *script
+		c.Duration = script.Duration / 2
+		c.Actions = nil
+		for _, a := range script.Actions {
+			if a.At < c.Duration {
+				c.Actions = append(c.Actions, a)
+			}
+		}
+		ok, err := s.fails(&c)
+		if err != nil || !ok {
+			return script
+		}
+		script = &c
+		s.progress(script)
+	}
+	return script
+}
+
+// halveClients halves the number of clients while the run still fails, dropping the actions that
+// target a client that no longer exists.
+func (s *shrinker) halveClients(script *scenarios.Script) *scenarios.Script {
+	for script.Clients/2 >= 1 {
+		c := *script
+		c.Clients = script.Clients / 2
+		c.Actions = nil
+		for _, a := range script.Actions {
+			if !targetsClientBeyond(a, c.Clients) {
+				c.Actions = append(c.Actions, a)
+			}
+		}
+		ok, err := s.fails(&c)
+		if err != nil || !ok {
+			return script
+		}
+		script = &c
+		s.progress(script)
+	}
+	return script
+}
+
+// targetsClientBeyond reports whether an action names a client numbered above clients.
+func targetsClientBeyond(a scenarios.Action, clients int) bool {
+	for _, arg := range a.Args {
+		if n, err := strconv.Atoi(strings.TrimPrefix(arg, "c")); err == nil && strings.HasPrefix(arg, "c") && n > clients {
+			return true
+		}
+	}
+	return false
+}
+
+// save prints the minimal script with a header naming its replay command, and writes it to the
+// --out file.
+func (s *shrinker) save(script *scenarios.Script, f *shrinkFlags) int {
+	replayFlags := f.scenario
+	replayFlags.scriptPath = f.out
+	// The script now decides the cluster, workload, faults, clients and duration.
+	replayFlags.servers, replayFlags.observers, replayFlags.faults = defaultServers, defaultObservers, defaultFaults
+	replayFlags.workload, replayFlags.clients, replayFlags.duration = "mixed", scenarios.DefaultClients, scenarios.DefaultDuration
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Shrunk by simrun from seed %d: fails with %s.\n", s.opts.Seed, s.class)
+	fmt.Fprintf(&b, "# Replay: %s\n", replayFlags.replayCommand(s.opts.Seed))
+	b.WriteString(script.String())
+	if err := os.WriteFile(f.out, []byte(b.String()), 0o644); err != nil {
+		fmt.Fprintf(s.env.stderr, "simrun shrink: saving the script: %v\n", err)
+		return exitFailure
+	}
+	fmt.Fprint(s.env.stdout, b.String())
+	fmt.Fprintf(s.env.stderr, "shrink: %d actions left after %d runs; saved to %s\n", len(script.Actions), s.runs, f.out)
+	return exitPass
+}

@@ -1,0 +1,42 @@
+// Command simrun drives zabsim from the shell: it sweeps seeds in parallel and reports the failing
+// ones with the command that replays each, replays one seed with its full trace and checks that it
+// replays bit for bit, shrinks a failing seed's fault script, prints the script a seed draws, runs
+// conformance sequences against the simulated server, lists the bug switches, and benchmarks the
+// simulator.
+//
+// simrun lives outside the simulated world: it reads the host's clock, starts goroutines and reads
+// files. One seed is one scenarios.Run on one goroutine; parallelism is across seeds only.
+//
+// Usage synopsis:
+//
+//	simrun run [--seeds N] [--seed-start S | --seed S] [--shard i/n] [--parallel P]
+//	           [--servers N] [--observers N] [--clients N] [--workload W] [--faults LIST]
+//	           [--duration D] [--liveness-bound D] [--bug ZK-NNNN]... [--script FILE]
+//	           [--linearizable-reads-after-sync] [--datagram-faults]
+//	           [--json] [--out DIR] [--out-max N] [--stop-on-failure] [--quiet]
+//	simrun replay --seed S [scenario flags] [--trace-json]
+//	simrun replay --script FILE [--seed S] [scenario flags]
+//	simrun shrink --seed S [scenario flags] [--out FILE] [--max-runs N]
+//	simrun script --seed S [scenario flags]
+//	simrun conform [--normalize] [--seed S] [--extended-types] < sequence.jsonl
+//	simrun bugs
+//	simrun bench [--seeds N] [--parallel P] [--cpuprofile FILE]
+//	simrun help [command]
+//
+// Exit status: 0 when everything passed, 1 when a run failed (or a determinism bug was seen), 2 on
+// bad usage or malformed input. Every failure names its class (scenarios.Report.Failure; runs with
+// --datagram-faults are classed apart under "outside-fault-model:").
+package main
+
+// mainUsage opens 'simrun help'.
+const mainUsage = `simrun drives zabsim, the deterministic simulation harness for ZooKeeper's ZAB protocol.
+
+Usage: simrun COMMAND [flags]
+
+Examples:
+  simrun run --seeds 1000                      # sweep seeds 1..1000 with every fault family
+  simrun run --seeds 200 --bug ZK-3911         # find a real bug again
+  simrun replay --seed 17 --bug ZK-3911        # the failing seed's full trace, and a determinism check
+  simrun shrink --seed 17 --bug ZK-3911        # its minimal fault script
+  simrun conform --normalize < seq.jsonl       # conformance results of the simulated server
+`

@@ -1,0 +1,311 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zabsim/zabsim/scenarios"
+	"github.com/zabsim/zabsim/zabmodel"
+)
+
+// Flag defaults. They are simrun's, not scenarios': a sweep draws the cluster shape from each seed
+// (swarm testing) unless told otherwise.
+const (
+	defaultServers       = 0  // draw 3 or 5 from the seed
+	defaultObservers     = -1 // draw 0 to 2 from the seed
+	defaultFaults        = "all"
+	maxParallel          = 1024
+	maxSeedsPerSweep     = 1 << 32
+	maxShards            = 1 << 20
+	maxScenarioDuration  = time.Hour
+	scriptConflictAdvice = "the script sets it; edit the script instead"
+)
+
+// bugFlag collects --bug values: repeatable, each a comma-separated list of bug names.
+type bugFlag struct {
+	names []string
+	bugs  zabmodel.Bugs
+}
+
+func (b *bugFlag) String() string {
+	if b == nil || b.bugs.Empty() {
+		return ""
+	}
+	return b.bugs.String()
+}
+
+// Set parses one occurrence; an unknown name is refused at once, naming the known ones.
+func (b *bugFlag) Set(value string) error {
+	added, err := zabmodel.ParseBugs(value)
+	if err != nil {
+		return fmt.Errorf("%w; 'simrun bugs' describes them", err)
+	}
+	b.names = append(b.names, added.Names()...)
+	all, err := zabmodel.ParseBugs(strings.Join(b.names, ","))
+	if err != nil {
+		return err
+	}
+	b.bugs = all
+	return nil
+}
+
+// scenarioFlags are the flags that change what a run does; every command that runs seeds has them,
+// and the replay command printed for a failure repeats every one that differs from its default.
+type scenarioFlags struct {
+	servers                    int
+	observers                  int
+	clients                    int
+	workload                   string
+	faults                     string
+	duration                   time.Duration
+	livenessBound              time.Duration
+	bugs                       bugFlag
+	linearizableReadsAfterSync bool
+	datagramFaults             bool
+	scriptPath                 string
+
+	// set records which flags the user gave, so that conflicts can be named.
+	set map[string]bool
+}
+
+func (f *scenarioFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&f.servers, "servers", defaultServers, "number of voting servers: 1, 3, 5 or 7 (0 draws 3 or 5 from each seed)")
+	fs.IntVar(&f.observers, "observers", defaultObservers, "number of observers, 0 to 2 (-1 draws from each seed)")
+	fs.IntVar(&f.clients, "clients", scenarios.DefaultClients, "number of simulated client applications, 1 to 100")
+	fs.StringVar(&f.workload, "workload", "mixed", "workload: "+strings.Join(scenarios.Workloads(), ", ")+", or mixed (drawn from each seed)")
+	fs.StringVar(&f.faults, "faults", defaultFaults, "fault families, comma-separated ("+strings.Join(scenarios.FaultFamilies, ",")+"), or all, or none")
+	fs.DurationVar(&f.duration, "duration", scenarios.DefaultDuration, "virtual length of the fault phase (at most 1h)")
+	fs.DurationVar(&f.livenessBound, "liveness-bound", scenarios.DefaultLivenessBound, "virtual time allowed after healing for a leader and every pending operation (at most 1h)")
+	fs.Var(&f.bugs, "bug", "re-introduce a real ZooKeeper bug, e.g. ZK-3911 (repeatable or comma-separated; see 'simrun bugs')")
+	fs.BoolVar(&f.linearizableReadsAfterSync, "linearizable-reads-after-sync", false, "add the opt-in check that reads after sync are linearizable (ZooKeeper does not promise it)")
+	fs.BoolVar(&f.datagramFaults, "datagram-faults", false, "inject loss, duplication and reordering inside connections: OUTSIDE ZAB's fault model")
+	fs.StringVar(&f.scriptPath, "script", "", "run this scenario script instead of the one each seed draws")
+}
+
+// noteSet records the flags given on the command line.
+func (f *scenarioFlags) noteSet(fs *flag.FlagSet) {
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+}
+
+// options validates the flags and builds the run options (without a seed). A script file is read
+// and parsed here, so that a malformed one is a usage error before anything runs.
+func (f *scenarioFlags) options() (scenarios.Options, error) {
+	opts := scenarios.Options{
+		Servers: f.servers, Observers: f.observers, Clients: f.clients, Duration: f.duration,
+		LivenessBound: f.livenessBound, Bugs: f.bugs.bugs,
+		LinearizableReadsAfterSync: f.linearizableReadsAfterSync, DatagramFaults: f.datagramFaults,
+	}
+	var problems []error
+	if f.workload != "mixed" {
+		opts.Workload = f.workload
+	}
+	if f.clients < 1 || f.clients > 100 {
+		problems = append(problems, fmt.Errorf("--clients must be 1 to 100, not %d", f.clients))
+	}
+	problems = append(problems, positiveDuration("--duration", f.duration), positiveDuration("--liveness-bound", f.livenessBound))
+	faults, err := scenarios.ParseFaults(f.faults)
+	if err != nil {
+		problems = append(problems, fmt.Errorf("--faults: %w", err))
+	}
+	opts.Faults = orderedFaults(faults)
+	if err := errors.Join(problems...); err != nil {
+		return opts, err
+	}
+	if err := opts.Validate(); err != nil {
+		return opts, err
+	}
+	if f.scriptPath != "" {
+		script, err := f.loadScript()
+		if err != nil {
+			return opts, err
+		}
+		opts.Script = script
+	}
+	return opts, nil
+}
+
+func positiveDuration(name string, d time.Duration) error {
+	if d <= 0 || d > maxScenarioDuration {
+		return fmt.Errorf("%s must be more than 0 and at most %v, not %v", name, maxScenarioDuration, d)
+	}
+	return nil
+}
+
+// loadScript reads --script. Flags that the script itself decides are refused rather than silently
+// ignored: the cluster shape and the fault schedule always come from the script, and the clients
+// and the duration come from it when it sets them.
+func (f *scenarioFlags) loadScript() (*scenarios.Script, error) {
+	file, err := os.Open(f.scriptPath)
+	if err != nil {
+		return nil, fmt.Errorf("--script: %w", err)
+	}
+	defer file.Close()
+	script, err := scenarios.ParseScript(file)
+	if err != nil {
+		return nil, fmt.Errorf("malformed script %s: %w", f.scriptPath, err)
+	}
+	var conflicts []error
+	conflict := func(name string, scriptSetsIt bool) {
+		if f.set[name] && scriptSetsIt {
+			conflicts = append(conflicts, fmt.Errorf("--%s cannot be used with --script: %s", name, scriptConflictAdvice))
+		}
+	}
+	conflict("servers", true)
+	conflict("observers", true)
+	conflict("faults", true)
+	conflict("workload", script.Workload != "")
+	conflict("clients", script.Clients > 0)
+	conflict("duration", script.Duration > 0)
+	if err := errors.Join(conflicts...); err != nil {
+		return nil, err
+	}
+	return script, nil
+}
+
+// replayArgs renders every flag that changes the run and differs from its default, in a fixed
+// order, so that the printed command reproduces the run exactly and stays short.
+func (f *scenarioFlags) replayArgs() []string {
+	var args []string
+	add := func(name, value string) { args = append(args, "--"+name, shellQuote(value)) }
+	if f.scriptPath != "" {
+		add("script", f.scriptPath)
+	}
+	if f.servers != defaultServers {
+		add("servers", strconv.Itoa(f.servers))
+	}
+	if f.observers != defaultObservers {
+		add("observers", strconv.Itoa(f.observers))
+	}
+	if f.clients != scenarios.DefaultClients {
+		add("clients", strconv.Itoa(f.clients))
+	}
+	if f.workload != "mixed" {
+		add("workload", f.workload)
+	}
+	if faults := canonicalFaults(f.faults); faults != defaultFaults {
+		add("faults", faults)
+	}
+	if f.duration != scenarios.DefaultDuration {
+		add("duration", f.duration.String())
+	}
+	if f.livenessBound != scenarios.DefaultLivenessBound {
+		add("liveness-bound", f.livenessBound.String())
+	}
+	if !f.bugs.bugs.Empty() {
+		add("bug", f.bugs.bugs.String())
+	}
+	if f.linearizableReadsAfterSync {
+		args = append(args, "--linearizable-reads-after-sync")
+	}
+	if f.datagramFaults {
+		args = append(args, "--datagram-faults")
+	}
+	return args
+}
+
+// canonicalFaults renders a fault list as the flag would be written: "all", "none", or the
+// families in the injector's order.
+func canonicalFaults(value string) string {
+	faults, err := scenarios.ParseFaults(value)
+	if err != nil {
+		return value
+	}
+	switch len(faults) {
+	case 0:
+		return "none"
+	case len(scenarios.FaultFamilies):
+		return "all"
+	}
+	return strings.Join(orderedFaults(faults), ",")
+}
+
+// orderedFaults puts fault families in the injector's order, so that two spellings of the same set
+// give equal options. The order does not change a run; equal options make that plain.
+func orderedFaults(faults []string) []string {
+	ordered := []string{}
+	for _, family := range scenarios.FaultFamilies {
+		if slices.Contains(faults, family) {
+			ordered = append(ordered, family)
+		}
+	}
+	return ordered
+}
+
+// shellQuote quotes a value for a POSIX shell when it holds anything but plain characters.
+func shellQuote(value string) string {
+	if value != "" && strings.IndexFunc(value, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./,:+=@%", r))
+	}) < 0 {
+		return value
+	}
+	return "'" + strings.ReplaceAll(value, "'", `'\''`) + "'"
+}
+
+// replayCommand is the command that replays one seed of a run made with these flags.
+func (f *scenarioFlags) replayCommand(seed uint64) string {
+	return strings.Join(append([]string{"simrun", "replay", "--seed", strconv.FormatUint(seed, 10)}, f.replayArgs()...), " ")
+}
+
+// seedFlag is a uint64 flag that remembers whether it was given.
+type seedFlag struct {
+	value uint64
+	given bool
+}
+
+func (s *seedFlag) String() string {
+	if s == nil {
+		return "0"
+	}
+	return strconv.FormatUint(s.value, 10)
+}
+
+func (s *seedFlag) Set(text string) error {
+	v, err := strconv.ParseUint(strings.TrimSpace(text), 10, 64)
+	if err != nil {
+		return fmt.Errorf("a seed is an unsigned 64-bit integer, not %q", text)
+	}
+	s.value, s.given = v, true
+	return nil
+}
+
+// shard is --shard i/n: this worker runs the seeds whose index in the range is i modulo n.
+type shard struct {
+	index, count int64
+}
+
+func (s *shard) String() string {
+	if s == nil || s.count == 0 {
+		return "0/1"
+	}
+	return fmt.Sprintf("%d/%d", s.index, s.count)
+}
+
+func (s *shard) Set(text string) error {
+	left, right, ok := strings.Cut(text, "/")
+	if !ok {
+		return fmt.Errorf("a shard is i/n, like 0/4, not %q", text)
+	}
+	index, err1 := strconv.ParseInt(left, 10, 64)
+	count, err2 := strconv.ParseInt(right, 10, 64)
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("a shard is i/n with two integers, like 0/4, not %q", text)
+	}
+	if count < 1 || count > maxShards {
+		return fmt.Errorf("shard count n must be 1 to %d, not %d", maxShards, count)
+	}
+	if index < 0 || index >= count {
+		return fmt.Errorf("shard index i must be 0 to %d for n = %d, not %d", count-1, count, index)
+	}
+	s.index, s.count = index, count
+	return nil
+}
+
+// owns reports whether the seed at index k of the range belongs to this shard.
+func (s shard) owns(k int64) bool { return k%s.count == s.index }

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/zabsim/zabsim/scenarios"
+)
+
+// maxListedFailures bounds the failing seeds printed in human form; --json lists every one.
+const maxListedFailures = 200
+
+// progressInterval is how often the progress line is redrawn at most.
+const progressInterval = 200 * time.Millisecond
+
+// outsideModelWarning is printed at the top and in the summary of a sweep with datagram faults.
+const outsideModelWarning = `WARNING: --datagram-faults injects loss, duplication and reordering INSIDE TCP connections.
+WARNING: that is OUTSIDE ZAB's fault model: failures of such runs are not ZooKeeper bugs, and are
+WARNING: counted under the class prefix "` + outsidePrefix + `".`
+
+// sweepPrinter prints a sweep as it runs: JSON lines or failing seeds on stdout, a progress line on
+// a terminal, and the summary at the end.
+type sweepPrinter struct {
+	env             *environment
+	flags           *runFlags
+	seeds           seedRange
+	totals          totals
+	listed          int
+	artifacts       int
+	determinismBugs int
+	progress        bool
+	lastProgress    time.Time
+	began           time.Time
+	expected        int64
+}
+
+func newSweepPrinter(env *environment, f *runFlags, seeds seedRange) *sweepPrinter {
+	expected := seeds.count / seeds.shard.count
+	if seeds.count%seeds.shard.count > seeds.shard.index {
+		expected++
+	}
+	return &sweepPrinter{
+		env: env, flags: f, seeds: seeds, totals: totals{failures: map[string]int64{}},
+		progress: env.stderrIsTerminal && !f.quiet, expected: expected,
+	}
+}
+
+func (p *sweepPrinter) start() {
+	p.began = time.Now()
+	if p.flags.scenario.datagramFaults && !(p.flags.quiet && p.flags.json) {
+		fmt.Fprintln(p.env.stderr, outsideModelWarning)
+	}
+}
+
+// seed handles one result, in seed order.
+func (p *sweepPrinter) seed(opts scenarios.Options, r seedResult) {
+	p.totals.add(r)
+	replay := ""
+	if r.failed() {
+		replay = p.flags.scenario.replayCommand(r.seed)
+	}
+	if p.flags.json {
+		writeJSON(p.env.stdout, p.record(r, replay))
+	} else if r.failed() && p.listed < maxListedFailures {
+		p.clearProgress()
+		p.listed++
+		fmt.Fprintf(p.env.stdout, "FAIL seed %d: %s\n", r.seed, r.class)
+		if !p.flags.quiet {
+			fmt.Fprintf(p.env.stdout, "  %s\n", headline(r.explanation))
+		}
+		fmt.Fprintf(p.env.stdout, "  replay: %s\n", replay)
+	}
+	if r.failed() {
+		p.writeArtifacts(opts, r, replay)
+	}
+	p.drawProgress()
+}
+
+func (p *sweepPrinter) record(r seedResult, replay string) seedRecord {
+	record := seedRecord{
+		Type: "seed", Seed: r.seed, Passed: !r.failed(), Class: r.class, BeyondGuarantee: r.beyondGuarantee,
+		Events: r.events, VirtualSeconds: r.virtual.Seconds(), WallSeconds: r.wall.Seconds(),
+		CheckerSeconds: r.checkers.Seconds(), TraceHash: fmt.Sprintf("%016x", r.traceHash),
+		OutsideFaultModel: r.outside, Replay: replay,
+	}
+	if r.failed() {
+		record.Explanation = r.explanation
+		record.Script = r.script
+	}
+	return record
+}
+
+// writeArtifacts writes --out for the first --out-max failing seeds, reporting a problem on stderr
+// without stopping the sweep: the seed's failure is already counted.
+func (p *sweepPrinter) writeArtifacts(opts scenarios.Options, r seedResult, replay string) {
+	if p.flags.outDir == "" || p.artifacts >= p.flags.outMax {
+		return
+	}
+	p.artifacts++
+	dir, err := writeFailureArtifacts(p.env, p.flags.outDir, opts, r, replay)
+	if err != nil {
+		p.clearProgress()
+		fmt.Fprintf(p.env.stderr, "simrun run: seed %d: %v\n", r.seed, err)
+		if _, ok := err.(*determinismError); ok {
+			p.determinismBugs++
+		}
+		return
+	}
+	if p.flags.json || p.flags.quiet {
+		return
+	}
+	p.clearProgress()
+	fmt.Fprintf(p.env.stdout, "  artifacts: %s\n", dir)
+}
+
+func (p *sweepPrinter) drawProgress() {
+	if !p.progress || time.Since(p.lastProgress) < progressInterval {
+		return
+	}
+	p.lastProgress = time.Now()
+	elapsed := time.Since(p.began).Seconds()
+	fmt.Fprintf(p.env.stderr, "\r\033[K%d/%d seeds, %d failed, %.1f seeds/s", p.totals.run, p.expected,
+		p.totals.failed, ratio(float64(p.totals.run), elapsed))
+}
+
+func (p *sweepPrinter) clearProgress() {
+	if p.progress {
+		fmt.Fprint(p.env.stderr, "\r\033[K")
+	}
+}
+
+// finish prints the summary: as a JSON object with --json, as a table otherwise.
+func (p *sweepPrinter) finish(wall time.Duration, aborted bool) {
+	p.clearProgress()
+	s := p.summary(wall, aborted)
+	if p.flags.json {
+		writeJSON(p.env.stdout, s)
+		if !p.flags.quiet {
+			writeSummaryTable(p.env.stderr, s, p.flags)
+		}
+		return
+	}
+	if hidden := p.totals.failed - int64(p.listed); hidden > 0 {
+		fmt.Fprintf(p.env.stdout, "... and %d more failing seeds (use --json to list every one)\n", hidden)
+	}
+	writeSummaryTable(p.env.stdout, s, p.flags)
+}
+
+func (p *sweepPrinter) summary(wall time.Duration, aborted bool) summaryRecord {
+	t := p.totals
+	return summaryRecord{
+		Type: "summary", SeedStart: p.seeds.start, Seeds: p.seeds.count, Shard: p.seeds.shard.String(),
+		SeedsRun: t.run, Passed: t.passed, Failed: t.failed, Failures: t.failures, Events: t.events,
+		VirtualSeconds: t.virtual.Seconds(), BusySeconds: t.busy.Seconds(), CheckerSeconds: t.checkers.Seconds(),
+		WallSeconds: wall.Seconds(), SeedsPerSecond: ratio(float64(t.run), wall.Seconds()),
+		VirtualPerWall: ratio(t.virtual.Seconds(), wall.Seconds()), MeanEventsPerSeed: ratio(float64(t.events), float64(t.run)),
+		OutsideFaultModel: p.flags.scenario.datagramFaults, StoppedEarly: aborted || t.run < p.expected,
+		Flags: p.flags.scenario.replayArgs(), DeterminismBugs: p.determinismBugs,
+	}
+}
+
+// writeSummaryTable prints the summary for a person.
+func writeSummaryTable(w io.Writer, s summaryRecord, f *runFlags) {
+	var b strings.Builder
+	if s.OutsideFaultModel {
+		b.WriteString(outsideModelWarning + "\n")
+	}
+	last := s.SeedStart + uint64(s.Seeds) - 1
+	fmt.Fprintf(&b, "summary: seeds %d..%d, shard %s, %d in parallel\n", s.SeedStart, last, s.Shard, f.parallel)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  seeds run\t%d\n", s.SeedsRun)
+	fmt.Fprintf(tw, "  passed\t%d\n", s.Passed)
+	fmt.Fprintf(tw, "  failed\t%d\n", s.Failed)
+	classes := make([]string, 0, len(s.Failures))
+	for class := range s.Failures {
+		classes = append(classes, class)
+	}
+	slices.Sort(classes)
+	for _, class := range classes {
+		fmt.Fprintf(tw, "    %s\t%d\n", class, s.Failures[class])
+	}
+	fmt.Fprintf(tw, "  seeds/s\t%.2f\n", s.SeedsPerSecond)
+	fmt.Fprintf(tw, "  virtual s per wall s\t%.1f\n", s.VirtualPerWall)
+	fmt.Fprintf(tw, "  mean events per seed\t%.0f\n", s.MeanEventsPerSeed)
+	fmt.Fprintf(tw, "  checker share of busy time\t%.1f%%\n", 100*ratio(s.CheckerSeconds, s.BusySeconds))
+	fmt.Fprintf(tw, "  wall time\t%s\n", time.Duration(s.WallSeconds*float64(time.Second)).Round(time.Millisecond))
+	_ = tw.Flush()
+	if f.scenario.linearizableReadsAfterSync {
+		b.WriteString("note: --linearizable-reads-after-sync checks more than ZooKeeper promises (ZOOKEEPER-1675)\n")
+	}
+	if s.StoppedEarly {
+		fmt.Fprintf(&b, "note: the sweep stopped early, after %d of this shard's seeds\n", s.SeedsRun)
+	}
+	if s.DeterminismBugs > 0 {
+		fmt.Fprintf(&b, "DETERMINISM BUG: %d failing seeds replayed differently for --out (see stderr)\n", s.DeterminismBugs)
+	}
+	_, _ = io.WriteString(w, b.String())
+}
