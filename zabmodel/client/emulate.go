@@ -60,14 +60,18 @@ import (
 //     id is a protocol error here (go-zookeeper's ping ticker would panic).
 //   - Closing: requests issued after Close, and those failed by it, get CONNECTIONLOSS (Java:
 //     SESSIONEXPIRED once the state is CLOSED).
+//   - Reconnection timing, which decides whether a session outlives a dropped connection (with
+//     the shortest timeouts Java's pauses can add up to more than the session timeout): no 100 ms
+//     cleanup pause and no random delay before reconnecting, only go-zookeeper's one-second sleep
+//     after a full cycle of servers (with one server, before every reconnection); a dial may take
+//     one second, the handshake ten read timeouts.
 //
-// Not emulated, because no conformance sequence can tell: connection timing (go-zookeeper's ping
-// ticker, its one-second dial timeout and handshake read deadline of ten read timeouts, the absence
-// of Java's 100 ms cleanup pause and random reconnect delay), the blocking of a caller when 16
-// requests wait, the shuffle algorithm, a second Close returning at once, EventNotWatching events,
-// and what go-zookeeper does after its session expired: it would dial again and open a new session
-// under a new id, which realzk's dialer forbids and zabsim models as a new client; an emulated
-// client ends at expiry as a Java client does, and its requests then fail with SESSIONEXPIRED.
+// Not emulated, because no conformance sequence can tell: go-zookeeper's ping ticker (Java's ping
+// rule stays), the blocking of a caller when 16 requests wait, the shuffle algorithm, a second
+// Close returning at once, EventNotWatching events, and what go-zookeeper does after its session
+// expired: it would dial again and open a new session under a new id, which realzk's dialer
+// forbids and zabsim models as a new client; an emulated client ends at expiry as a Java client
+// does, and its requests then fail with SESSIONEXPIRED.
 type Library uint8
 
 const (
@@ -97,6 +101,8 @@ const (
 	// and the fixed cost it counts for each batch.
 	goZookeeperSetWatchesLimit    = 128 * 1024
 	goZookeeperSetWatchesOverhead = 28
+	// goZookeeperDialTimeoutMs is connectTimeout, the dialer's timeout.
+	goZookeeperDialTimeoutMs = 1000
 )
 
 func (c *Client) goZookeeper() bool { return c.emulate == GoZookeeper }

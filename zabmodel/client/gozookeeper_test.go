@@ -491,8 +491,9 @@ func TestGoZookeeperKeepsUnsentRequestsUntilAFullCycle(t *testing.T) {
 		servers int
 		want    string
 	}{
-		{Java, 2, "unsent: CONNECTIONLOSS"},        // Java's cleanup fails the queued requests too
-		{GoZookeeper, 2, "unsent: OK"},             // the request waits for the next server
+		{Java, 3, "unsent: CONNECTIONLOSS"},        // Java's cleanup fails the queued requests too
+		{GoZookeeper, 3, "unsent: OK"},             // the request waits for the third server
+		{GoZookeeper, 2, "unsent: CONNECTIONLOSS"}, // the first server again: a full cycle
 		{GoZookeeper, 1, "unsent: CONNECTIONLOSS"}, // with one server, each reconnection is a full cycle
 	} {
 		t.Run(fmt.Sprintf("%v/%d", tc.library, tc.servers), func(t *testing.T) {
@@ -500,9 +501,25 @@ func TestGoZookeeperKeepsUnsentRequestsUntilAFullCycle(t *testing.T) {
 			log := &eventLog{w: bed.w}
 			c := bed.newClientWith(Config{Emulate: tc.library}, log)
 			bed.run(10 * ms)
+			// The next handshake goes unanswered, so that a request issued meanwhile waits unsent.
+			var held *fakeConn
+			for _, s := range bed.servers {
+				s.onConnect = func(fc *fakeConn, req *proto.ConnectRequest) {
+					if held == nil {
+						held = fc
+						return
+					}
+					fc.acceptSession(req)
+				}
+			}
 			bed.server(c.server).last().close()
-			bed.run(2 * ms) // The client sees the FIN and starts its cleanup.
+			for i := 0; held == nil; i++ {
+				require.Less(t, i, 300, "no reconnection within 3 s")
+				bed.run(10 * ms)
+			}
 			require.NoError(t, c.Sync("/a", log.result("unsent")))
+			bed.run(ms)
+			held.close()
 			bed.run(3 * clock.Second)
 			assert.Contains(t, log.entries, tc.want)
 			assert.Equal(t, StateConnected, c.State())
@@ -558,4 +575,61 @@ func TestGoZookeeperRequestsAfterCloseLoseTheirConnection(t *testing.T) {
 			assert.Equal(t, want, log.entries[len(log.entries)-1])
 		})
 	}
+}
+
+func TestGoZookeeperReconnectsWithoutJavasPauses(t *testing.T) {
+	for _, tc := range []struct {
+		library Library
+		servers int
+		min     clock.Duration // bounds on the time from the server's close to the next accept
+		max     clock.Duration
+	}{
+		{Java, 3, 102 * ms, 1102 * ms},   // 100 ms cleanup, a random delay below a second, two latencies
+		{GoZookeeper, 3, 2 * ms, 2 * ms}, // at once to the next server
+		{GoZookeeper, 1, 1002 * ms, 1002 * ms},
+	} {
+		t.Run(fmt.Sprintf("%v/%d", tc.library, tc.servers), func(t *testing.T) {
+			bed := newTestbed(t, 1, tc.servers)
+			c := bed.newClientWith(Config{Emulate: tc.library}, &eventLog{w: bed.w})
+			bed.run(10 * ms)
+			closedAt := bed.w.Now()
+			bed.server(c.server).last().close()
+			bed.run(3 * clock.Second)
+			var next *fakeConn
+			for _, s := range bed.servers {
+				for _, fc := range s.conns {
+					if fc.acceptedAt > closedAt {
+						next = fc
+					}
+				}
+			}
+			require.NotNil(t, next)
+			took := next.acceptedAt.Sub(closedAt)
+			assert.GreaterOrEqual(t, took, tc.min)
+			assert.LessOrEqual(t, took, tc.max)
+		})
+	}
+}
+
+func TestGoZookeeperWaitsLongerForAHandshake(t *testing.T) {
+	for _, tc := range []struct {
+		library Library
+		reason  string
+	}{
+		{Java, "have not heard from server in 4000ms"},         // the session timeout over one server
+		{GoZookeeper, "have not heard from server in 26660ms"}, // ten read timeouts of 2666 ms
+	} {
+		t.Run(tc.library.String(), func(t *testing.T) {
+			bed := newTestbed(t, 1, 1)
+			bed.servers[0].onConnect = func(*fakeConn, *proto.ConnectRequest) {} // never answers
+			bed.newClientWith(Config{Emulate: tc.library}, &eventLog{w: bed.w})
+			bed.run(30 * clock.Second)
+			assert.Contains(t, bed.trace.String(), tc.reason)
+		})
+	}
+	bed := newTestbed(t, 1, 1)
+	bed.nw.Isolate(bed.clientNode) // the dial never completes
+	bed.newClientWith(Config{Emulate: GoZookeeper}, &eventLog{w: bed.w})
+	bed.run(1500 * ms)
+	assert.Contains(t, bed.trace.String(), "have not heard from server in 1000ms", "go-zookeeper dials for a second")
 }

@@ -175,10 +175,11 @@ func TestEveryRequestGetsOneCallbackInOrder(t *testing.T) {
 
 // workloadHash runs a client with random latencies, requests every few milliseconds, and random
 // connection faults for 30 virtual seconds, and returns the trace hash and the callbacks run.
-func workloadHash(t *testing.T, seed uint64, trace sim.TraceConfig) (uint64, int) {
+func workloadHash(t *testing.T, seed uint64, trace sim.TraceConfig, library Library) (uint64, int) {
 	bed := buildTestbed(t, seed, 3, net.Config{}, trace, &bytes.Buffer{})
 	w, nw := bed.w, bed.nw
-	c, err := New(w, nw, bed.clientNode, Config{Servers: bed.serverNodes(), SessionTimeout: 3 * clock.Second}, WatcherFunc(func(Event) {}))
+	c, err := New(w, nw, bed.clientNode, Config{Servers: bed.serverNodes(), SessionTimeout: 3 * clock.Second, Emulate: library},
+		WatcherFunc(func(Event) {}))
 	require.NoError(t, err)
 	callbacks := 0
 	var tick func()
@@ -203,16 +204,76 @@ func workloadHash(t *testing.T, seed uint64, trace sim.TraceConfig) (uint64, int
 }
 
 func TestSameSeedSameTrace(t *testing.T) {
-	h1, n1 := workloadHash(t, 42, sim.TraceConfig{})
-	h2, n2 := workloadHash(t, 42, sim.TraceConfig{})
+	for _, library := range []Library{Java, GoZookeeper} {
+		t.Run(library.String(), func(t *testing.T) { checkSameSeedSameTrace(t, library) })
+	}
+}
+
+func checkSameSeedSameTrace(t *testing.T, library Library) {
+	h1, n1 := workloadHash(t, 42, sim.TraceConfig{}, library)
+	h2, n2 := workloadHash(t, 42, sim.TraceConfig{}, library)
 	var text bytes.Buffer
-	h3, _ := workloadHash(t, 42, sim.TraceConfig{Text: &text})
+	h3, _ := workloadHash(t, 42, sim.TraceConfig{Text: &text}, library)
 	assert.Equal(t, h1, h2, "seed 42 twice")
 	assert.Equal(t, n1, n2)
 	assert.Equal(t, h1, h3, "rendering the trace must not change the run")
 	assert.Greater(t, n1, 500, "the workload ran")
 	assert.Contains(t, text.String(), "client    c1 state CONNECTED")
 	assert.Contains(t, text.String(), "request xid=")
-	h4, _ := workloadHash(t, 43, sim.TraceConfig{})
+	h4, _ := workloadHash(t, 43, sim.TraceConfig{}, library)
 	assert.NotEqual(t, h1, h4, "another seed, another run")
+}
+
+// TestGoZookeeperEveryRequestGetsOneCallback is TestEveryRequestGetsOneCallbackInOrder for an
+// emulated go-zookeeper, which accepts replies out of order, so only "exactly once" holds; and
+// every request the server answered names the xid and session it went out with.
+func TestGoZookeeperEveryRequestGetsOneCallback(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		seed := rapid.Uint64().Draw(rt, "seed")
+		bed := newTestbed(rt, seed, 3)
+		servers := holdRequests(bed)
+		c, err := New(bed.w, bed.nw, bed.clientNode, Config{Servers: bed.serverNodes(), SessionTimeout: 4 * clock.Second,
+			Emulate: GoZookeeper}, WatcherFunc(func(Event) {}))
+		require.NoError(rt, err)
+		var issued []int
+		results := map[int][]Result{}
+		steps := rapid.IntRange(1, 60).Draw(rt, "steps")
+		for i := range steps {
+			switch action := rapid.IntRange(0, 8).Draw(rt, "action"); action {
+			case 0, 1, 2:
+				record := func(r Result) { results[i] = append(results[i], r) }
+				if rapid.Bool().Draw(rt, "auth") {
+					require.NoError(rt, c.AddAuth("digest", []byte("u:p"), record))
+				} else {
+					require.NoError(rt, c.Sync(fmt.Sprintf("/n%d", i), record))
+				}
+				issued = append(issued, i)
+			case 3, 4:
+				servers.answer(0, proto.OK)
+			case 5:
+				servers.answer(1, proto.OK) // out of order: accepted
+			case 6:
+				if fc := servers.current(); fc != nil {
+					fc.close()
+				}
+			case 7:
+				bed.w.Pause(bed.clientNode)
+				bed.run(clock.Duration(rapid.Int64Range(0, 6000).Draw(rt, "pause ms")) * ms)
+				bed.w.Resume(bed.clientNode)
+			case 8:
+				servers.expireNext = rapid.Bool().Draw(rt, "expire")
+			}
+			bed.run(clock.Duration(rapid.Int64Range(0, 3000).Draw(rt, "wait ms")) * ms)
+		}
+		servers.releaseAll()
+		bed.run(30 * clock.Second)
+		for _, id := range issued {
+			require.Len(rt, results[id], 1, "request %d: callbacks", id)
+			if r := results[id][0]; r.Zxid != 0 {
+				assert.NotZero(rt, r.Session, "request %d was answered, so it was written on a session", id)
+			}
+		}
+		assert.Len(rt, results, len(issued), "no callback for a request never issued")
+		assert.Zero(rt, c.pending.len()+c.outgoing.len(), "nothing left queued")
+	})
 }

@@ -155,7 +155,7 @@ func (c *Client) loopTop(confirmed bool) {
 // startConnect is SendThread.startConnect: a random pause before every connection attempt but those
 // made before the first TCP connection ever succeeded.
 func (c *Client) startConnect() {
-	if !c.isFirstConnect {
+	if !c.isFirstConnect && !c.goZookeeper() {
 		c.sleep(phaseConnectDelay, clock.Duration(c.w.Choose(connectDelayMaxMillis))*clock.Millisecond)
 		return
 	}
@@ -213,10 +213,17 @@ func (c *Client) selectStep(confirmed bool) {
 
 // idleBudget is how long the client may still go without hearing from the server: readTimeout once
 // a session is established, connectTimeout before.
+//
+// go-zookeeper instead gives the dial a second and the handshake ten read timeouts.
 func (c *Client) idleBudget(now int64) int64 {
 	idleRecv := now - c.lastHeard
-	if c.state.IsConnected() {
+	switch {
+	case c.state.IsConnected():
 		return c.readTimeout - idleRecv
+	case c.goZookeeper() && !c.tcpConnected:
+		return goZookeeperDialTimeoutMs - idleRecv
+	case c.goZookeeper():
+		return 10*c.readTimeout - idleRecv
 	}
 	return c.connectTimeout - idleRecv
 }
@@ -292,7 +299,11 @@ func (c *Client) beginCleanup(exit bool) {
 	c.conn, c.tcpConnected, c.connectSent, c.initialized = 0, false, false, false
 	c.stopSelectTimers()
 	c.cleanupExits = exit
-	c.sleep(phaseCleanup, cleanupSleep)
+	pause := cleanupSleep
+	if c.goZookeeper() {
+		pause = 0 // go-zookeeper fails its requests and reconnects at once.
+	}
+	c.sleep(phaseCleanup, pause)
 }
 
 // finishCleanup fails the pending requests, then the queued ones, each with the code conLossPacket
