@@ -13,8 +13,9 @@ import (
 // describes it. GoZookeeper is github.com/go-zookeeper/zk v1.0.4 (conn.go, structs.go, util.go,
 // create_mode.go, dnshostprovider.go), which the real-server conformance runner (internal/realzk)
 // drives; emulating it lets the simulated-server runner compare server behaviour only. It changes
-// exactly these client-side behaviours, each one a sequence of create, delete, exists, get, set,
-// children, multi, sync, getacl, setacl, addauth, close and expire can observe:
+// these client-side behaviours, the differences that a sequence of create, delete, exists, get,
+// set, children, multi, sync, getacl, setacl, addauth, close and expire can observe and the few
+// wire details that come with them (xid numbering, the send buffer):
 //
 //   - Validation: nothing is validated locally but the create mode (parseCreateMode accepts the
 //     same seven modes Java does). Paths are sent as given (go-zookeeper's own check, which differs
