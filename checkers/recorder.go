@@ -104,6 +104,24 @@ func (r *Recorder) Result(ref OpRef, now clock.Time, reply Reply) error {
 	return r.Fail(ref, now, reply.Err, OutcomeUnknown)
 }
 
+// Written records the session and xid the client library wrote ref's request with, which are known
+// only once it is sent (a request issued while disconnected is numbered when it goes out). The
+// checkers find an unknown-outcome write in the committed log by (session, xid). Zero values leave
+// the operation as it is.
+func (r *Recorder) Written(ref OpRef, session int64, xid int32) error {
+	_, op, err := r.outstanding(ref)
+	if err != nil {
+		return err
+	}
+	if session != 0 {
+		op.Session = session
+	}
+	if xid != 0 {
+		op.Xid = xid
+	}
+	return nil
+}
+
 // Fail records that the client reported ref failed at now without a reply: outcome is
 // OutcomeUnknown if the request may have reached a server (CONNECTIONLOSS, SESSIONEXPIRED while in
 // flight), OutcomeNotApplied if it certainly did not.

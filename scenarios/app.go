@@ -166,6 +166,7 @@ func (a *app) done(spec opSpec, ref checkers.OpRef, res result) {
 	}
 	a.busy = false
 	now := a.r.w.Now()
+	_ = a.r.rec.Written(ref, res.session, res.xid)
 	if res.zxid == 0 && (res.err == proto.ConnectionLoss || res.err == proto.SessionExpired || res.err == proto.AuthFailed) {
 		// The client gave up without a reply: the operation may or may not have happened.
 		_ = a.r.rec.Fail(ref, now, res.err, checkers.OutcomeUnknown)

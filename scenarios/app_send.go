@@ -19,35 +19,35 @@ func (a *app) send(spec opSpec, done func(result)) error {
 	case proto.OpCreate:
 		return c.Create(spec.path, spec.data, proto.OpenACLUnsafe, spec.mode, func(r client.CreateResult) {
 			stat := r.Stat
-			done(result{err: r.Err, zxid: r.Zxid, path: r.Path, stat: statIf(r.Err, &stat)})
+			done(result{err: r.Err, zxid: r.Zxid, xid: r.Xid, session: r.Session, path: r.Path, stat: statIf(r.Err, &stat)})
 		})
 	case proto.OpDelete:
-		return c.Delete(spec.path, spec.version, func(r client.Result) { done(result{err: r.Err, zxid: r.Zxid}) })
+		return c.Delete(spec.path, spec.version, func(r client.Result) { done(result{err: r.Err, zxid: r.Zxid, xid: r.Xid, session: r.Session}) })
 	case proto.OpSetData:
 		return c.SetData(spec.path, spec.data, spec.version, func(r client.StatResult) {
 			stat := r.Stat
-			done(result{err: r.Err, zxid: r.Zxid, stat: statIf(r.Err, &stat)})
+			done(result{err: r.Err, zxid: r.Zxid, xid: r.Xid, session: r.Session, stat: statIf(r.Err, &stat)})
 		})
 	case proto.OpExists:
 		return c.Exists(spec.path, watcher, func(r client.StatResult) {
 			stat := r.Stat
-			done(result{err: r.Err, zxid: r.Zxid, stat: statIf(r.Err, &stat)})
+			done(result{err: r.Err, zxid: r.Zxid, xid: r.Xid, session: r.Session, stat: statIf(r.Err, &stat)})
 		})
 	case proto.OpGetData:
 		return c.GetData(spec.path, watcher, func(r client.DataResult) {
 			stat := r.Stat
-			done(result{err: r.Err, zxid: r.Zxid, data: r.Data, stat: statIf(r.Err, &stat)})
+			done(result{err: r.Err, zxid: r.Zxid, xid: r.Xid, session: r.Session, data: r.Data, stat: statIf(r.Err, &stat)})
 		})
 	case proto.OpGetChildren, proto.OpGetChildren2:
 		return c.GetChildren(spec.path, watcher, func(r client.ChildrenResult) {
 			stat := r.Stat
-			done(result{err: r.Err, zxid: r.Zxid, children: r.Children, stat: statIf(r.Err, &stat)})
+			done(result{err: r.Err, zxid: r.Zxid, xid: r.Xid, session: r.Session, children: r.Children, stat: statIf(r.Err, &stat)})
 		})
 	case proto.OpSync:
-		return c.Sync(spec.path, func(r client.Result) { done(result{err: r.Err, zxid: r.Zxid}) })
+		return c.Sync(spec.path, func(r client.Result) { done(result{err: r.Err, zxid: r.Zxid, xid: r.Xid, session: r.Session}) })
 	case proto.OpMulti:
 		return c.Multi(multiOps(spec), func(r client.MultiResult) {
-			done(result{err: r.Err, zxid: r.Zxid, multi: r.Results})
+			done(result{err: r.Err, zxid: r.Zxid, xid: r.Xid, session: r.Session, multi: r.Results})
 		})
 	}
 	panic(fmt.Sprintf("scenarios: a workload asked for %v, which applications do not issue", spec.kind))

@@ -50,6 +50,8 @@ func Workloads() []string {
 type result struct {
 	err      proto.Code
 	zxid     int64
+	xid      int32 // the xid and session the request was written with, 0 if never written
+	session  int64
 	path     string
 	data     []byte
 	stat     *proto.Stat

@@ -37,6 +37,12 @@ const (
 	BugZK1653
 	// BugZK1277: the leader does not step down before the zxid counter overflows.
 	BugZK1277
+	// BugTruncSnapshot is ZooKeeper 3.8.0's own behaviour, which this harness found to lose
+	// consistency: a TRUNC truncates the txn log but keeps snapshots taken at higher zxids, so the
+	// tree reloaded after it still reflects the truncated transactions (for instance one that a
+	// leader fast-forwarded into its tree and snapshotted at lead() without ever committing it).
+	// zabsim deletes those snapshots unless this switch is on.
+	BugTruncSnapshot
 )
 
 type bugEntry struct {
@@ -55,6 +61,7 @@ var bugNames = []bugEntry{
 	{BugZK335, "ZK-335", "epochs are taken without a quorum's acceptedEpoch agreement"},
 	{BugZK1653, "ZK-1653", "startup ignores currentEpoch.tmp"},
 	{BugZK1277, "ZK-1277", "the leader lets the zxid counter overflow"},
+	{BugTruncSnapshot, "trunc-snapshot", "a TRUNC keeps snapshots newer than the truncation point (3.8.0 as released)"},
 }
 
 // Bugs is a set of bug switches.

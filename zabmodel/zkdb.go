@@ -158,6 +158,13 @@ func (db *zkDatabase) truncateLog(zxid int64) bool {
 		return false
 	}
 	db.p.observe(Event{Kind: EventTruncate, Zxid: db.disk().LastZxid()})
+	if !db.p.cfg.Bugs.Has(BugTruncSnapshot) {
+		// FileTxnSnapLog.truncateLog leaves snapshots above the truncation point in place, and
+		// the reload below would restore from them: their trees may hold truncated txns.
+		if n := db.disk().DeleteSnapshotsAfter(zxid); n > 0 {
+			db.p.note("sync", "deleted %d snapshot(s) above the truncation point %s", n, FormatZxid(zxid))
+		}
+	}
 	db.loadDataBase(SourceTruncate)
 	return true
 }

@@ -162,6 +162,9 @@ func (r *simRunner) session(op Op) (*simSession, error) {
 	watcher := client.WatcherFunc(s.record)
 	c, err := client.New(r.w, r.nw, s.node, client.Config{
 		Servers: r.e.Nodes(), SessionTimeout: clock.Duration(timeoutMs) * clock.Millisecond, Name: op.Session,
+		// The real-server runner drives ZooKeeper through go-zookeeper: emulating that library's
+		// client-side behaviour keeps the comparison about the servers.
+		Emulate: client.GoZookeeper,
 	}, watcher)
 	if err != nil {
 		return nil, err

@@ -202,3 +202,11 @@ func (d *Disk) SyncedZxid() int64 {
 	}
 	return d.log[d.synced-1].Zxid
 }
+
+// DeleteSnapshotsAfter removes every snapshot taken at a zxid above zxid and reports how many. A
+// truncation makes them lie: they may reflect transactions the log no longer holds.
+func (d *Disk) DeleteSnapshotsAfter(zxid int64) int {
+	before := len(d.snapshots)
+	d.snapshots = slices.DeleteFunc(d.snapshots, func(s Snapshot) bool { return s.Zxid > zxid })
+	return before - len(d.snapshots)
+}
