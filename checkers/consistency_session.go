@@ -59,8 +59,8 @@ func writeMismatch(tree *refTree, op *Operation, reported proto.Code, logged txn
 		return ""
 	}
 	path := op.Path
-	if op.Kind == proto.OpCreate2 {
-		path = logged.path
+	if op.Kind == proto.OpCreate || op.Kind == proto.OpCreate2 {
+		path = logged.path // A sequential create's path has its suffix only in the txn.
 	}
 	node := tree.nodes[path]
 	if node == nil {

@@ -168,8 +168,13 @@ func (a *app) done(spec opSpec, ref checkers.OpRef, res result) {
 	now := a.r.w.Now()
 	_ = a.r.rec.Written(ref, res.session, res.xid)
 	if res.zxid == 0 && (res.err == proto.ConnectionLoss || res.err == proto.SessionExpired || res.err == proto.AuthFailed) {
-		// The client gave up without a reply: the operation may or may not have happened.
-		_ = a.r.rec.Fail(ref, now, res.err, checkers.OutcomeUnknown)
+		// The client gave up without a reply: the operation may or may not have happened, unless
+		// it was never written to a connection.
+		outcome := checkers.OutcomeUnknown
+		if res.xid == 0 {
+			outcome = checkers.OutcomeNotApplied
+		}
+		_ = a.r.rec.Fail(ref, now, res.err, outcome)
 	} else {
 		reply := checkers.Reply{Err: res.err, Zxid: res.zxid, CreatedPath: res.path, Data: res.data, Stat: res.stat, Children: res.children}
 		for _, sub := range res.multi {

@@ -147,5 +147,7 @@ func (r *runner) syncFloor(a *app) int64 {
 		}
 		st = r.ens.Server(st.Leader).State()
 	}
-	return st.LastCommitted
+	// A leader that has not committed in its epoch yet reports the epoch's start zxid: what it
+	// holds is what was committed before, which the global view knows as a real zxid.
+	return min(st.LastCommitted, r.lastCommitted)
 }

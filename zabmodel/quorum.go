@@ -67,7 +67,7 @@ func decodePacket(b []byte) (proto.QuorumPacket, error) {
 func describePacket(b []byte) string {
 	qp, err := decodePacket(b)
 	if err != nil {
-		return fmt.Sprintf("(%d bytes: %v)", len(b), err)
+		return fmt.Sprintf("(%d bytes, not a quorum packet: the stream after SNAP)", len(b))
 	}
 	s := fmt.Sprintf("%s zxid=%s", packetName(qp.Type), FormatZxid(qp.Zxid))
 	if qp.Type == pktProposal || qp.Type == pktInform {
