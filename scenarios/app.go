@@ -38,6 +38,8 @@ type app struct {
 	versions map[string]int32
 	queue    []string // the queue workload's consumer: children still to try, lowest first
 	inc      uint32
+
+	barrierDone bool // the liveness phase's sync came back OK
 }
 
 func newApp(r *runner, index int, gen workload) *app {
@@ -85,11 +87,14 @@ type paced interface {
 }
 
 func (a *app) think() clock.Duration {
-	limit := thinkTimeMax
+	limit, least := thinkTimeMax, clock.Millisecond
 	if p, ok := a.gen.(paced); ok {
 		limit = p.thinkTimeMax()
+		least = limit / 10
 	}
-	return a.r.w.Between(0, limit, clock.Millisecond)
+	// At least a millisecond: an application that retried at the same instant could spin forever
+	// while the world waits for anything to take time.
+	return a.r.w.Between(least, limit, clock.Millisecond)
 }
 
 func (a *app) uniqueValue() []byte {
@@ -186,7 +191,11 @@ func (a *app) done(spec opSpec, ref checkers.OpRef, res result) {
 			reply.MultiResults = append(reply.MultiResults, sr)
 		}
 		_ = a.r.rec.Reply(ref, now, reply)
-		a.gen.observe(a, spec, res)
+		if spec.barrier {
+			a.barrierDone = res.err == proto.OK
+		} else {
+			a.gen.observe(a, spec, res)
+		}
 	}
 	a.r.opsCompleted++
 	a.r.w.AfterFunc(a.node, a.think(), a.tick)

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"github.com/zabsim/zabsim/checkers"
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/zabmodel/proto"
 )
 
 // livenessStep is how often the liveness phase looks at the cluster.
@@ -28,7 +29,8 @@ func (r *runner) runLivenessPhase() *checkers.LivenessFacts {
 				facts.LeaderTime = r.w.Now()
 			}
 		}
-		if facts.LeaderTime != clock.Never && r.appsIdle() && r.converged() {
+		r.barriers()
+		if facts.LeaderTime != clock.Never && r.appsSettled() && r.converged() {
 			facts.Completed = true
 			return facts
 		}
@@ -56,10 +58,22 @@ func (r *runner) healEverything() {
 	}
 }
 
-// appsIdle reports whether no application waits for a result.
-func (r *runner) appsIdle() bool {
+// barriers has every application with a live session send one sync after the heal. Its reply
+// proves the client is connected again: the watches it re-registered were re-armed or fired before
+// it, and its own pending operations are answered.
+func (r *runner) barriers() {
 	for _, a := range r.apps {
-		if a.busy {
+		if !a.barrierDone && !a.busy && a.c != nil && a.c.State().IsAlive() && a.c.SessionID() != 0 {
+			a.issue(opSpec{kind: proto.OpSync, path: "/", barrier: true})
+		}
+	}
+}
+
+// appsSettled reports whether every application has either passed its barrier or lost its client
+// for good (an expired session, which the liveness phase does not replace).
+func (r *runner) appsSettled() bool {
+	for _, a := range r.apps {
+		if a.busy || (!a.barrierDone && a.c != nil && a.c.State().IsAlive()) {
 			return false
 		}
 	}

@@ -19,6 +19,7 @@ type opSpec struct {
 	mode    proto.CreateMode
 	watch   bool
 	multi   []checkers.SubOperation
+	barrier bool // the liveness phase's final sync, not a workload operation
 }
 
 // workload generates what one kind of application does, and says how to check it.

@@ -1,0 +1,140 @@
+package scenarios
+
+import (
+	"flag"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zabsim/zabsim/clock"
+)
+
+// The sweep's seeds come from flags, so that `go test ./scenarios -run TestSweep -seeds 5000` or
+// `-seed 1234` work like simrun: go test -run TestSweep ./scenarios -args -seed 1234.
+var (
+	flagSeed     = flag.Uint64("seed", 0, "run only this seed in TestSweep")
+	flagSeeds    = flag.Int("seeds", 60, "how many seeds TestSweep runs, from -seed-start")
+	flagStart    = flag.Uint64("seed-start", 1, "the first seed TestSweep runs")
+	flagWorkload = flag.String("workload", "", "the workload of every seed (default: drawn per seed)")
+)
+
+// TestSweep runs seeds of the default swarm (every workload, every fault family) and requires every
+// checker to pass. A failure prints the seed, what failed and the command that replays it.
+func TestSweep(t *testing.T) {
+	seeds := sweepSeeds()
+	failures := runSeeds(t, seeds, func(seed uint64) Options {
+		return Options{Seed: seed, Observers: -1, Workload: *flagWorkload}
+	})
+	for _, f := range failures {
+		t.Errorf("%s", f)
+	}
+	t.Logf("%d seeds, %d failed", len(seeds), len(failures))
+}
+
+func sweepSeeds() []uint64 {
+	if *flagSeed != 0 {
+		return []uint64{*flagSeed}
+	}
+	seeds := make([]uint64, *flagSeeds)
+	for i := range seeds {
+		seeds[i] = *flagStart + uint64(i)
+	}
+	return seeds
+}
+
+// runSeeds runs the seeds in parallel (one world per goroutine) and returns a description of every
+// failing one.
+func runSeeds(t *testing.T, seeds []uint64, options func(uint64) Options) []string {
+	t.Helper()
+	var (
+		mu       sync.Mutex
+		failures []string
+		wg       sync.WaitGroup
+	)
+	work := make(chan uint64)
+	for i := 0; i < runtime.GOMAXPROCS(0); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seed := range work {
+				opts := options(seed)
+				rep, err := Run(opts)
+				if err != nil {
+					mu.Lock()
+					failures = append(failures, fmt.Sprintf("seed %d: %v", seed, err))
+					mu.Unlock()
+					continue
+				}
+				if rep.Failed() {
+					mu.Lock()
+					failures = append(failures, fmt.Sprintf("seed %d failed (%s); replay with: %s\n%s",
+						seed, rep.Failure(), replayCommand(opts), rep.Explain()))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, s := range seeds {
+		work <- s
+	}
+	close(work)
+	wg.Wait()
+	return failures
+}
+
+// replayCommand is the simrun command that reproduces a run of these options.
+func replayCommand(o Options) string {
+	args := []string{"go run ./cmd/simrun replay", fmt.Sprintf("--seed %d", o.Seed)}
+	if o.Workload != "" {
+		args = append(args, "--workload "+o.Workload)
+	}
+	if o.Servers != 0 {
+		args = append(args, fmt.Sprintf("--servers %d", o.Servers))
+	}
+	if o.Observers >= 0 {
+		args = append(args, fmt.Sprintf("--observers %d", o.Observers))
+	}
+	if !o.Bugs.Empty() {
+		args = append(args, "--bug "+o.Bugs.String())
+	}
+	if o.Duration != 0 && o.Duration != DefaultDuration {
+		args = append(args, "--duration "+formatDuration(o.Duration))
+	}
+	return strings.Join(args, " ")
+}
+
+// TestSameSeedSameTrace: a run is a function of its seed. Every seed runs twice, in parallel with
+// others, and both runs must end with the same trace hash, the same outcome and the same history.
+func TestSameSeedSameTrace(t *testing.T) {
+	type result struct {
+		hash   uint64
+		events int64
+		ops    int
+	}
+	run := func(seed uint64) result {
+		rep, err := Run(Options{Seed: seed, Observers: -1, Duration: 20 * clock.Second})
+		require.NoError(t, err)
+		return result{rep.Outcome.TraceHash, rep.Outcome.Events, rep.Stats.OpsCompleted}
+	}
+	var wg sync.WaitGroup
+	results := make([][2]result, 8)
+	for i := range results {
+		for j := 0; j < 2; j++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i][j] = run(uint64(100 + i))
+			}()
+		}
+	}
+	wg.Wait()
+	for i, r := range results {
+		assert.Equal(t, r[0], r[1], "seed %d ran differently twice", 100+i)
+	}
+	assert.NotEqual(t, results[0][0].hash, results[1][0].hash, "different seeds, different runs")
+}
