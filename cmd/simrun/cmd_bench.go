@@ -134,6 +134,9 @@ func writeBench(env *environment, f *benchFlags, t totals, wall time.Duration) {
 	fmt.Fprintf(tw, "bench: 5 servers, 10 clients, registers, 60s virtual fault phase, all faults; seeds %d..%d, %d in parallel\n",
 		f.seedStart.value, f.seedStart.value+uint64(f.seeds)-1, f.parallel)
 	fmt.Fprintf(tw, "  seeds run\t%d (%d failed)\n", t.run, t.failed)
+	for _, class := range sortedKeys(t.failures) {
+		fmt.Fprintf(tw, "    %s\t%d\n", class, t.failures[class])
+	}
 	fmt.Fprintf(tw, "  seeds/s\t%.2f\n", ratio(float64(t.run), wall.Seconds()))
 	fmt.Fprintf(tw, "  virtual s per wall s\t%.1f\n", ratio(t.virtual.Seconds(), wall.Seconds()))
 	fmt.Fprintf(tw, "  events/s\t%.0f\n", ratio(float64(t.events), wall.Seconds()))

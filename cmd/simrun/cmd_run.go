@@ -182,6 +182,7 @@ type seedRecord struct {
 	Replay            string   `json:"replay,omitempty"`
 	Explanation       string   `json:"explanation,omitempty"`
 	Script            string   `json:"script,omitempty"`
+	Artifacts         string   `json:"artifacts,omitempty"`
 }
 
 // summaryRecord is the final JSON object of a sweep. Its counts and times are sums, so that the

@@ -59,12 +59,15 @@ func (p *sweepPrinter) start() {
 // seed handles one result, in seed order.
 func (p *sweepPrinter) seed(opts scenarios.Options, r seedResult) {
 	p.totals.add(r)
-	replay := ""
+	replay, artifacts := "", ""
 	if r.failed() {
 		replay = p.flags.scenario.replayCommand(r.seed)
+		artifacts = p.writeArtifacts(opts, r, replay)
 	}
 	if p.flags.json {
-		writeJSON(p.env.stdout, p.record(r, replay))
+		record := p.record(r, replay)
+		record.Artifacts = artifacts
+		writeJSON(p.env.stdout, record)
 	} else if r.failed() && p.listed < maxListedFailures {
 		p.clearProgress()
 		p.listed++
@@ -73,9 +76,9 @@ func (p *sweepPrinter) seed(opts scenarios.Options, r seedResult) {
 			fmt.Fprintf(p.env.stdout, "  %s\n", headline(r.explanation))
 		}
 		fmt.Fprintf(p.env.stdout, "  replay: %s\n", replay)
-	}
-	if r.failed() {
-		p.writeArtifacts(opts, r, replay)
+		if artifacts != "" && !p.flags.quiet {
+			fmt.Fprintf(p.env.stdout, "  artifacts: %s\n", artifacts)
+		}
 	}
 	p.drawProgress()
 }
@@ -94,11 +97,12 @@ func (p *sweepPrinter) record(r seedResult, replay string) seedRecord {
 	return record
 }
 
-// writeArtifacts writes --out for the first --out-max failing seeds, reporting a problem on stderr
-// without stopping the sweep: the seed's failure is already counted.
-func (p *sweepPrinter) writeArtifacts(opts scenarios.Options, r seedResult, replay string) {
+// writeArtifacts writes --out for the first --out-max failing seeds and returns the directory, or
+// "" when it wrote none. A problem is reported on stderr without stopping the sweep: the seed's
+// failure is already counted.
+func (p *sweepPrinter) writeArtifacts(opts scenarios.Options, r seedResult, replay string) string {
 	if p.flags.outDir == "" || p.artifacts >= p.flags.outMax {
-		return
+		return ""
 	}
 	p.artifacts++
 	dir, err := writeFailureArtifacts(p.env, p.flags.outDir, opts, r, replay)
@@ -108,13 +112,9 @@ func (p *sweepPrinter) writeArtifacts(opts scenarios.Options, r seedResult, repl
 		if _, ok := err.(*determinismError); ok {
 			p.determinismBugs++
 		}
-		return
+		return ""
 	}
-	if p.flags.json || p.flags.quiet {
-		return
-	}
-	p.clearProgress()
-	fmt.Fprintf(p.env.stdout, "  artifacts: %s\n", dir)
+	return dir
 }
 
 func (p *sweepPrinter) drawProgress() {
@@ -175,12 +175,7 @@ func writeSummaryTable(w io.Writer, s summaryRecord, f *runFlags) {
 	fmt.Fprintf(tw, "  seeds run\t%d\n", s.SeedsRun)
 	fmt.Fprintf(tw, "  passed\t%d\n", s.Passed)
 	fmt.Fprintf(tw, "  failed\t%d\n", s.Failed)
-	classes := make([]string, 0, len(s.Failures))
-	for class := range s.Failures {
-		classes = append(classes, class)
-	}
-	slices.Sort(classes)
-	for _, class := range classes {
+	for _, class := range sortedKeys(s.Failures) {
 		fmt.Fprintf(tw, "    %s\t%d\n", class, s.Failures[class])
 	}
 	fmt.Fprintf(tw, "  seeds/s\t%.2f\n", s.SeedsPerSecond)
@@ -199,4 +194,15 @@ func writeSummaryTable(w io.Writer, s summaryRecord, f *runFlags) {
 		fmt.Fprintf(&b, "DETERMINISM BUG: %d failing seeds replayed differently for --out (see stderr)\n", s.DeterminismBugs)
 	}
 	_, _ = io.WriteString(w, b.String())
+}
+
+// sortedKeys returns a failure-count map's classes in order, so that output never depends on map
+// order.
+func sortedKeys(counts map[string]int64) []string {
+	keys := make([]string, 0, len(counts))
+	for key := range counts {
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	return keys
 }

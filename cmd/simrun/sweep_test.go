@@ -240,3 +240,29 @@ func bufferedEnvironment() (*environment, *strings.Builder, *strings.Builder) {
 	var stdout, stderr strings.Builder
 	return &environment{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}, &stdout, &stderr
 }
+
+func TestProgressLineOnlyOnATerminalAndNeverWhenQuiet(t *testing.T) {
+	sweepArgs := append([]string{"run"}, args("--seeds", "2", "--faults", "none")...)
+	var stdout, stderr strings.Builder
+	terminal := &environment{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, stderrIsTerminal: true}
+	require.Equal(t, exitPass, runMain(terminal, sweepArgs))
+	assert.Contains(t, stderr.String(), "seeds, 0 failed", "a progress line on a terminal")
+	assert.NotContains(t, stdout.String(), "\r", "the progress line stays off stdout")
+
+	stdout.Reset()
+	stderr.Reset()
+	require.Equal(t, exitPass, runMain(terminal, append(sweepArgs, "--quiet")))
+	assert.Empty(t, stderr.String(), "--quiet draws no progress line")
+	assert.Contains(t, stdout.String(), "summary:", "--quiet keeps the summary")
+}
+
+func TestQuietKeepsFailingSeedsAndTheirReplayCommands(t *testing.T) {
+	sweep, err := failingSweep()
+	require.NoError(t, err)
+	match := failLine.FindStringSubmatch(sweep.stdout)
+	require.NotNil(t, match)
+	r := runCLI(t, "", "run", "--quiet", "--seed", match[1], "--bug", "ZK-3911", "--duration", "10s", "--workload", "registers")
+	require.Equal(t, exitFailure, r.code)
+	assert.Equal(t, "FAIL seed "+match[1]+": "+match[2]+"\n  replay: "+match[3]+"\n", r.stdout[:strings.Index(r.stdout, "summary:")],
+		"--quiet prints the failing seed and its replay command, without explanation")
+}
