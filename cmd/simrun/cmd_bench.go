@@ -40,9 +40,9 @@ func newBenchFlags() (*flag.FlagSet, *benchFlags) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	f := &benchFlags{seedStart: seedFlag{value: 1}}
 	fs.Int64Var(&f.seeds, "seeds", 20, "number of seeds to run")
-	fs.Var(&f.seedStart, "seed-start", "first seed (default 1)")
+	fs.Var(&f.seedStart, "seed-start", "first seed `S`")
 	fs.IntVar(&f.parallel, "parallel", 1, "seeds run at once (1 measures one core)")
-	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the benchmark to this file")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the benchmark to `FILE`")
 	return fs, f
 }
 

@@ -31,7 +31,7 @@ type scriptFlags struct {
 func newScriptFlags() (*flag.FlagSet, *scriptFlags) {
 	fs := flag.NewFlagSet("script", flag.ContinueOnError)
 	f := &scriptFlags{}
-	fs.Var(&f.seed, "seed", "the seed whose script to print (required)")
+	fs.Var(&f.seed, "seed", "the seed `S` whose script to print (required)")
 	f.scenario.register(fs)
 	return fs, f
 }
@@ -93,7 +93,7 @@ type conformFlags struct {
 func newConformFlags() (*flag.FlagSet, *conformFlags) {
 	fs := flag.NewFlagSet("conform", flag.ContinueOnError)
 	f := &conformFlags{seed: seedFlag{value: 1}}
-	fs.Var(&f.seed, "seed", "the simulation seed (results do not depend on it for a correct server; default 1)")
+	fs.Var(&f.seed, "seed", "the simulation seed `S` (results do not depend on it for a correct server)")
 	fs.BoolVar(&f.normalize, "normalize", false, "rank zxids and zero ctime/mtime, to compare with another server's results")
 	fs.BoolVar(&f.extendedTypes, "extended-types", false, "enable TTL nodes, like the real runner's option of the same name")
 	return fs, f

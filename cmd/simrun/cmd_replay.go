@@ -42,7 +42,7 @@ type replayFlags struct {
 func newReplayFlags() (*flag.FlagSet, *replayFlags) {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	f := &replayFlags{}
-	fs.Var(&f.seed, "seed", "the seed to replay (required unless --script is given; then it defaults to 1)")
+	fs.Var(&f.seed, "seed", "the seed `S` to replay (required unless --script is given; then it defaults to 1)")
 	fs.BoolVar(&f.traceJSON, "trace-json", false, "write the trace as JSON lines (the report then goes to stderr)")
 	f.scenario.register(fs)
 	return fs, f

@@ -57,12 +57,12 @@ func newRunFlags() (*flag.FlagSet, *runFlags) {
 	f := &runFlags{seedStart: seedFlag{value: 1}, shard: shard{index: 0, count: 1}}
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.Int64Var(&f.seeds, "seeds", 100, "number of seeds in the range")
-	fs.Var(&f.seedStart, "seed-start", "first seed of the range (default 1)")
-	fs.Var(&f.seed, "seed", "run exactly this one seed (instead of --seeds and --seed-start)")
-	fs.Var(&f.shard, "shard", "run only the seeds whose index in the range is i modulo n (i/n, default 0/1)")
+	fs.Var(&f.seedStart, "seed-start", "first seed `S` of the range")
+	fs.Var(&f.seed, "seed", "run exactly this one seed `S` (instead of --seeds and --seed-start)")
+	fs.Var(&f.shard, "shard", "run only the seeds whose index in the range is i modulo n (`i/n`; default 0/1, every seed)")
 	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "seeds run at once, one goroutine each")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object per seed on stdout, then a summary object")
-	fs.StringVar(&f.outDir, "out", "", "directory for the failing seeds' traces, scripts and explanations")
+	fs.StringVar(&f.outDir, "out", "", "write the failing seeds' traces, scripts and explanations under `DIR`")
 	fs.IntVar(&f.outMax, "out-max", 20, "write --out artifacts for at most this many failing seeds")
 	fs.BoolVar(&f.stopOnFailure, "stop-on-failure", false, "start no new seed after the first failure")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line and no explanations; failing seeds and the summary only")
@@ -101,15 +101,15 @@ func cmdRun(env *environment, args []string) int {
 	}
 	f.scenario.noteSet(fs)
 	seeds, err := f.validate(f.scenario.set)
+	var opts scenarios.Options
 	if err == nil {
-		var opts scenarios.Options
 		opts, err = f.scenario.options()
-		if err == nil {
-			return runSweep(env, f, opts, seeds)
-		}
 	}
-	usageFailed(env, "run", err)
-	return exitUsage
+	if err != nil {
+		usageFailed(env, "run", err)
+		return exitUsage
+	}
+	return runSweep(env, f, opts, seeds)
 }
 
 // runSweep runs the sweep and prints as it goes.

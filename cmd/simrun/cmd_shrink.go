@@ -44,8 +44,8 @@ type shrinkFlags struct {
 func newShrinkFlags() (*flag.FlagSet, *shrinkFlags) {
 	fs := flag.NewFlagSet("shrink", flag.ContinueOnError)
 	f := &shrinkFlags{}
-	fs.Var(&f.seed, "seed", "the failing seed (required unless --script is given; then it defaults to 1)")
-	fs.StringVar(&f.out, "out", "", "file to save the minimal script to (default shrunk-S.script)")
+	fs.Var(&f.seed, "seed", "the failing seed `S` (required unless --script is given; then it defaults to 1)")
+	fs.StringVar(&f.out, "out", "", "`FILE` to save the minimal script to (default shrunk-S.script)")
 	fs.IntVar(&f.maxRuns, "max-runs", 2000, "give up shrinking further after this many runs")
 	f.scenario.register(fs)
 	return fs, f

@@ -82,10 +82,10 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.faults, "faults", defaultFaults, "fault families, comma-separated ("+strings.Join(scenarios.FaultFamilies, ",")+"), or all, or none")
 	fs.DurationVar(&f.duration, "duration", scenarios.DefaultDuration, "virtual length of the fault phase (at most 1h)")
 	fs.DurationVar(&f.livenessBound, "liveness-bound", scenarios.DefaultLivenessBound, "virtual time allowed after healing for a leader and every pending operation (at most 1h)")
-	fs.Var(&f.bugs, "bug", "re-introduce a real ZooKeeper bug, e.g. ZK-3911 (repeatable or comma-separated; see 'simrun bugs')")
+	fs.Var(&f.bugs, "bug", "re-introduce a real ZooKeeper bug by `NAME`, e.g. ZK-3911 (repeatable or comma-separated; see 'simrun bugs')")
 	fs.BoolVar(&f.linearizableReadsAfterSync, "linearizable-reads-after-sync", false, "add the opt-in check that reads after sync are linearizable (ZooKeeper does not promise it)")
 	fs.BoolVar(&f.datagramFaults, "datagram-faults", false, "inject loss, duplication and reordering inside connections: OUTSIDE ZAB's fault model")
-	fs.StringVar(&f.scriptPath, "script", "", "run this scenario script instead of the one each seed draws")
+	fs.StringVar(&f.scriptPath, "script", "", "run this scenario script `FILE` instead of the one each seed draws")
 }
 
 // noteSet records the flags given on the command line.
