@@ -22,8 +22,9 @@ reproduces the failure.
 
 Candidates run as scripted runs, which spend the seed's random stream differently from the seed's
 own run (that one also draws its schedule from it). Shrinking therefore starts by checking that the
-seed's script, replayed as a script, still fails the same way; when it does not, there is nothing
-reproducible to shrink and shrink says so.
+seed's script, run as a script, still fails the same way; when it does not, it tries the script
+with the next seeds (up to --reseed), says which seed reproduces the failure, and uses that seed
+in the saved replay command. When none does, there is nothing reproducible to shrink.
 
 Exit status: 0 when a minimal failing script was saved, 1 when the failure could not be
 reproduced as a script (or the seed passes), 2 on bad usage.
@@ -39,6 +40,7 @@ type shrinkFlags struct {
 	seed     seedFlag
 	out      string
 	maxRuns  int
+	reseeds  int
 }
 
 func newShrinkFlags() (*flag.FlagSet, *shrinkFlags) {
@@ -47,6 +49,7 @@ func newShrinkFlags() (*flag.FlagSet, *shrinkFlags) {
 	fs.Var(&f.seed, "seed", "the failing seed `S` (required unless --script is given; then it defaults to 1)")
 	fs.StringVar(&f.out, "out", "", "`FILE` to save the minimal script to (default shrunk-S.script)")
 	fs.IntVar(&f.maxRuns, "max-runs", 2000, "give up shrinking further after this many runs")
+	fs.IntVar(&f.reseeds, "reseed", 64, "when the seed's script run as a script does not fail alike, try it with up to this many next seeds")
 	f.scenario.register(fs)
 	return fs, f
 }
@@ -64,7 +67,11 @@ func cmdShrink(env *environment, args []string) int {
 	if f.out == "" {
 		f.out = fmt.Sprintf("shrunk-%d.script", opts.Seed)
 	}
-	s := &shrinker{env: env, opts: opts, maxRuns: f.maxRuns}
+	if f.reseeds < 0 || f.reseeds > 10_000 {
+		usageFailed(env, "shrink", fmt.Errorf("--reseed must be 0 to 10000, not %d", f.reseeds))
+		return exitUsage
+	}
+	s := &shrinker{env: env, opts: opts, maxRuns: f.maxRuns, reseeds: f.reseeds, originalSeed: opts.Seed}
 	script, code := s.reproduce()
 	if code != exitPass {
 		return code
@@ -80,6 +87,9 @@ type shrinker struct {
 	class   string
 	runs    int
 	maxRuns int
+	reseeds int
+	// originalSeed is the seed whose failure is shrunk; opts.Seed is the one its script fails with.
+	originalSeed uint64
 }
 
 var errRunBudget = errors.New("shrink: run budget spent")
@@ -99,7 +109,8 @@ func (s *shrinker) fails(script *scenarios.Script) (bool, error) {
 	return classify(report) == s.class, nil
 }
 
-// reproduce runs the seed as given and checks that its script, run as a script, fails alike.
+// reproduce runs the seed as given and finds a seed with which its script, run as a script, fails
+// alike: the seed itself when possible, else one of the next --reseed seeds.
 func (s *shrinker) reproduce() (*scenarios.Script, int) {
 	report, err := s.env.runSeed(s.opts, s.opts.Seed)
 	if err != nil {
@@ -113,20 +124,42 @@ func (s *shrinker) reproduce() (*scenarios.Script, int) {
 	}
 	script := report.Script
 	fmt.Fprintf(s.env.stderr, "shrink: seed %d fails with %s; its script has %d actions\n", s.opts.Seed, s.class, len(script.Actions))
-	if s.opts.Script == nil {
-		ok, err := s.fails(script)
-		if err != nil {
-			fmt.Fprintf(s.env.stderr, "simrun shrink: %v\n", err)
-			return nil, exitFailure
-		}
-		if !ok {
-			fmt.Fprintf(s.env.stderr, "simrun shrink: seed %d's script, replayed as a script, does not fail with %s: "+
-				"the scripted run spends the seed's random stream differently, so there is no reproducible script to shrink\n",
-				s.opts.Seed, s.class)
-			return nil, exitFailure
-		}
+	if s.opts.Script != nil {
+		return script, exitPass // The run was a scripted run already.
+	}
+	seed, err := s.scriptSeed(script)
+	if err != nil {
+		fmt.Fprintf(s.env.stderr, "simrun shrink: %v\n", err)
+		return nil, exitFailure
+	}
+	if seed != s.opts.Seed {
+		fmt.Fprintf(s.env.stderr, "shrink: NOTE: the script fails with %s when replayed with seed %d, not with seed %d; "+
+			"the saved replay command uses seed %d\n", s.class, seed, s.opts.Seed, seed)
+		s.opts.Seed = seed
 	}
 	return script, exitPass
+}
+
+// scriptSeed finds the seed with which the script, run as a script, fails with the class. A
+// scripted run spends the seed's random stream differently from the seed's own run (which draws
+// its schedule from it first), so the seed's own script may not fail with the seed; the next
+// seeds are tried, up to --reseed of them.
+func (s *shrinker) scriptSeed(script *scenarios.Script) (uint64, error) {
+	original := s.opts.Seed
+	defer func() { s.opts.Seed = original }()
+	for i := 0; i <= s.reseeds && s.opts.Seed >= original; i++ {
+		s.opts.Seed = original + uint64(i)
+		ok, err := s.fails(script)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			return s.opts.Seed, nil
+		}
+	}
+	return 0, fmt.Errorf("seed %d's script, run as a script, fails with %s neither with seed %d nor with the %d seeds after it "+
+		"(a scripted run spends the seed's random stream differently from the seed's own run); try a larger --reseed",
+		original, s.class, original, s.reseeds)
 }
 
 // shrink reduces the script while it keeps failing with the same class: blocks of actions, then
@@ -261,7 +294,7 @@ func (s *shrinker) save(script *scenarios.Script, f *shrinkFlags) int {
 	replayFlags.servers, replayFlags.observers, replayFlags.faults = defaultServers, defaultObservers, defaultFaults
 	replayFlags.workload, replayFlags.clients, replayFlags.duration = "mixed", scenarios.DefaultClients, scenarios.DefaultDuration
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Shrunk by simrun from seed %d: fails with %s.\n", s.opts.Seed, s.class)
+	fmt.Fprintf(&b, "# Shrunk by simrun from seed %d: fails with %s.\n", s.originalSeed, s.class)
 	fmt.Fprintf(&b, "# Replay: %s\n", replayFlags.replayCommand(s.opts.Seed))
 	b.WriteString(script.String())
 	if err := os.WriteFile(f.out, []byte(b.String()), 0o644); err != nil {

@@ -14,8 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/zabsim/zabsim/checkers"
 	"github.com/zabsim/zabsim/scenarios"
 	"github.com/zabsim/zabsim/scenarios/conform"
+	"github.com/zabsim/zabsim/sim"
 )
 
 var hashLine = regexp.MustCompile(`trace hash: ([0-9a-f]{16}) \(first run, trace rendered\), ([0-9a-f]{16}) \(second run, hash only\)`)
@@ -252,4 +254,44 @@ func parseScenarioFlags(args []string) (*scenarioFlags, error) {
 	}
 	f.scenario.noteSet(fs)
 	return &f.scenario, nil
+}
+
+// failOnlyWhen makes every run pass except those for which fails says otherwise; those fail with
+// the class "panic". It lets the shrinker's seed search be tested on chosen seeds.
+func failOnlyWhen(fails func(opts scenarios.Options) bool) runFunc {
+	return func(opts scenarios.Options) (*scenarios.Report, error) {
+		report, err := scenarios.Run(opts)
+		if err != nil {
+			return nil, err
+		}
+		report.Zab, report.CheckErr, report.Checks = nil, nil, checkers.Report{}
+		report.Outcome.Kind = sim.Completed
+		if fails(opts) {
+			report.Outcome.Kind = sim.Panic
+		}
+		return report, nil
+	}
+}
+
+func TestShrinkFindsASeedWithWhichTheScriptFailsAlike(t *testing.T) {
+	// Seed 5 fails on its own; its script, run as a script, fails only with seed 7.
+	run := failOnlyWhen(func(opts scenarios.Options) bool {
+		return (opts.Script == nil && opts.Seed == 5) || (opts.Script != nil && opts.Seed == 7)
+	})
+	out := filepath.Join(t.TempDir(), "min.script")
+	flags := []string{"shrink", "--seed", "5", "--faults", "crash", "--duration", "8s", "--workload", "registers", "--out", out}
+	r := runCLIWith(t, run, "", flags...)
+	require.Equal(t, exitPass, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "NOTE: the script fails with panic when replayed with seed 7, not with seed 5")
+	assert.Contains(t, r.stdout, "# Shrunk by simrun from seed 5: fails with panic.\n")
+	assert.Contains(t, r.stdout, "# Replay: simrun replay --seed 7 --script "+out+"\n")
+	minimal, err := scenarios.ParseScript(strings.NewReader(r.stdout))
+	require.NoError(t, err)
+	assert.Empty(t, minimal.Actions, "every action is removable when every candidate fails")
+	assert.Equal(t, 1, minimal.Clients, "the clients are halved down to one")
+	assert.Equal(t, 1*time.Second, minimal.Duration, "the duration is halved down to a second")
+
+	tooFew := runCLIWith(t, run, "", append(flags, "--reseed", "1")...)
+	assert.Equal(t, exitFailure, tooFew.code)
+	assert.Contains(t, tooFew.stderr, "neither with seed 5 nor with the 1 seeds after it")
 }
