@@ -37,6 +37,16 @@ const (
 	BugZK1653
 	// BugZK1277: the leader does not step down before the zxid counter overflows.
 	BugZK1277
+	// BugZK4925: committed txns applied during synchronization (before NEWLEADER after a SNAP or
+	// TRUNC, and at NEWLEADER) skip the committed log, leaving a hole that the server, once leader,
+	// propagates to stale learners in a DIFF.
+	BugZK4925
+	// BugSnapLogGap is ZooKeeper 3.8.0's own behaviour, which this harness found to lose committed
+	// transactions: after a SNAP sync a learner keeps its old txn log, so the log jumps from its old
+	// history to what follows the snapshot. Once that server leads, a DIFF from its txn log sends a
+	// stale learner the records on both sides of the jump and silently skips what the snapshot held.
+	// zabsim deletes the old log once the synced snapshot is durable, unless this switch is on.
+	BugSnapLogGap
 	// BugTruncSnapshot is ZooKeeper 3.8.0's own behaviour, which this harness found to lose
 	// consistency: a TRUNC truncates the txn log but keeps snapshots taken at higher zxids, so the
 	// tree reloaded after it still reflects the truncated transactions (for instance one that a
@@ -61,6 +71,8 @@ var bugNames = []bugEntry{
 	{BugZK335, "ZK-335", "epochs are taken without a quorum's acceptedEpoch agreement"},
 	{BugZK1653, "ZK-1653", "startup ignores currentEpoch.tmp"},
 	{BugZK1277, "ZK-1277", "the leader lets the zxid counter overflow"},
+	{BugZK4925, "ZK-4925", "txns applied during sync skip the committed log, whose hole a later DIFF propagates"},
+	{BugSnapLogGap, "snap-log-gap", "after a SNAP sync the old txn log is kept, and a later txn-log DIFF skips the gap (3.8.0 as released)"},
 	{BugTruncSnapshot, "trunc-snapshot", "a TRUNC keeps snapshots newer than the truncation point (3.8.0 as released)"},
 }
 

@@ -277,7 +277,7 @@ func (l *learner) syncPacket(qp proto.QuorumPacket) error {
 		l.lastQueued = entry.Header.Zxid
 		if qp.Type == pktInform {
 			if !l.writeToTxnLog {
-				p.db.applyTxn(entry, SourceSync)
+				l.applyDuringSync(entry)
 				return nil
 			}
 			l.committed = append(l.committed, qp.Zxid)
@@ -315,8 +315,19 @@ func (l *learner) syncCommit(zxid int64) {
 		p.note("sync", "committing %s, but next proposal is %s", FormatZxid(zxid), FormatZxid(head.Header.Zxid))
 		return
 	}
-	p.db.applyTxn(head, SourceSync)
+	l.applyDuringSync(head)
 	l.notLogged = l.notLogged[1:]
+}
+
+// applyDuringSync applies a committed txn straight to the tree, before NEWLEADER after a SNAP or
+// TRUNC. It goes through processTxn(Request), so that it also enters the committed log
+// (ZOOKEEPER-4925's fix): a hole there would be sent to stale learners once this server leads.
+func (l *learner) applyDuringSync(entry *proto.TxnEntry) {
+	if l.p.cfg.Bugs.Has(BugZK4925) {
+		l.p.db.applyTxn(entry, SourceSync) // processTxn(hdr, txn): the committed log is not told.
+		return
+	}
+	l.zk.processTxn(requestFromTxn(entry), SourceSync)
 }
 
 // newLeader is the NEWLEADER case: persist what was committed, then the epoch, then ACK. The order
@@ -326,6 +337,11 @@ func (l *learner) newLeader() {
 	bugs := p.cfg.Bugs
 	if l.snapshotNeeded {
 		p.db.snapshot()
+		if l.syncSnapshot && !bugs.Has(BugSnapLogGap) {
+			// The snapshot now covers everything before it; the old log, which may end in another
+			// history and jumps to this one, must not serve a later DIFF.
+			p.db.clearLog()
+		}
 	}
 	l.writeToTxnLog = true
 	l.preZab1 = false
@@ -385,7 +401,11 @@ func (l *learner) persistCommitted(async bool) {
 				return
 			}
 		}
-		l.zk.processTxn(requestFromTxn(head), SourceSync)
+		if p.cfg.Bugs.Has(BugZK4925) {
+			p.db.applyTxn(head, SourceSync)
+		} else {
+			l.zk.processTxn(requestFromTxn(head), SourceSync)
+		}
 	}
 	if !async {
 		p.db.fsyncNow()

@@ -190,6 +190,8 @@ func (h *learnerHandler) syncFollower(peerLastZxid int64) bool {
 	if len(db.committed) == 0 {
 		minCommitted, maxCommitted = lastProcessed, lastProcessed
 	}
+	p.note("sync", "synchronizing with learner %d: maxCommittedLog=%s minCommittedLog=%s lastProcessedZxid=%s peerLastZxid=%s",
+		h.sid, FormatZxid(maxCommitted), FormatZxid(minCommitted), FormatZxid(lastProcessed), FormatZxid(peerLastZxid))
 	switch {
 	case lastProcessed == peerLastZxid:
 		h.queueOp(pktDiff, peerLastZxid)

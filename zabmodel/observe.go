@@ -67,6 +67,9 @@ const (
 	// EventDigestMismatch: applying Zxid left a tree digest (Digest) different from the one the
 	// leader computed for it (Hash holds the leader's digest). Java logs and counts it.
 	EventDigestMismatch
+	// EventLogDeleted: a server deleted its whole txn log, after a SNAP sync whose snapshot (the
+	// EventSnapshot just before) covers everything the log held.
+	EventLogDeleted
 )
 
 var eventNames = [...]string{
@@ -76,7 +79,7 @@ var eventNames = [...]string{
 	EventAck: "ack", EventCommit: "commit", EventApply: "apply", EventTruncate: "truncate", EventLost: "lost",
 	EventTreeLoaded: "tree-loaded", EventSnapshot: "snapshot", EventServing: "serving",
 	EventStopServing: "stop-serving", EventCrash: "crash", EventRestart: "restart",
-	EventDigestMismatch: "digest-mismatch",
+	EventDigestMismatch: "digest-mismatch", EventLogDeleted: "log-deleted",
 }
 
 func (k EventKind) String() string {

@@ -19,6 +19,7 @@ type Ensemble struct {
 	nodes   map[int64]sim.NodeID // every server's node, by sid: the election transport's peers
 
 	crashHook     func(sid int64, point string) bool
+	tap           func(Event)
 	clientAddress func(sim.NodeID) string
 }
 
@@ -93,11 +94,17 @@ func (e *Ensemble) Leader() (sid, epoch int64, ok bool) {
 }
 
 func (e *Ensemble) observe(ev Event) {
+	ev.Time = e.w.Now()
+	if e.tap != nil {
+		e.tap(ev)
+	}
 	if e.cfg.Observer != nil {
-		ev.Time = e.w.Now()
 		e.cfg.Observer.Observe(ev)
 	}
 }
+
+// SetEventTap installs a second observer of every event, for debugging and tests.
+func (e *Ensemble) SetEventTap(fn func(Event)) { e.tap = fn }
 
 // Server is one ZooKeeper server process (QuorumPeer) in the world. Its disk is durable: it survives
 // crashes; everything else lives in the current incarnation and is lost with it.
@@ -271,6 +278,9 @@ func (p *peer) start() {
 	if err := p.loadDataBase(); err != nil {
 		p.s.halt(err.Error())
 		return
+	}
+	if !p.alive() {
+		return // A crash point fired while the epoch files were written.
 	}
 	if err := p.cnx.listen(); err != nil {
 		panic(err)

@@ -169,6 +169,16 @@ func (db *zkDatabase) truncateLog(zxid int64) bool {
 	return true
 }
 
+// clearLog deletes the txn log after a SNAP sync's snapshot is durable.
+func (db *zkDatabase) clearLog() {
+	if !db.p.alive() || db.disk().Len() == 0 {
+		return
+	}
+	db.disk().ClearLog()
+	db.p.observe(Event{Kind: EventLogDeleted})
+	db.p.note("sync", "deleted the txn log: the SNAP's snapshot covers it")
+}
+
 // append writes a txn to the log, unsynced (ZKDatabase.append). It reports false for a zxid that is
 // not above the last logged one, which FileTxnLog refuses.
 func (db *zkDatabase) append(entry *proto.TxnEntry) bool {
@@ -223,7 +233,7 @@ func (db *zkDatabase) deserializeSnapshot(b []byte, zxid int64) error {
 
 // proposalsFromLog returns the logged txns after peerZxid for a DIFF from the txn log, or nil if the
 // log does not hold peerZxid itself or is larger than sizeLimit bytes (ZKDatabase
-// .getProposalsFromTxnLog). A negative sizeLimit means no limit.
+// .getProposalsFromTxnLog). A sizeLimit of 0 means no limit.
 func (db *zkDatabase) proposalsFromLog(peerZxid int64, sizeLimit int64) []*proposal {
 	records := db.disk().Records(peerZxid - 1)
 	if len(records) == 0 || records[0].Zxid != peerZxid {
@@ -233,8 +243,8 @@ func (db *zkDatabase) proposalsFromLog(peerZxid int64, sizeLimit int64) []*propo
 	for _, r := range records {
 		size += int64(len(r.Data))
 	}
-	if sizeLimit >= 0 && size > sizeLimit {
-		return nil
+	if sizeLimit > 0 && size > sizeLimit {
+		return nil // 0 means no limit, as in ZKDatabase.getProposalsFromTxnLog.
 	}
 	out := make([]*proposal, 0, len(records))
 	for _, r := range records {

@@ -210,3 +210,11 @@ func (d *Disk) DeleteSnapshotsAfter(zxid int64) int {
 	d.snapshots = slices.DeleteFunc(d.snapshots, func(s Snapshot) bool { return s.Zxid > zxid })
 	return before - len(d.snapshots)
 }
+
+// ClearLog removes every record of the txn log, durably at once: the log files are deleted.
+func (d *Disk) ClearLog() {
+	clear(d.log)
+	d.log = d.log[:0]
+	d.synced = 0
+	d.stats.Truncations++
+}
