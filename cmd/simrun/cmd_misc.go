@@ -62,6 +62,7 @@ func cmdScript(env *environment, args []string) int {
 	}
 	fmt.Fprintf(env.stdout, "# Drawn by seed %d with: %s\n", f.seed.value,
 		strings.Join(append([]string{"simrun", "script", "--seed", f.seed.String()}, f.scenario.replayArgs()...), " "))
+	fmt.Fprintf(env.stdout, "# Run with --script, it is not the same run as seed %d alone: see 'simrun help replay'.\n", f.seed.value)
 	if err := report.Script.Format(env.stdout); err != nil {
 		fmt.Fprintf(env.stderr, "simrun script: %v\n", err)
 		return exitFailure
