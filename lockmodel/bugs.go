@@ -1,0 +1,116 @@
+package lockmodel
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Bug names a recipe bug of the bug zoo (shared/BUGS.md) that the recipes can re-introduce. A switch
+// changes the recipe exactly where the bug is and nothing else: no hint to a checker, no special
+// fault.
+type Bug uint32
+
+// The recipe bugs. Each is off unless switched on.
+const (
+	// BugNoFencing: the protected resource accepts every access from a client that believes it
+	// holds the lock, whatever its fencing token.
+	BugNoFencing Bug = 1 << iota
+	// BugPersistentNode: lock nodes are created persistent instead of ephemeral, so that a holder
+	// that dies never releases its lock.
+	BugPersistentNode
+	// BugHerd: a waiter watches the lock's children instead of its predecessor, so that every change
+	// to the queue wakes every waiter.
+	BugHerd
+	// BugUnprotectedCreate: after a connection loss during the create of a lock node, the create is
+	// retried without looking for the node the lost reply may have created (no protected mode), and
+	// the exclusive lock does not recognise its own node.
+	BugUnprotectedCreate
+	// BugWriterSkipsReaders: in the read-write lock, a writer waits only for earlier write nodes
+	// instead of every earlier node.
+	BugWriterSkipsReaders
+)
+
+type bugEntry struct {
+	bug  Bug
+	name string
+	what string
+}
+
+var bugNames = []bugEntry{
+	{BugNoFencing, "lock-no-fencing", "the protected resource accepts any client that believes it holds the lock"},
+	{BugPersistentNode, "lock-persistent-node", "lock nodes are persistent, so a crashed holder never releases"},
+	{BugHerd, "lock-herd", "waiters watch the lock's children instead of their predecessor"},
+	{BugUnprotectedCreate, "lock-unprotected-create", "a lock node create is retried without looking for the node a lost reply created"},
+	{BugWriterSkipsReaders, "rwlock-writer-skips-readers", "a writer waits only for earlier writers, not for earlier readers"},
+}
+
+// Bugs is a set of recipe bug switches. The zero value switches nothing on.
+type Bugs struct{ mask Bug }
+
+// Has reports whether b is switched on.
+func (s Bugs) Has(b Bug) bool { return s.mask&b != 0 }
+
+// With returns the set with b switched on.
+func (s Bugs) With(b Bug) Bugs { return Bugs{mask: s.mask | b} }
+
+// Empty reports whether no bug is switched on.
+func (s Bugs) Empty() bool { return s.mask == 0 }
+
+// Names returns the names of the bugs switched on, in zoo order.
+func (s Bugs) Names() []string {
+	var out []string
+	for _, b := range bugNames {
+		if s.Has(b.bug) {
+			out = append(out, b.name)
+		}
+	}
+	return out
+}
+
+// String returns the names joined by commas, or "none".
+func (s Bugs) String() string {
+	if s.Empty() {
+		return "none"
+	}
+	return strings.Join(s.Names(), ",")
+}
+
+// BugInfo describes one switch for listings (simrun bugs).
+type BugInfo struct {
+	Bug         Bug
+	Name        string
+	Description string
+}
+
+// BugList returns the recipe bugs in zoo order.
+func BugList() []BugInfo {
+	out := make([]BugInfo, 0, len(bugNames))
+	for _, b := range bugNames {
+		out = append(out, BugInfo{Bug: b.bug, Name: b.name, Description: b.what})
+	}
+	return out
+}
+
+// ParseBugs parses a comma-separated list of recipe bug names ("lock-herd,lock-no-fencing"); "" and
+// "none" are the empty set. An unknown name is an error that lists the known ones.
+func ParseBugs(list string) (Bugs, error) {
+	var s Bugs
+	list = strings.TrimSpace(list)
+	if list == "" || list == "none" {
+		return s, nil
+	}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		i := slices.IndexFunc(bugNames, func(b bugEntry) bool { return strings.EqualFold(b.name, name) })
+		if i < 0 {
+			known := make([]string, len(bugNames))
+			for j, b := range bugNames {
+				known[j] = b.name
+			}
+			return Bugs{}, fmt.Errorf("unknown recipe bug %q (known: %s)", name, strings.Join(known, ", "))
+		}
+		s = s.With(bugNames[i].bug)
+	}
+	return s, nil
+}

@@ -1,0 +1,42 @@
+// Package lockmodel holds the lock and leader-election recipes that simulated applications run on
+// ZooKeeper, as Apache Curator implements them, and the protected resource their holders use.
+//
+// Each recipe is a state machine driven by the simulator: it issues requests through a simulated
+// ZooKeeper client (zabmodel/client), continues from their callbacks and from watch events, and
+// takes its timers and random draws from the world. There are no goroutines and no blocking calls:
+// Acquire and Release return at once and report later.
+//
+//   - Session is what CuratorFramework is to the recipes, for one ZooKeeper session: connection
+//     states (CONNECTED, SUSPENDED, RECONNECTED, LOST), the retry policy (ExponentialBackoffRetry)
+//     around every operation, the protected-mode create and the guaranteed delete, and the dispatch
+//     of watch events.
+//   - ExclusiveLock: one ephemeral node; a create that finds it watches it and tries again.
+//   - Mutex: InterProcessMutex with LockInternals and StandardLockInternalsDriver: a fair,
+//     reentrant lock on ephemeral-sequential nodes with protected names; each waiter watches only
+//     its predecessor and lists the children again after every notification.
+//   - ReadWriteLock: InterProcessReadWriteLock, two Mutexes sharing one queue.
+//   - LeaderLatch: Curator 5's LeaderLatch.
+//   - Resource and ResourceClient: the protected service, on its own node, recording every access
+//     with the holder's fencing token (its lock node's czxid), with fencing on or off.
+//
+// A recipe bound to a Session lives and dies with its ZooKeeper session: when the session is LOST
+// (expired), every acquisition fails with ErrLost and a holder is told it lost the lock; the
+// application starts over with a new client and a new Session. The recipe bugs of the bug zoo are
+// switches on the Session (Config.Bugs) and the resource (ResourceConfig.Fencing); see Bugs.
+//
+// Usage, inside the simulator:
+//
+//	var s *lockmodel.Session
+//	c, _ := client.New(w, nw, node, client.Config{Servers: servers, SessionTimeout: 6 * clock.Second},
+//		client.WatcherFunc(func(e client.Event) { s.ConnectionEvent(e) })) // state events to the session
+//	s, _ = lockmodel.NewSession(w, c, lockmodel.Config{Name: "c1", Observer: obs, Tracer: tracer})
+//	m, _ := lockmodel.NewMutex(s, "/locks/fair", nil)
+//	_ = m.Acquire(0, func(g lockmodel.Grant) { // 0: wait as long as it takes
+//		if !g.Held { return } // g.Err says why
+//		_ = rc.Access("/locks/fair", s.SessionID(), g.Token, true, func(r lockmodel.AccessResult) {
+//			_ = m.Release(func(err error) { ... })
+//		})
+//	})
+//
+// where rc is a ResourceClient of the application's node for a Resource made with NewResource.
+package lockmodel

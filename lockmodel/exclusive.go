@@ -1,0 +1,249 @@
+package lockmodel
+
+import (
+	"fmt"
+
+	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/sim"
+	"github.com/zabsim/zabsim/zabmodel/client"
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+// ExclusiveLock is the simplest ZooKeeper lock: whoever creates the ephemeral node at the lock's
+// path holds the lock. A create that finds the node (NODEEXISTS) sets a watch on it with exists and
+// creates again once it changes. It is not fair, and every release wakes every waiter (the herd
+// effect the sequential recipes avoid).
+//
+// After a connection loss the outcome of a create is unknown, and the retried create may find the
+// node its own lost reply made: the recipe recognises its own node by the node's ephemeral owner,
+// and also checks the owner before retrying a delete whose reply was lost, so that it never deletes
+// a node another holder created meanwhile. With BugUnprotectedCreate it does not look at the owner
+// when it finds the node, and waits for its own node to go away.
+type ExclusiveLock struct {
+	s        *Session
+	path     string
+	data     []byte
+	held     *heldLock
+	acq      *exclusiveAcquisition
+	attempts int
+}
+
+type exclusiveAcquisition struct {
+	id       int
+	waiting  bool
+	deadline clock.Time
+	timer    sim.TimerID
+	done     func(Grant)
+	ended    bool
+}
+
+// NewExclusiveLock returns the lock whose node is path.
+func NewExclusiveLock(s *Session, path string, data []byte) (*ExclusiveLock, error) {
+	if s == nil {
+		return nil, fmt.Errorf("lockmodel: an exclusive lock needs a session")
+	}
+	if err := proto.ValidatePath(path); err != nil || path == "/" {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidPath, path)
+	}
+	l := &ExclusiveLock{s: s, path: path, data: data}
+	s.addListener(l.connectionChanged)
+	return l, nil
+}
+
+// Held reports whether this recipe object holds the lock.
+func (l *ExclusiveLock) Held() bool { return l.held != nil }
+
+// Token returns the held lock's fencing token, or 0.
+func (l *ExclusiveLock) Token() int64 {
+	if l.held == nil {
+		return 0
+	}
+	return l.held.token
+}
+
+// Acquiring reports whether an acquisition is in progress.
+func (l *ExclusiveLock) Acquiring() bool { return l.acq != nil }
+
+func (l *ExclusiveLock) emit(e Event) {
+	e.Recipe, e.Lock = RecipeExclusive, l.path
+	l.s.emit(e)
+}
+
+// Acquire acquires the lock, as Mutex.Acquire does.
+func (l *ExclusiveLock) Acquire(timeout clock.Duration, done func(Grant)) error {
+	switch {
+	case !l.s.alive():
+		return ErrCrashed
+	case timeout < 0:
+		return fmt.Errorf("lockmodel: negative acquire timeout %v", timeout)
+	case l.held != nil:
+		l.held.count++
+		h := *l.held
+		l.s.later(0, func() { done(Grant{Held: true, Node: h.node, Token: h.token, Reentrant: true}) })
+		return nil
+	case l.acq != nil:
+		return ErrBusy
+	}
+	l.attempts++
+	a := &exclusiveAcquisition{id: l.attempts, done: done}
+	if timeout > 0 {
+		a.deadline = l.s.w.Elapsed(l.s.node).Add(timeout)
+	}
+	l.acq = a
+	l.emit(Event{Kind: EventAcquiring, Attempt: a.id})
+	l.tryCreate(a)
+	return nil
+}
+
+func (l *ExclusiveLock) createMode() proto.CreateMode {
+	if l.s.cfg.Bugs.Has(BugPersistentNode) {
+		return proto.Persistent
+	}
+	return proto.Ephemeral
+}
+
+func (l *ExclusiveLock) tryCreate(a *exclusiveAcquisition) {
+	retrying(l.s, codeOfCreated, func(_ int, cb func(created)) {
+		l.s.createWithParents(l.path, l.data, l.createMode(), cb)
+	}, func(r created) {
+		if a.ended {
+			return
+		}
+		switch r.code {
+		case proto.OK:
+			l.emit(Event{Kind: EventCreated, Attempt: a.id, Node: l.path, Token: r.stat.Czxid})
+			l.finish(a, r.stat.Czxid, r.stat.Czxid)
+		case proto.NodeExists:
+			l.check(a)
+		default:
+			l.fail(a, &CodeError{Op: "create", Path: l.path, Code: r.code})
+		}
+	})
+}
+
+// check looks at the existing node, leaving a watch: the node may be ours (a create whose reply was
+// lost), someone else's (wait for it to change), or gone already (create again).
+func (l *ExclusiveLock) check(a *exclusiveAcquisition) {
+	l.s.existsRetrying(l.path, l, func(r client.StatResult) {
+		if a.ended {
+			return
+		}
+		switch r.Err {
+		case proto.OK:
+			if !l.s.cfg.Bugs.Has(BugUnprotectedCreate) && r.Stat.EphemeralOwner == l.s.SessionID() && r.Stat.EphemeralOwner != 0 {
+				l.emit(Event{Kind: EventCreated, Attempt: a.id, Node: l.path, Token: r.Stat.Czxid})
+				l.finish(a, r.Stat.Czxid, r.Zxid)
+				return
+			}
+			l.emit(Event{Kind: EventWatching, Attempt: a.id, Path: l.path, Zxid: r.Zxid})
+			l.wait(a)
+		case proto.NoNode:
+			l.tryCreate(a)
+		default:
+			l.fail(a, &CodeError{Op: "exists", Path: l.path, Code: r.Err})
+		}
+	})
+}
+
+func (l *ExclusiveLock) wait(a *exclusiveAcquisition) {
+	if a.deadline == 0 {
+		a.waiting = true
+		return
+	}
+	left := a.deadline.Sub(l.s.w.Elapsed(l.s.node))
+	if left <= 0 {
+		l.fail(a, nil)
+		return
+	}
+	a.waiting = true
+	inc := l.s.inc
+	a.timer = l.s.w.AfterFunc(l.s.node, left, func() {
+		if l.s.w.Incarnation(l.s.node) == inc && a.waiting && !a.ended {
+			l.fail(a, nil)
+		}
+	})
+}
+
+// watchEvent wakes the waiting acquisition, which creates again.
+func (l *ExclusiveLock) watchEvent(client.Event) {
+	a := l.acq
+	if a == nil || !a.waiting {
+		return
+	}
+	a.waiting = false
+	l.s.w.CancelTimer(a.timer)
+	l.tryCreate(a)
+}
+
+func (l *ExclusiveLock) finish(a *exclusiveAcquisition, token, zxid int64) {
+	a.ended = true
+	l.acq = nil
+	l.held = &heldLock{node: l.path, token: token, count: 1}
+	l.emit(Event{Kind: EventGranted, Attempt: a.id, Node: l.path, Token: token, Zxid: zxid})
+	a.done(Grant{Held: true, Node: l.path, Token: token, Zxid: zxid})
+}
+
+func (l *ExclusiveLock) fail(a *exclusiveAcquisition, err error) {
+	if a.ended {
+		return
+	}
+	a.ended, a.waiting = true, false
+	l.s.w.CancelTimer(a.timer)
+	if l.acq == a {
+		l.acq = nil
+	}
+	l.emit(Event{Kind: EventNotGranted, Attempt: a.id, Err: err})
+	a.done(Grant{Err: err})
+}
+
+func (l *ExclusiveLock) connectionChanged(st ConnectionState) {
+	if st == StateLost && l.held != nil {
+		l.emit(Event{Kind: EventLost, Node: l.path, Token: l.held.token, Err: ErrLost})
+	}
+}
+
+// Release releases one hold; the last one deletes the node. A delete whose reply was lost is
+// retried only while the node is still the one this holder created (same czxid).
+func (l *ExclusiveLock) Release(done func(error)) error {
+	if l.held == nil {
+		return ErrNotHeld
+	}
+	if !l.s.alive() {
+		return ErrCrashed
+	}
+	l.held.count--
+	if l.held.count > 0 {
+		l.s.later(0, func() { done(nil) })
+		return nil
+	}
+	h := *l.held
+	l.held = nil
+	retrying(l.s, codeOfResult, func(count int, cb func(client.Result)) {
+		if count == 0 {
+			l.s.delete(l.path, cb)
+			return
+		}
+		l.s.exists(l.path, nil, func(r client.StatResult) {
+			switch {
+			case r.Err == proto.OK && r.Stat.Czxid == h.token:
+				l.s.delete(l.path, cb)
+			case r.Err == proto.OK || r.Err == proto.NoNode:
+				cb(client.Result{Err: proto.OK}) // Our node is gone: the lost reply deleted it.
+			default:
+				cb(client.Result{Err: r.Err})
+			}
+		})
+	}, func(r client.Result) {
+		var err error
+		switch {
+		case r.Err == proto.OK || r.Err == proto.NoNode:
+		case l.s.state == StateLost || r.Err == proto.SessionExpired:
+			err = ErrLost
+		default:
+			err = &CodeError{Op: "delete", Path: l.path, Code: r.Err}
+		}
+		l.emit(Event{Kind: EventReleased, Node: l.path, Token: h.token, Err: err})
+		done(err)
+	})
+	return nil
+}

@@ -1,0 +1,180 @@
+package lockmodel
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+// loseCreateReply resets the application's ZooKeeper connection the moment the create of one of its
+// lock nodes commits, so that the reply is lost: the client reports CONNECTIONLOSS for a create
+// that happened.
+func loseCreateReply(h *harness, a *testApp, base string) *int {
+	resets := new(int)
+	h.onCommit = func(txn *proto.TxnEntry) {
+		c, ok := txn.Txn.(*proto.CreateTxn)
+		if !ok || *resets > 0 || txn.Header.ClientID != a.s.SessionID() || !strings.HasPrefix(c.Path, base+"/") {
+			return
+		}
+		*resets++
+		for _, conn := range h.nw.Conns(a.node) {
+			if peer, _ := h.nw.Peer(a.node, conn); peer != h.res.Node() {
+				h.nw.Reset(conn)
+			}
+		}
+	}
+	return resets
+}
+
+func TestProtectedCreateFindsTheNodeALostReplyMade(t *testing.T) {
+	h := newHarness(t, 11, 3, true)
+	h.ensure("/locks", "/locks/m")
+	apps, m := newMutexes(t, h, Bugs{}, "a", "b")
+	resets := loseCreateReply(h, apps[0], "/locks/m")
+	ga := acquire(t, m[0], 0)
+	h.run(10 * clock.Second)
+	require.Equal(t, 1, *resets, "the create's reply was lost")
+	require.True(t, ga.Held, "a finds its node after reconnecting: %v", ga.Err)
+	assert.Len(t, h.children("/locks/m"), 1, "no orphan node")
+	gb := acquire(t, m[1], 0)
+	h.run(time2s)
+	require.NoError(t, m[0].Release(func(error) {}))
+	h.run(time2s)
+	assert.True(t, gb.Held, "the queue moves on")
+}
+
+func TestUnprotectedCreateLeavesAnOrphanThatBlocksTheQueue(t *testing.T) {
+	h := newHarness(t, 11, 3, true)
+	h.ensure("/locks", "/locks/m")
+	apps, m := newMutexes(t, h, Bugs{}.With(BugUnprotectedCreate), "a", "b")
+	resets := loseCreateReply(h, apps[0], "/locks/m")
+	ga := acquire(t, m[0], 0)
+	h.run(10 * clock.Second)
+	require.Equal(t, 1, *resets)
+	children := h.children("/locks/m")
+	require.Len(t, children, 2, "the blind retry made a second node")
+	assert.False(t, strings.HasPrefix(children[0], ProtectedPrefix), "no protected prefix: %v", children)
+	assert.False(t, ga.Held, "a waits behind its own orphan")
+	gb := acquire(t, m[1], 0)
+	h.run(20 * clock.Second)
+	assert.False(t, gb.Held, "and so does everyone after it, while a's session lives")
+}
+
+func TestExclusiveLockRecognisesItsOwnNodeAfterALostReply(t *testing.T) {
+	for _, bug := range []bool{false, true} {
+		h := newHarness(t, 12, 3, true)
+		h.ensure("/locks")
+		bugs := Bugs{}
+		if bug {
+			bugs = bugs.With(BugUnprotectedCreate)
+		}
+		a := h.app("a", bugs)
+		h.run(time2s)
+		l, err := NewExclusiveLock(a.s, "/locks/x", nil)
+		require.NoError(t, err)
+		resets := loseCreateReply(h, a, "/locks")
+		g := acquire(t, l, 0)
+		h.run(10 * clock.Second)
+		require.Equal(t, 1, *resets)
+		assert.Equal(t, !bug, g.Held, "bug=%v: the owner check decides", bug)
+	}
+}
+
+func TestSessionExpiryEndsTheHoldAndLetsTheNextIn(t *testing.T) {
+	h := newHarness(t, 13, 3, true)
+	h.ensure("/locks", "/locks/m")
+	apps, m := newMutexes(t, h, Bugs{}, "a", "b")
+	ga := acquire(t, m[0], 0)
+	h.run(time2s)
+	require.True(t, ga.Held)
+	gb := acquire(t, m[1], 0)
+	h.run(time2s)
+	h.w.Pause(apps[0].node) // a long GC pause, past the session timeout
+	h.run(20 * clock.Second)
+	assert.True(t, gb.Held, "the expired holder's node went with its session")
+	h.w.Resume(apps[0].node)
+	h.run(10 * clock.Second)
+	assert.Equal(t, StateLost, apps[0].s.State())
+	lost := h.eventsOf(EventLost, "a")
+	require.Len(t, lost, 1, "a learns that it lost the lock")
+	assert.Equal(t, ga.Token, lost[0].Token)
+	released := release(t, m[0])
+	h.run(time2s)
+	assert.ErrorIs(t, *released, ErrLost)
+}
+
+func TestWaiterExpiryLeavesTheQueueIntact(t *testing.T) {
+	h := newHarness(t, 14, 3, true)
+	h.ensure("/locks", "/locks/m")
+	apps, m := newMutexes(t, h, Bugs{}, "a", "b", "c")
+	ga := acquire(t, m[0], 0)
+	h.run(time2s)
+	gb := acquire(t, m[1], 0)
+	h.run(time2s)
+	gc := acquire(t, m[2], 0)
+	h.run(time2s)
+	require.True(t, ga.Held)
+	h.w.Pause(apps[1].node)
+	h.run(20 * clock.Second)
+	require.NoError(t, m[0].Release(func(error) {}))
+	h.run(time2s)
+	assert.True(t, gc.Held, "c re-checked when its predecessor b expired, and then got the lock")
+	h.w.Resume(apps[1].node)
+	h.run(10 * clock.Second)
+	assert.False(t, gb.Held)
+	assert.Error(t, gb.Err, "b's acquisition failed with its session")
+}
+
+func TestPersistentNodeOutlivesACrashedHolder(t *testing.T) {
+	for _, bug := range []bool{false, true} {
+		h := newHarness(t, 15, 3, true)
+		h.ensure("/locks", "/locks/m")
+		bugs := Bugs{}
+		if bug {
+			bugs = bugs.With(BugPersistentNode)
+		}
+		apps, m := newMutexes(t, h, bugs, "a", "b")
+		ga := acquire(t, m[0], 0)
+		h.run(time2s)
+		require.True(t, ga.Held)
+		gb := acquire(t, m[1], 0)
+		h.run(time2s)
+		h.w.Crash(apps[0].node)
+		h.run(30 * clock.Second)
+		assert.Equal(t, !bug, gb.Held, "bug=%v", bug)
+	}
+}
+
+func TestHerdBugWakesEveryWaiter(t *testing.T) {
+	for _, bug := range []bool{false, true} {
+		h := newHarness(t, 16, 1, true)
+		h.ensure("/locks", "/locks/m")
+		bugs := Bugs{}
+		if bug {
+			bugs = bugs.With(BugHerd)
+		}
+		_, m := newMutexes(t, h, bugs, "a", "b", "c", "d")
+		g := []*Grant{acquire(t, m[0], 0)}
+		h.run(time2s)
+		for _, l := range m[1:] {
+			g = append(g, acquire(t, l, 0))
+			h.run(clock.Second)
+		}
+		before := len(h.eventsOf(EventWatching, ""))
+		require.NoError(t, m[0].Release(func(error) {}))
+		h.run(time2s)
+		assert.True(t, g[1].Held, "bug=%v: the queue still works", bug)
+		assert.False(t, g[2].Held || g[3].Held)
+		rewatched := len(h.eventsOf(EventWatching, "")) - before
+		if bug {
+			assert.Equal(t, 3, rewatched, "every waiter woke up and listed the children (watching them again)")
+		} else {
+			assert.Equal(t, 0, rewatched, "no other waiter woke up")
+		}
+	}
+}

@@ -1,0 +1,298 @@
+package lockmodel
+
+import (
+	"fmt"
+
+	"github.com/zabsim/zabsim/zabmodel/client"
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+// LatchState is LeaderLatch.State.
+type LatchState uint8
+
+// The latch states.
+const (
+	LatchLatent LatchState = iota
+	LatchStarted
+	LatchClosed
+)
+
+// LeaderLatch is Curator's LeaderLatch (5.x): leader election on the same queue as the fair lock.
+// Each participant creates a protected ephemeral-sequential node; the lowest is the leader; every
+// other participant watches its predecessor with getData and lists the children again when that
+// node is deleted. Leadership is lost on SUSPENDED and LOST (the default error policy), and checked
+// again on RECONNECTED: a participant whose node is still first leads again, one whose node is
+// gone starts over with a new node. Close leaves the election.
+type LeaderLatch struct {
+	s     *Session
+	path  string
+	id    []byte
+	state LatchState
+
+	leader     bool
+	ourPath    string
+	ourToken   int64
+	listenerID int
+	// OnLeader and OnNotLeader are LeaderLatchListener's isLeader and notLeader; either may be nil.
+	OnLeader    func(Grant)
+	OnNotLeader func()
+
+	attempt int  // counts the waits for leadership, for events
+	waiting bool // the current attempt has not ended
+	resets  int
+}
+
+// maxResets bounds how often a latch starts over with a new node: a latch that cannot keep a node
+// is broken, and the bound turns an endless loop into a failed run.
+const maxResets = 1 << 12
+
+// NewLeaderLatch returns a latch for the election at path; id is the participant id stored in its
+// node.
+func NewLeaderLatch(s *Session, path string, id string) (*LeaderLatch, error) {
+	if s == nil {
+		return nil, fmt.Errorf("lockmodel: a leader latch needs a session")
+	}
+	if err := proto.ValidatePath(path); err != nil || path == "/" {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidPath, path)
+	}
+	return &LeaderLatch{s: s, path: path, id: []byte(id)}, nil
+}
+
+// State returns the latch's state.
+func (l *LeaderLatch) State() LatchState { return l.state }
+
+// HasLeadership reports whether this participant leads.
+func (l *LeaderLatch) HasLeadership() bool { return l.state == LatchStarted && l.leader }
+
+// Token returns the fencing token of the participant's node (its czxid), or 0.
+func (l *LeaderLatch) Token() int64 { return l.ourToken }
+
+// OurPath returns the participant's node, or "".
+func (l *LeaderLatch) OurPath() string { return l.ourPath }
+
+func (l *LeaderLatch) emit(e Event) {
+	e.Recipe, e.Lock, e.Attempt = RecipeLeader, l.path, l.attempt
+	l.s.emit(e)
+}
+
+// Start joins the election once the session is connected (AfterConnectionEstablished).
+func (l *LeaderLatch) Start() error {
+	if l.state != LatchLatent {
+		return fmt.Errorf("lockmodel: a leader latch cannot be started more than once")
+	}
+	if !l.s.alive() {
+		return ErrCrashed
+	}
+	l.state = LatchStarted
+	l.beginWaiting()
+	if l.s.state.IsConnected() {
+		l.s.later(0, l.internalStart)
+		return nil
+	}
+	var id int
+	id = l.s.addListener(func(st ConnectionState) {
+		if st.IsConnected() {
+			l.s.removeListener(id)
+			l.internalStart()
+		}
+	})
+	return nil
+}
+
+func (l *LeaderLatch) internalStart() {
+	if l.state != LatchStarted {
+		return
+	}
+	l.listenerID = l.s.addListener(l.handleStateChange)
+	l.reset()
+}
+
+// beginWaiting starts a new wait for leadership, for the events.
+func (l *LeaderLatch) beginWaiting() {
+	if l.waiting {
+		return
+	}
+	l.attempt++
+	l.waiting = true
+	l.emit(Event{Kind: EventAcquiring})
+}
+
+// endWaiting ends the wait without leadership.
+func (l *LeaderLatch) endWaiting(err error) {
+	if !l.waiting {
+		return
+	}
+	l.waiting = false
+	l.emit(Event{Kind: EventNotGranted, Node: l.ourPath, Err: err})
+}
+
+func (l *LeaderLatch) createMode() proto.CreateMode {
+	if l.s.cfg.Bugs.Has(BugPersistentNode) {
+		return proto.PersistentSequential
+	}
+	return proto.EphemeralSequential
+}
+
+// reset gives up leadership and the current node, and creates a new one in the background; a
+// failed create is only logged, as Curator does (the next RECONNECTED starts over).
+func (l *LeaderLatch) reset() {
+	l.resets++
+	if l.resets > maxResets {
+		panic(fmt.Sprintf("lockmodel: %s's leader latch on %s reset %d times", l.s.cfg.Name, l.path, l.resets))
+	}
+	l.setLeadership(false, 0, EventLost)
+	l.setNode("", 0)
+	l.s.createLockNode(joinPath(l.path, LatchLockName), l.id, l.createMode(), func(r created) {
+		if r.code != proto.OK {
+			l.s.w.Note(l.s.node, "lock", "%s leader latch %s: create failed: %v", l.s.cfg.Name, l.path, r.code)
+			return
+		}
+		if r.stat == nil {
+			l.tokenOfFound(r.path)
+			return
+		}
+		l.nodeCreated(r.path, r.stat.Czxid)
+	})
+}
+
+// tokenOfFound reads the czxid of a node a protected-mode search found, which the participant needs
+// as its fencing token.
+func (l *LeaderLatch) tokenOfFound(path string) {
+	l.s.existsRetrying(path, nil, func(r client.StatResult) {
+		token := int64(0)
+		if r.Err == proto.OK {
+			token = r.Stat.Czxid
+		}
+		l.nodeCreated(path, token)
+	})
+}
+
+func (l *LeaderLatch) nodeCreated(path string, token int64) {
+	l.setNode(path, token)
+	l.emit(Event{Kind: EventCreated, Node: path, Token: token})
+	if l.state == LatchClosed {
+		l.setNode("", 0)
+		return
+	}
+	l.getChildren()
+}
+
+// setNode replaces the participant's node, deleting the old one (guaranteed, in the background).
+func (l *LeaderLatch) setNode(path string, token int64) {
+	old := l.ourPath
+	l.ourPath, l.ourToken = path, token
+	if old != "" {
+		l.s.deleteGuaranteed(old, nil)
+	}
+}
+
+func (l *LeaderLatch) getChildren() {
+	l.s.getChildrenRetrying(l.path, nil, func(r client.ChildrenResult) {
+		if r.Err == proto.OK {
+			l.checkLeadership(r.Children, r.Zxid)
+		}
+	})
+}
+
+// checkLeadership decides from the children: first leads, missing starts over, others watch their
+// predecessor (with BugHerd: the children).
+func (l *LeaderLatch) checkLeadership(children []string, zxid int64) {
+	if l.state != LatchStarted {
+		return
+	}
+	sorted := sortChildren(children, func(name string) string { return fixForSorting(name, LatchLockName) })
+	ours := -1
+	if l.ourPath != "" {
+		ours = indexOf(sorted, nodeName(l.ourPath))
+	}
+	switch {
+	case ours < 0:
+		l.reset()
+	case ours == 0:
+		l.setLeadership(true, zxid, 0)
+	case l.s.cfg.Bugs.Has(BugHerd):
+		l.s.getChildrenRetrying(l.path, l, func(r client.ChildrenResult) {
+			if r.Err == proto.OK {
+				l.emit(Event{Kind: EventWatching, Node: l.ourPath, Path: l.path, Children: true, Zxid: r.Zxid})
+			}
+		})
+	default:
+		watch := joinPath(l.path, sorted[ours-1])
+		l.s.getDataRetrying(watch, l, func(r client.DataResult) {
+			switch r.Err {
+			case proto.OK:
+				l.emit(Event{Kind: EventWatching, Node: l.ourPath, Path: watch, Zxid: r.Zxid})
+			case proto.NoNode:
+				l.getChildren()
+			}
+		})
+	}
+}
+
+// watchEvent is the watcher on the predecessor: its deletion (with BugHerd, any change among the
+// children) makes the participant list the children again.
+func (l *LeaderLatch) watchEvent(e client.Event) {
+	if l.state != LatchStarted {
+		return
+	}
+	if e.Type == proto.EventNodeDeleted || (e.Type == proto.EventNodeChildrenChanged && l.s.cfg.Bugs.Has(BugHerd)) {
+		l.getChildren()
+	}
+}
+
+// handleStateChange follows the default error policy: SUSPENDED and LOST end leadership;
+// RECONNECTED checks the children again.
+func (l *LeaderLatch) handleStateChange(st ConnectionState) {
+	switch st {
+	case StateReconnected:
+		l.getChildren()
+	case StateSuspended:
+		l.setLeadership(false, 0, EventLost)
+	case StateLost:
+		l.setLeadership(false, 0, EventLost)
+		l.endWaiting(ErrLost)
+	}
+}
+
+// setLeadership changes leadership and tells the listener and the observer; how says whether a
+// loss is a release or a loss.
+func (l *LeaderLatch) setLeadership(leader bool, zxid int64, how EventKind) {
+	old := l.leader
+	l.leader = leader
+	switch {
+	case !old && leader:
+		l.waiting = false
+		l.emit(Event{Kind: EventGranted, Node: l.ourPath, Token: l.ourToken, Zxid: zxid})
+		if l.OnLeader != nil {
+			l.OnLeader(Grant{Held: true, Node: l.ourPath, Token: l.ourToken, Zxid: zxid})
+		}
+	case old && !leader:
+		e := Event{Kind: how, Node: l.ourPath, Token: l.ourToken}
+		if how == EventLost {
+			e.Err = ErrLost
+		}
+		l.emit(e)
+		if l.state == LatchStarted && l.s.state != StateLost {
+			l.beginWaiting()
+		}
+		if l.OnNotLeader != nil {
+			l.OnNotLeader()
+		}
+	}
+}
+
+// Close leaves the election: the node is deleted and leadership, if held, released. Listeners are
+// not told (CloseMode.SILENT).
+func (l *LeaderLatch) Close() error {
+	if l.state != LatchStarted {
+		return fmt.Errorf("lockmodel: leader latch already closed or not started")
+	}
+	l.state = LatchClosed
+	l.OnLeader, l.OnNotLeader = nil, nil
+	l.s.removeListener(l.listenerID)
+	l.s.forget(l)
+	l.setLeadership(false, 0, EventReleased)
+	l.endWaiting(ErrClosed)
+	l.setNode("", 0)
+	return nil
+}

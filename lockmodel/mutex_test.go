@@ -1,0 +1,135 @@
+package lockmodel
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zabsim/zabsim/clock"
+)
+
+func newMutexes(t *testing.T, h *harness, bugs Bugs, names ...string) ([]*testApp, []*Mutex) {
+	t.Helper()
+	var apps []*testApp
+	var locks []*Mutex
+	for _, n := range names {
+		a := h.app(n, bugs)
+		m, err := NewMutex(a.s, "/locks/m", []byte(n))
+		require.NoError(t, err)
+		apps, locks = append(apps, a), append(locks, m)
+	}
+	h.run(2 * clock.Second)
+	return apps, locks
+}
+
+func TestMutexGrantsInQueueOrderAndWatchesOnlyThePredecessor(t *testing.T) {
+	h := newHarness(t, 1, 3, true)
+	h.ensure("/locks", "/locks/m")
+	_, m := newMutexes(t, h, Bugs{}, "a", "b", "c")
+
+	ga := acquire(t, m[0], 0)
+	h.run(time2s)
+	require.True(t, ga.Held, "a is alone: it gets the lock")
+	gb := acquire(t, m[1], 0)
+	h.run(clock.Second)
+	gc := acquire(t, m[2], 0)
+	h.run(time2s)
+	assert.False(t, gb.Held || gc.Held, "b and c wait while a holds")
+	assert.True(t, m[1].Acquiring() && m[2].Acquiring())
+
+	name := ga.Node[strings.LastIndexByte(ga.Node, '/')+1:]
+	assert.True(t, strings.HasPrefix(name, ProtectedPrefix), "protected node name %q", name)
+	assert.True(t, hasSequenceSuffix(name, MutexLockName), "sequential node name %q", name)
+
+	watching := h.eventsOf(EventWatching, "")
+	require.Len(t, watching, 2, "one watch per waiter")
+	assert.Equal(t, "b", watching[0].Client)
+	assert.Equal(t, ga.Node, watching[0].Path, "b watches a's node")
+	assert.Equal(t, "c", watching[1].Client)
+	assert.NotEqual(t, ga.Node, watching[1].Path, "c watches b's node, not the holder's")
+
+	*release(t, m[0]) = nil
+	h.run(time2s)
+	require.True(t, gb.Held, "a's release lets the next in line in")
+	assert.False(t, gc.Held, "and only it")
+	assert.Greater(t, gb.Token, ga.Token, "tokens grow with the queue")
+	assert.Equal(t, gb.Node, watching[1].Path, "c's predecessor was b")
+
+	require.NoError(t, m[1].Release(func(error) {}))
+	h.run(time2s)
+	require.True(t, gc.Held)
+	assert.Greater(t, gc.Token, gb.Token)
+	assert.Len(t, h.children("/locks/m"), 1, "released nodes are gone")
+}
+
+const time2s = 2 * clock.Second
+
+func TestMutexIsReentrant(t *testing.T) {
+	h := newHarness(t, 2, 1, true)
+	h.ensure("/locks", "/locks/m")
+	_, m := newMutexes(t, h, Bugs{}, "a", "b")
+	g1 := acquire(t, m[0], 0)
+	h.run(time2s)
+	require.True(t, g1.Held)
+	g2 := acquire(t, m[0], 0)
+	h.run(clock.Millisecond)
+	require.True(t, g2.Held)
+	assert.True(t, g2.Reentrant)
+	assert.Equal(t, g1.Token, g2.Token)
+	gb := acquire(t, m[1], 0)
+	first := release(t, m[0])
+	h.run(time2s)
+	require.NoError(t, *first)
+	assert.True(t, m[0].Held(), "one release of two holds keeps the lock")
+	assert.False(t, gb.Held)
+	second := release(t, m[0])
+	h.run(time2s)
+	require.NoError(t, *second)
+	assert.False(t, m[0].Held())
+	assert.True(t, gb.Held, "the last release lets b in")
+}
+
+func TestMutexRefusesMisuse(t *testing.T) {
+	h := newHarness(t, 3, 1, true)
+	h.ensure("/locks", "/locks/m")
+	_, m := newMutexes(t, h, Bugs{}, "a")
+	assert.ErrorIs(t, m[0].Release(func(error) {}), ErrNotHeld)
+	require.NoError(t, m[0].Acquire(0, func(Grant) {}))
+	assert.ErrorIs(t, m[0].Acquire(0, func(Grant) {}), ErrBusy)
+	assert.Error(t, m[0].Acquire(-clock.Second, func(Grant) {}))
+	_, err := NewMutex(m[0].s, "no-slash", nil)
+	assert.ErrorIs(t, err, ErrInvalidPath)
+	_, err = NewMutex(m[0].s, "/", nil)
+	assert.ErrorIs(t, err, ErrInvalidPath)
+	_, err = NewMutex(nil, "/x", nil)
+	assert.Error(t, err)
+}
+
+func TestMutexAcquireTimesOutAndLeavesTheQueue(t *testing.T) {
+	h := newHarness(t, 4, 1, true)
+	h.ensure("/locks", "/locks/m")
+	_, m := newMutexes(t, h, Bugs{}, "a", "b")
+	ga := acquire(t, m[0], 0)
+	h.run(time2s)
+	require.True(t, ga.Held)
+	gb := acquire(t, m[1], clock.Second)
+	h.run(3 * clock.Second)
+	assert.False(t, gb.Held)
+	assert.NoError(t, gb.Err, "a timeout is no error")
+	assert.False(t, m[1].Acquiring())
+	assert.Len(t, h.children("/locks/m"), 1, "the timed-out waiter deleted its node")
+	notGranted := h.eventsOf(EventNotGranted, "b")
+	require.Len(t, notGranted, 1)
+	assert.Nil(t, notGranted[0].Err)
+}
+
+func TestMutexCreatesAMissingParent(t *testing.T) {
+	h := newHarness(t, 5, 1, true)
+	_, m := newMutexes(t, h, Bugs{}, "a")
+	g := acquire(t, m[0], 0)
+	h.run(time2s)
+	require.True(t, g.Held, "creatingParentsIfNeeded makes /locks/m: %v", g.Err)
+	assert.Len(t, h.children("/locks/m"), 1)
+}

@@ -1,0 +1,384 @@
+package lockmodel
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/zabsim/zabsim/zabmodel/client"
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+// This file holds the session's ZooKeeper operations: single requests that trace themselves and
+// keep the watch dispatch in step with the client's watch tables, the retry loop around them, and
+// the two composite operations the recipes share: the protected create and the guaranteed delete.
+
+// watchTable names the client's watch tables that a recipe watch can land in.
+type watchTable uint8
+
+const (
+	tableData  watchTable = iota // getData, or exists of an existing node
+	tableExist                   // exists of a missing node
+	tableChild                   // getChildren
+)
+
+// watchTarget is a recipe that waits for watch events. Every event of a watch it set reaches it, and
+// so does every connection state change while it has one set, as a Java watcher hears them.
+type watchTarget interface {
+	watchEvent(e client.Event)
+}
+
+type registration struct {
+	path   string
+	table  watchTable
+	target watchTarget
+}
+
+// dispatcher is the one watcher a session registers with the client.
+type dispatcher struct{ s *Session }
+
+// Process implements client.Watcher.
+func (d *dispatcher) Process(e client.Event) { d.s.watchEvent(e) }
+
+// register records that target's watch on path landed in table, once per target, path and table,
+// as the client's tables keep one entry per watcher.
+func (s *Session) register(path string, table watchTable, target watchTarget) {
+	r := registration{path: path, table: table, target: target}
+	if slices.Contains(s.watches, r) {
+		return
+	}
+	if len(s.watches) >= maxRegistrations {
+		panic(fmt.Sprintf("lockmodel: %s holds %d watch registrations: a recipe leaks them", s.cfg.Name, len(s.watches)))
+	}
+	s.watches = append(s.watches, r)
+}
+
+// tablesOf is ZKWatchManager.materialize: the tables an event of this type fires.
+func tablesOf(t proto.EventType) []watchTable {
+	switch t {
+	case proto.EventNodeDataChanged, proto.EventNodeCreated:
+		return []watchTable{tableData, tableExist}
+	case proto.EventNodeChildrenChanged:
+		return []watchTable{tableChild}
+	case proto.EventNodeDeleted:
+		return []watchTable{tableData, tableExist, tableChild}
+	}
+	return nil
+}
+
+// watchEvent delivers an event of the session's watcher to the recipes it concerns.
+func (s *Session) watchEvent(e client.Event) {
+	var targets []watchTarget
+	if e.Type == proto.EventNone {
+		// A state change reaches every watcher with a watch set, which stays set (the client
+		// re-registers it after a reconnect); Curator's lock loop wakes up on it.
+		for _, r := range s.watches {
+			if !slices.Contains(targets, r.target) {
+				targets = append(targets, r.target)
+			}
+		}
+	} else {
+		if s.cfg.Tracer != nil {
+			s.cfg.Tracer.WatchEvent(s.c.SessionID(), e)
+		}
+		tables := tablesOf(e.Type)
+		kept := s.watches[:0]
+		for _, r := range s.watches {
+			if r.path == e.Path && slices.Contains(tables, r.table) {
+				if !slices.Contains(targets, r.target) {
+					targets = append(targets, r.target)
+				}
+				continue
+			}
+			kept = append(kept, r)
+		}
+		s.watches = kept
+	}
+	for _, t := range targets {
+		t.watchEvent(e)
+	}
+}
+
+// forget drops target's registrations (a closed recipe). The client keeps its own entries, whose
+// events then reach no one, as a Java watcher that ignores them.
+func (s *Session) forget(target watchTarget) {
+	s.watches = slices.DeleteFunc(s.watches, func(r registration) bool { return r.target == target })
+}
+
+// trace tells the tracer a request is about to be sent and returns what hears its outcome.
+func (s *Session) trace(r Request) func(Reply) {
+	if s.cfg.Tracer == nil {
+		return func(Reply) {}
+	}
+	return s.cfg.Tracer.Request(s.c.SessionID(), r)
+}
+
+// refused handles a request the client refused before sending: the tracer hears it, and the
+// operation fails later (never inside the call that issued it) with the code a Java caller would
+// see for it.
+func (s *Session) refused(err error, done func(Reply), fail func(proto.Code)) {
+	done(Reply{Local: err})
+	code := proto.BadArguments
+	switch {
+	case errors.Is(err, client.ErrCrashed):
+		return // The process is gone, and with it the recipe.
+	case errors.Is(err, client.ErrQueueFull):
+		code = proto.ConnectionLoss
+	}
+	s.later(0, func() { fail(code) })
+}
+
+func (s *Session) watcherFor(target watchTarget) client.Watcher {
+	if target == nil {
+		return nil
+	}
+	return s.dispatch
+}
+
+func (s *Session) create(path string, data []byte, mode proto.CreateMode, cb func(client.CreateResult)) {
+	done := s.trace(Request{Kind: proto.OpCreate, Path: path, Data: data, Mode: mode, Version: -1})
+	err := s.c.Create(path, data, proto.OpenACLUnsafe, mode, func(r client.CreateResult) {
+		stat := statIf(r.Err, r.Stat)
+		done(Reply{Err: r.Err, Zxid: r.Zxid, Xid: r.Xid, Session: r.Session, Path: r.Path, Stat: stat})
+		cb(r)
+	})
+	if err != nil {
+		s.refused(err, done, func(c proto.Code) { cb(client.CreateResult{Err: c}) })
+	}
+}
+
+func (s *Session) delete(path string, cb func(client.Result)) {
+	done := s.trace(Request{Kind: proto.OpDelete, Path: path, Version: -1})
+	err := s.c.Delete(path, -1, func(r client.Result) {
+		done(Reply{Err: r.Err, Zxid: r.Zxid, Xid: r.Xid, Session: r.Session})
+		cb(r)
+	})
+	if err != nil {
+		s.refused(err, done, func(c proto.Code) { cb(client.Result{Err: c}) })
+	}
+}
+
+func (s *Session) getData(path string, target watchTarget, cb func(client.DataResult)) {
+	done := s.trace(Request{Kind: proto.OpGetData, Path: path, Watch: target != nil})
+	err := s.c.GetData(path, s.watcherFor(target), func(r client.DataResult) {
+		done(Reply{Err: r.Err, Zxid: r.Zxid, Xid: r.Xid, Session: r.Session, Data: r.Data, Stat: statIf(r.Err, r.Stat)})
+		if target != nil && r.Err == proto.OK {
+			s.register(path, tableData, target)
+		}
+		cb(r)
+	})
+	if err != nil {
+		s.refused(err, done, func(c proto.Code) { cb(client.DataResult{Err: c}) })
+	}
+}
+
+func (s *Session) exists(path string, target watchTarget, cb func(client.StatResult)) {
+	done := s.trace(Request{Kind: proto.OpExists, Path: path, Watch: target != nil})
+	err := s.c.Exists(path, s.watcherFor(target), func(r client.StatResult) {
+		done(Reply{Err: r.Err, Zxid: r.Zxid, Xid: r.Xid, Session: r.Session, Stat: statIf(r.Err, r.Stat)})
+		switch {
+		case target == nil:
+		case r.Err == proto.OK:
+			s.register(path, tableData, target)
+		case r.Err == proto.NoNode:
+			s.register(path, tableExist, target)
+		}
+		cb(r)
+	})
+	if err != nil {
+		s.refused(err, done, func(c proto.Code) { cb(client.StatResult{Err: c}) })
+	}
+}
+
+func (s *Session) getChildren(path string, target watchTarget, cb func(client.ChildrenResult)) {
+	done := s.trace(Request{Kind: proto.OpGetChildren2, Path: path, Watch: target != nil})
+	err := s.c.GetChildren(path, s.watcherFor(target), func(r client.ChildrenResult) {
+		done(Reply{Err: r.Err, Zxid: r.Zxid, Xid: r.Xid, Session: r.Session, Children: r.Children, Stat: statIf(r.Err, r.Stat)})
+		if target != nil && r.Err == proto.OK {
+			s.register(path, tableChild, target)
+		}
+		cb(r)
+	})
+	if err != nil {
+		s.refused(err, done, func(c proto.Code) { cb(client.ChildrenResult{Err: c}) })
+	}
+}
+
+func statIf(code proto.Code, stat proto.Stat) *proto.Stat {
+	if code != proto.OK {
+		return nil
+	}
+	return &stat
+}
+
+// retrying is RetryLoop.callWithRetry: it runs attempt (given the number of retries so far) once
+// the session is connected or the connection timeout has passed, and again after the policy's sleep
+// while the result's code is retryable, then hands the last result to done.
+func retrying[R any](s *Session, code func(R) proto.Code, attempt func(count int, done func(R)), done func(R)) {
+	var run func(count int)
+	run = func(count int) {
+		s.whenConnected(func() {
+			attempt(count, func(r R) {
+				if c := code(r); retryable(c) && s.state != StateLost {
+					if d, ok := s.cfg.Retry.sleep(s.w, count); ok {
+						s.later(d, func() { run(count + 1) })
+						return
+					}
+				}
+				done(r)
+			})
+		})
+	}
+	run(0)
+}
+
+func codeOfChildren(r client.ChildrenResult) proto.Code { return r.Err }
+func codeOfData(r client.DataResult) proto.Code         { return r.Err }
+func codeOfStat(r client.StatResult) proto.Code         { return r.Err }
+func codeOfResult(r client.Result) proto.Code           { return r.Err }
+
+// getChildrenRetrying is getChildren().forPath(path) (or usingWatcher) with the retry policy.
+func (s *Session) getChildrenRetrying(path string, target watchTarget, done func(client.ChildrenResult)) {
+	retrying(s, codeOfChildren, func(_ int, cb func(client.ChildrenResult)) { s.getChildren(path, target, cb) }, done)
+}
+
+// getDataRetrying is getData().usingWatcher(target).forPath(path) with the retry policy.
+func (s *Session) getDataRetrying(path string, target watchTarget, done func(client.DataResult)) {
+	retrying(s, codeOfData, func(_ int, cb func(client.DataResult)) { s.getData(path, target, cb) }, done)
+}
+
+// existsRetrying is checkExists().forPath(path) with the retry policy.
+func (s *Session) existsRetrying(path string, target watchTarget, done func(client.StatResult)) {
+	retrying(s, codeOfStat, func(_ int, cb func(client.StatResult)) { s.exists(path, target, cb) }, done)
+}
+
+// created is the outcome of a lock node's create: the node's path, its stat if the create's reply
+// carried it (nil when a protected-mode search found it), and the code.
+type created struct {
+	path string
+	stat *proto.Stat
+	code proto.Code
+}
+
+func codeOfCreated(r created) proto.Code { return r.code }
+
+// createLockNode is CreateBuilderImpl.pathInForeground for
+// create().creatingParentsIfNeeded().withProtection().withMode(mode).forPath(path, data): the node's
+// name gets a protected prefix with a fresh random id, and every retry after the first attempt
+// first looks among the parent's children for a node with that prefix, which a create whose reply
+// was lost may have made. With BugUnprotectedCreate the name has no prefix and a retry creates
+// again blindly.
+func (s *Session) createLockNode(path string, data []byte, mode proto.CreateMode, done func(created)) {
+	parent := parentOf(path)
+	protected := !s.cfg.Bugs.Has(BugUnprotectedCreate)
+	target := path
+	id := ""
+	if protected {
+		id = newProtectedID(s.w)
+		target = joinPath(parent, protectedPrefix(id)+nodeName(path))
+	}
+	retrying(s, codeOfCreated, func(count int, cb func(created)) {
+		if count == 0 || !protected {
+			s.createWithParents(target, data, mode, cb)
+			return
+		}
+		s.findProtectedNode(parent, id, func(found string, code proto.Code) {
+			switch {
+			case code != proto.OK:
+				cb(created{code: code})
+			case found != "":
+				cb(created{path: found, code: proto.OK})
+			default:
+				s.createWithParents(target, data, mode, cb)
+			}
+		})
+	}, done)
+}
+
+// createWithParents creates path and, if its parent is missing, the parent's missing ancestors as
+// persistent nodes first (creatingParentsIfNeeded), then the node again.
+func (s *Session) createWithParents(path string, data []byte, mode proto.CreateMode, cb func(created)) {
+	s.create(path, data, mode, func(r client.CreateResult) {
+		if r.Err != proto.NoNode {
+			cb(created{path: r.Path, stat: statIf(r.Err, r.Stat), code: r.Err})
+			return
+		}
+		s.mkdirs(parentOf(path), func(code proto.Code) {
+			if code != proto.OK {
+				cb(created{code: code})
+				return
+			}
+			s.create(path, data, mode, func(r client.CreateResult) {
+				cb(created{path: r.Path, stat: statIf(r.Err, r.Stat), code: r.Err})
+			})
+		})
+	})
+}
+
+// mkdirs creates every missing node on the way to dir, root first, as ZKPaths.mkdirs does.
+func (s *Session) mkdirs(dir string, done func(proto.Code)) {
+	parts := strings.Split(strings.TrimPrefix(dir, "/"), "/")
+	var step func(i int)
+	step = func(i int) {
+		if i == len(parts) {
+			done(proto.OK)
+			return
+		}
+		path := "/" + strings.Join(parts[:i+1], "/")
+		s.create(path, nil, proto.Persistent, func(r client.CreateResult) {
+			if r.Err != proto.OK && r.Err != proto.NodeExists {
+				done(r.Err)
+				return
+			}
+			step(i + 1)
+		})
+	}
+	step(0)
+}
+
+// findProtectedNode is findProtectedNodeInForeground: the parent's children, with the retry policy,
+// searched for the protected prefix. A missing parent finds nothing.
+func (s *Session) findProtectedNode(parent, id string, done func(found string, code proto.Code)) {
+	s.getChildrenRetrying(parent, nil, func(r client.ChildrenResult) {
+		switch r.Err {
+		case proto.OK:
+			prefix := protectedPrefix(id)
+			for _, child := range r.Children {
+				if strings.HasPrefix(child, prefix) {
+					done(joinPath(parent, child), proto.OK)
+					return
+				}
+			}
+			done("", proto.OK)
+		case proto.NoNode:
+			done("", proto.OK)
+		default:
+			done("", r.Err)
+		}
+	})
+}
+
+// deleteGuaranteed is delete().guaranteed().forPath(path): a delete with the retry policy, where a
+// missing node counts as deleted. If the policy gives up, done hears the code, and the delete goes
+// on in the background (Curator's FailedDeleteManager) for a bounded number of rounds, until the
+// session is lost: a lost session's ephemeral nodes are gone already.
+func (s *Session) deleteGuaranteed(path string, done func(proto.Code)) {
+	s.deleteRounds(path, 0, done)
+}
+
+func (s *Session) deleteRounds(path string, round int, done func(proto.Code)) {
+	retrying(s, codeOfResult, func(_ int, cb func(client.Result)) { s.delete(path, cb) }, func(r client.Result) {
+		code := r.Err
+		if code == proto.NoNode {
+			code = proto.OK
+		}
+		if done != nil {
+			done(code)
+		}
+		if code == proto.OK || !retryable(code) || s.state == StateLost || round+1 >= maxBackgroundRuns {
+			return
+		}
+		s.later(s.cfg.Retry.BaseSleep, func() { s.deleteRounds(path, round+1, nil) })
+	})
+}
