@@ -33,9 +33,6 @@ func (c *Checker) onPropose(s *server, e zabmodel.Event) {
 func (c *Checker) checkLocalOrder(s *server, t txn) {
 	counter := zabmodel.CounterOf(t.zxid)
 	expected := s.lastCounter + 1
-	if s.lastCounter == 0 {
-		expected = c.config.InitialZxidCounter + 1
-	}
 	switch {
 	case zabmodel.EpochOf(t.zxid) != s.leading:
 		c.report(LocalPrimaryOrder, finding{servers: []int64{s.sid}, zxids: []int64{t.zxid}, epoch: s.leading},

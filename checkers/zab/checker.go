@@ -92,7 +92,7 @@ type Checker struct {
 	committedStamp uint64
 
 	epochQuorumBy map[int64]int64
-	establishedBy map[int64]int64
+	establishedBy map[int64]establishment
 	generations   uint64
 
 	current         zabmodel.Event
@@ -110,6 +110,12 @@ type Checker struct {
 // The checker is what an ensemble's Config.Observer takes.
 var _ zabmodel.Observer = (*Checker)(nil)
 
+// establishment records which server, in which incarnation, established an epoch.
+type establishment struct {
+	sid         int64
+	incarnation int
+}
+
 // New returns a checker for the ensemble described by config.
 func New(config Config) (*Checker, error) {
 	if err := config.Validate(); err != nil {
@@ -124,7 +130,7 @@ func New(config Config) (*Checker, error) {
 		proposals:       map[txn]int64{},
 		committed:       map[int64]uint64{},
 		epochQuorumBy:   map[int64]int64{},
-		establishedBy:   map[int64]int64{},
+		establishedBy:   map[int64]establishment{},
 		violationCounts: make([]int64, len(invariantOrder)),
 		unknownSids:     map[int64]bool{},
 		eventsByKind:    make([]int64, int(zabmodel.EventDigestMismatch)+1),
@@ -248,6 +254,8 @@ func (c *Checker) dispatchStorage(s *server, e zabmodel.Event) {
 		c.onTruncate(s, e)
 	case zabmodel.EventLost:
 		c.onLost(s, e)
+	case zabmodel.EventLogDeleted:
+		c.cutLog(s, 0, "deleted its log after a SNAP")
 	case zabmodel.EventTreeLoaded:
 		c.onTreeLoaded(s, e)
 	case zabmodel.EventSnapshot:

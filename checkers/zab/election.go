@@ -97,7 +97,6 @@ func (c *Checker) onEpochQuorum(s *server, e zabmodel.Event) {
 	}
 	s.leading = e.Epoch
 	s.established = false
-	s.lastCounter = 0
 }
 
 // onCurrentEpoch records the epoch file. A learner that persists the new epoch while it syncs
@@ -118,22 +117,30 @@ func (c *Checker) onCurrentEpoch(s *server, e zabmodel.Event) {
 // onEstablished checks Leadership and LeaderLogCompleteness, then commits the leader's history:
 // a quorum acknowledged NEWLEADER for all of it.
 func (c *Checker) onEstablished(s *server, e zabmodel.Event) {
-	if previous, ok := c.establishedBy[e.Epoch]; ok {
-		c.report(Leadership, finding{servers: []int64{s.sid, previous}, epoch: e.Epoch},
+	previous, ok := c.establishedBy[e.Epoch]
+	// A standalone server (ZooKeeperServerMain, a single voter) has no epochs to advance: every
+	// start of its process establishes the same one again.
+	standaloneRestart := ok && previous.sid == s.sid && previous.incarnation < s.incarnation &&
+		len(c.voterSids) == 1
+	switch {
+	case ok && !standaloneRestart:
+		c.report(Leadership, finding{servers: []int64{s.sid, previous.sid}, epoch: e.Epoch},
 			"Server %d established itself as leader of epoch %d, which server %d had already "+
 				"established. Only one server may collect a NEWLEADER quorum per epoch; otherwise two "+
 				"leaders broadcast conflicting transactions under the same zxids. Check how the epoch "+
 				"was chosen and acknowledged (acceptedEpoch, LEADERINFO, ACKEPOCH).",
-			s.sid, e.Epoch, previous)
-	} else {
-		c.establishedBy[e.Epoch] = s.sid
-	}
-	if s.leading != e.Epoch {
-		s.lastCounter = 0
+			s.sid, e.Epoch, previous.sid)
+	default:
+		c.establishedBy[e.Epoch] = establishment{sid: s.sid, incarnation: s.incarnation}
 	}
 	s.leading = e.Epoch
 	s.established = true
 	history := s.history()
+	s.lastCounter = c.config.InitialZxidCounter
+	if n := history.length(); n > 0 && zabmodel.EpochOf(history.at(n-1).zxid) == e.Epoch {
+		// Only a standalone server holds zxids of the epoch it establishes: it goes on counting.
+		s.lastCounter = zabmodel.CounterOf(history.at(n - 1).zxid)
+	}
 	c.checkLeaderComplete(s, history, e.Epoch)
 	c.commitHistory(s, history, e.Epoch)
 }

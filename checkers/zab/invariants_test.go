@@ -22,6 +22,20 @@ func TestLeadership(t *testing.T) {
 		assert.Equal(t, []int64{2, 1}, v.Servers)
 		assert.Equal(t, int64(1), v.Epoch)
 	})
+	t.Run("a standalone server establishes its epoch at every start", func(t *testing.T) {
+		standalone := Config{Voters: []int64{1}}
+		established := zabmodel.Event{Kind: zabmodel.EventEstablished, Server: 1}
+		s := newScript().add(established).write(1, z(0, 1)).write(1, z(0, 2))
+		s.add(zabmodel.Event{Kind: zabmodel.EventCrash, Server: 1},
+			zabmodel.Event{Kind: zabmodel.EventRestart, Server: 1},
+			zabmodel.Event{Kind: zabmodel.EventTreeLoaded, Server: 1, Source: zabmodel.SourceStartup})
+		s.apply(1, z(0, 1), zabmodel.SourceStartup).apply(1, z(0, 2), zabmodel.SourceStartup)
+		s.add(established).write(1, z(0, 3))
+		s.requireClean(t, standalone)
+		s.requireViolation(t, threeVoters, Leadership) // A quorum's epoch is never established twice.
+		s.add(established)                             // Nor a standalone one within one process.
+		s.requireViolation(t, standalone, Leadership)
+	})
 	t.Run("two epoch quorums for one epoch", func(t *testing.T) {
 		s := newScript().elect(1, 1, 2).elect(1, 3, 2)
 		s.requireViolation(t, threeVoters, Leadership)
