@@ -1,0 +1,32 @@
+// Package lock judges the lock and leader-election recipes of a run (package lockmodel) against
+// what a lock must guarantee, from what the recipes reported, what the protected resource received,
+// and the committed log:
+//
+//   - lock/mutual-exclusion: no two holders use the resource at once (readers may share a
+//     read-write lock), and with fencing, the resource never has to reject a holder whose lock node
+//     was still alive. A violation is a recipe bug: both holders had been granted the lock.
+//   - lock/unsafe-without-fencing: two holders used the resource at once because one of them had
+//     lost its lock (its node deleted, typically when its session expired during a long pause)
+//     and acted on it anyway. This is the inherent limit of ZooKeeper locks, which only a fencing
+//     token checked at the resource removes; it is reported apart from recipe bugs.
+//   - lock/fairness: a fair lock (and the read-write lock, and leader election) grants in the
+//     order of the queue's sequence numbers.
+//   - lock/herd: a change to the queue wakes at most one waiter that must wait alone.
+//   - lock/orphans: no lock node outlives the session that created it.
+//   - lock/progress: after the faults heal, every live waiter is granted the lock.
+//
+// Every violation names the holders or waiters, their sessions, tokens (lock node czxids) and the
+// virtual times involved.
+//
+// Usage:
+//
+//	h := &lock.History{
+//		Locks:     []lock.Lock{{Path: "/locks/fair", Kind: lock.KindFair}},
+//		Grants:    grants, Attempts: attempts, Watches: watches, Accesses: accesses,
+//		Committed: history.Committed, Fencing: true, Liveness: history.Liveness, End: history.End,
+//	}
+//	results, err := lock.Run(h, lock.Options{ProgressBound: 60 * clock.Second})
+//
+// Like the other checkers, the package reads no clock or randomness and never lets map order reach
+// a result.
+package lock

@@ -1,0 +1,243 @@
+package lock
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/zabsim/zabsim/checkers"
+	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+// node is the life of one lock node, replayed from the committed log.
+type node struct {
+	path      string
+	lock      string
+	czxid     int64
+	created   clock.Time
+	owner     int64 // the session whose create made it
+	ephemeral bool
+	// deleted is the zxid that deleted it, 0 while it lives; deletedAt its commit time, byClose
+	// says the owner's closeSession deleted it.
+	deleted   int64
+	deletedAt clock.Time
+	byClose   bool
+}
+
+func (n *node) aliveAt(t clock.Time) bool { return n.deleted == 0 || n.deletedAt > t }
+
+// change is one committed change that fires watches on path: a create or delete of a child
+// (child), or a delete or setData of the node itself (data).
+type change struct {
+	zxid  int64
+	at    clock.Time
+	child bool
+	// gone says the node itself was deleted, which also fires a child watch on it.
+	gone bool
+	what string // for messages: "the delete of /locks/m/x" and the like
+}
+
+// closeInfo is a session's first committed closeSession.
+type closeInfo struct {
+	zxid int64
+	at   clock.Time
+}
+
+// lockTree is the checkers' replay of the committed log, restricted to the locks' nodes: each lock
+// node's life, the changes that fire watches on lock paths, and the sessions' ends. It follows
+// DataTree.processTxn for what matters here: creates, deletes, closeSession deleting the session's
+// ephemeral nodes, and multi transactions (all or nothing).
+type lockTree struct {
+	locks   []Lock
+	nodes   []*node          // in czxid order
+	byToken map[int64]*node  // czxid to node
+	alive   map[string]*node // path to the node that lives there now
+	owned   map[int64][]*node
+	changes map[string][]change
+	closes  map[int64]closeInfo
+}
+
+func newLockTree(locks []Lock, log []checkers.CommittedTxn) *lockTree {
+	t := &lockTree{locks: locks, byToken: map[int64]*node{}, alive: map[string]*node{},
+		owned: map[int64][]*node{}, changes: map[string][]change{}, closes: map[int64]closeInfo{}}
+	for i := range log {
+		t.apply(&log[i].Entry, log[i].Time)
+	}
+	return t
+}
+
+// lockFor returns the lock a path is a node of, if any.
+func (t *lockTree) lockFor(path string) (string, bool) {
+	for _, l := range t.locks {
+		if l.Kind.queued() && strings.HasPrefix(path, l.Path+"/") && !strings.Contains(path[len(l.Path)+1:], "/") {
+			return l.Path, true
+		}
+		if !l.Kind.queued() && path == l.Path {
+			return l.Path, true
+		}
+	}
+	return "", false
+}
+
+// watched reports whether changes at path may fire a lock watch: a lock node, or a queue's parent.
+func (t *lockTree) watched(path string) bool {
+	if _, ok := t.lockFor(path); ok {
+		return true
+	}
+	return slices.ContainsFunc(t.locks, func(l Lock) bool { return l.Path == path })
+}
+
+func (t *lockTree) apply(e *proto.TxnEntry, at clock.Time) {
+	h := e.Header
+	switch body := e.Txn.(type) {
+	case *proto.CreateTxn:
+		t.create(body.Path, body.Ephemeral, h, at)
+	case *proto.DeleteTxn:
+		t.delete(body.Path, h.Zxid, at, false)
+	case *proto.SetDataTxn:
+		t.record(body.Path, change{zxid: h.Zxid, at: at, what: "the setData of " + body.Path})
+	case *proto.CloseSessionTxn:
+		t.closeSession(h.ClientID, h.Zxid, at)
+	case *proto.MultiTxn:
+		t.multi(body, h, at)
+	case nil:
+		if h.Type == proto.OpCloseSession {
+			t.closeSession(h.ClientID, h.Zxid, at)
+		}
+	}
+}
+
+func (t *lockTree) create(path string, ephemeral bool, h proto.TxnHeader, at clock.Time) {
+	t.record(parentOf(path), change{zxid: h.Zxid, at: at, child: true, what: "the create of " + path})
+	t.record(path, change{zxid: h.Zxid, at: at, what: "the create of " + path})
+	lock, ok := t.lockFor(path)
+	if !ok {
+		return
+	}
+	n := &node{path: path, lock: lock, czxid: h.Zxid, created: at, owner: h.ClientID, ephemeral: ephemeral}
+	t.nodes = append(t.nodes, n)
+	t.byToken[n.czxid] = n
+	t.alive[path] = n
+	if ephemeral {
+		t.owned[h.ClientID] = append(t.owned[h.ClientID], n)
+	}
+}
+
+func (t *lockTree) delete(path string, zxid int64, at clock.Time, byClose bool) {
+	t.record(parentOf(path), change{zxid: zxid, at: at, child: true, what: "the delete of " + path})
+	t.record(path, change{zxid: zxid, at: at, gone: true, what: "the delete of " + path})
+	n, ok := t.alive[path]
+	if !ok {
+		return
+	}
+	delete(t.alive, path)
+	n.deleted, n.deletedAt, n.byClose = zxid, at, byClose
+}
+
+func (t *lockTree) closeSession(session, zxid int64, at clock.Time) {
+	if _, seen := t.closes[session]; !seen {
+		t.closes[session] = closeInfo{zxid: zxid, at: at}
+	}
+	for _, n := range t.owned[session] {
+		if n.deleted == 0 {
+			t.delete(n.path, zxid, at, true)
+		}
+	}
+	delete(t.owned, session)
+}
+
+// multi applies a multi's creates and deletes, unless it failed (an error sub-txn), in which case
+// DataTree applies nothing.
+func (t *lockTree) multi(m *proto.MultiTxn, h proto.TxnHeader, at clock.Time) {
+	var bodies []proto.Record
+	for i := range m.Txns {
+		body, err := m.Txns[i].Body()
+		if err != nil {
+			return
+		}
+		if _, failed := body.(*proto.ErrorTxn); failed {
+			return
+		}
+		bodies = append(bodies, body)
+	}
+	for _, body := range bodies {
+		switch b := body.(type) {
+		case *proto.CreateTxn:
+			t.create(b.Path, b.Ephemeral, h, at)
+		case *proto.DeleteTxn:
+			t.delete(b.Path, h.Zxid, at, false)
+		case *proto.SetDataTxn:
+			t.record(b.Path, change{zxid: h.Zxid, at: at, what: "the setData of " + b.Path})
+		}
+	}
+}
+
+func (t *lockTree) record(path string, c change) {
+	if t.watched(path) {
+		t.changes[path] = append(t.changes[path], c)
+	}
+}
+
+// trigger returns the first committed change after zxid that fires a watch on path (a child watch
+// if children), unless the session closed first, when the watch dies with it.
+func (t *lockTree) trigger(path string, children bool, zxid, session int64) (change, bool) {
+	list := t.changes[path]
+	i, _ := slices.BinarySearchFunc(list, zxid+1, func(c change, z int64) int {
+		switch {
+		case c.zxid < z:
+			return -1
+		case c.zxid > z:
+			return 1
+		}
+		return 0
+	})
+	for ; i < len(list); i++ {
+		c := list[i]
+		if c.child != children && !(children && c.gone) {
+			continue
+		}
+		if end, closed := t.closes[session]; closed && end.zxid < c.zxid {
+			return change{}, false
+		}
+		return c, true
+	}
+	return change{}, false
+}
+
+// lowestAlive returns the lowest live node of a queued lock at the end of the log.
+func (t *lockTree) lowestAlive(lock string) *node {
+	var best *node
+	for _, n := range t.nodes {
+		if n.lock != lock || n.deleted != 0 {
+			continue
+		}
+		if best == nil || sequenceKey(n.path) < sequenceKey(best.path) {
+			best = n
+		}
+	}
+	return best
+}
+
+func parentOf(path string) string {
+	i := strings.LastIndexByte(path, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return path[:i]
+}
+
+// sequenceKey is the sequence number a sequential create appended, or -1.
+func sequenceKey(path string) int64 {
+	name := path[strings.LastIndexByte(path, '/')+1:]
+	if len(name) < 10 {
+		return -1
+	}
+	var n int64
+	for _, c := range name[len(name)-10:] {
+		if c < '0' || c > '9' {
+			return -1
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n
+}
