@@ -3,10 +3,12 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/zabsim/zabsim/checkers"
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/sim"
 	"github.com/zabsim/zabsim/zabmodel"
@@ -56,6 +58,9 @@ type Options struct {
 	// reported. Simulated code never reads the host's clock itself; only a caller outside the
 	// simulation (simrun, a benchmark) may supply one.
 	Stopwatch func() time.Duration
+	// Visualization, if set, is asked for a writer for each linearizability check (its model and
+	// prefix); porcupine's HTML visualization of the history is written there. nil means none.
+	Visualization func(model checkers.ModelKind, prefix string) io.Writer
 }
 
 // Defaults.

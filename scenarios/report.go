@@ -103,17 +103,63 @@ func (r *runner) judge(liveness *checkers.LivenessFacts) *Report {
 	if len(rep.Zab) > 0 || !rep.Outcome.OK() {
 		return rep // The history of a broken run would only echo what broke it.
 	}
+	lin := r.gen.checks()
+	if r.opts.Visualization != nil {
+		for i := range lin {
+			lin[i].Visualization = r.opts.Visualization(lin[i].Model, lin[i].Prefix)
+		}
+	}
 	opts := checkers.Options{
-		Linearizability: r.gen.checks(),
+		Linearizability: lin,
 		Reads:           checkers.ReadOptions{LinearizableReadsAfterSync: r.opts.LinearizableReadsAfterSync},
 		Liveness:        checkers.LivenessOptions{LeaderBound: r.opts.LivenessBound, OperationBound: r.opts.LivenessBound},
 		Stopwatch:       r.opts.Stopwatch,
 	}
 	rep.Checks, rep.CheckErr = checkers.Run(h, opts)
+	if rep.CheckErr == nil && liveness != nil {
+		rep.Checks.Results = append(rep.Checks.Results, r.convergence(liveness))
+	}
 	if j, ok := r.gen.(judged); ok && rep.CheckErr == nil {
 		rep.Checks.Results = append(rep.Checks.Results, j.judge(r, h)...)
 	}
 	return rep
+}
+
+// CheckerConvergence names the end-of-run check that every server came back and holds the same
+// tree: VOPR's demand that a healed cluster converges, which catches a server that never restarts
+// (a refused start) or that diverged without any client seeing it yet.
+const CheckerConvergence = "convergence"
+
+func (r *runner) convergence(l *checkers.LivenessFacts) checkers.Result {
+	res := checkers.Result{Checker: CheckerConvergence, Status: checkers.Pass,
+		Summary: "every server serves and holds the same tree after the heal"}
+	if l.Completed {
+		return res
+	}
+	var problems []string
+	digests := map[int64][]int64{}
+	for _, s := range r.ens.Servers() {
+		st := s.State()
+		switch {
+		case !st.Up && s.Exit() != "":
+			problems = append(problems, fmt.Sprintf("server %d exited: %s", st.Sid, s.Exit()))
+		case !st.Serving:
+			problems = append(problems, fmt.Sprintf("server %d is %s and not serving", st.Sid, st.Role))
+		default:
+			digests[st.Digest] = append(digests[st.Digest], st.Sid)
+		}
+	}
+	if len(digests) > 1 {
+		problems = append(problems, fmt.Sprintf("the serving servers hold %d different trees", len(digests)))
+	}
+	if len(problems) == 0 {
+		problems = append(problems, "some application never got through its final sync")
+	}
+	res.Status = checkers.Violation
+	res.Findings = append(res.Findings, checkers.Finding{Checker: CheckerConvergence, Rule: "converge-after-heal",
+		Message: fmt.Sprintf("%s after the liveness bound of %v following the heal at %s",
+			strings.Join(problems, "; "), r.opts.LivenessBound, strings.TrimSpace(l.HealTime.String()))})
+	return res
 }
 
 // judged is implemented by workloads with checks of their own beyond the client-visible ones (the

@@ -62,8 +62,16 @@ func newRunner(opts Options) (*runner, error) {
 	}
 	r := &runner{opts: opts, w: w, rec: checkers.NewRecorder(), crashPoints: map[int64]string{}, paused: map[sim.NodeID]bool{}}
 	r.script = opts.Script
-	if r.script == nil {
+	switch {
+	case r.script != nil:
+	case opts.Chooser != nil:
+		// A replayed choice list or a fuzzer's bytes decide the script too, so that the fuzzer
+		// steers the faults as well as the run.
 		r.script = drawScript(w, opts)
+	default:
+		if r.script, err = DrawScript(opts); err != nil {
+			return nil, err
+		}
 	}
 	if r.script.Clients == 0 {
 		r.script.Clients = opts.Clients
@@ -93,10 +101,11 @@ func (r *runner) build() error {
 			return err
 		}
 	}
-	cfg := zabmodel.Config{Voters: s.Servers, Observers: s.Observers, SnapCount: r.opts.SnapCount, Bugs: r.opts.Bugs}
+	cfg := zabmodel.Config{Voters: s.Servers, Observers: s.Observers, SnapCount: r.opts.SnapCount, Bugs: r.opts.Bugs,
+		InitialZxidCounter: s.InitialZxidCounter}
 	checker, err := zab.New(zab.Config{
 		Voters: cfg.WithDefaults().VoterSids(), Observers: cfg.WithDefaults().Sids()[s.Servers:],
-		OnViolation: r.zabFailed,
+		InitialZxidCounter: s.InitialZxidCounter, OnViolation: r.zabFailed,
 	})
 	if err != nil {
 		return err

@@ -46,7 +46,10 @@ type Script struct {
 	Clients   int
 	Workload  string
 	Duration  clock.Duration
-	Actions   []Action
+	// InitialZxidCounter, if positive, starts every new leader's zxid counter there (the
+	// zookeeper.testingonly.initialZxid knob), so that a run can reach the counter's overflow.
+	InitialZxidCounter int64
+	Actions            []Action
 }
 
 // Action is one timed fault.
@@ -140,10 +143,20 @@ func (s *Script) parseLine(f []string) error {
 		}
 		s.Duration = d
 		return nil
+	case "zxidcounter":
+		if len(f) != 2 {
+			return fmt.Errorf("zxidcounter takes one number")
+		}
+		n, err := strconv.ParseInt(f[1], 0, 64)
+		if err != nil || n < 1 || n >= 0xffffffff {
+			return fmt.Errorf("zxidcounter must be a number from 1 to 0xfffffffe, not %q", f[1])
+		}
+		s.InitialZxidCounter = n
+		return nil
 	case "at":
 		return s.parseAction(f[1:])
 	}
-	return fmt.Errorf("unknown statement %q (want servers, observers, clients, workload, duration or at)", f[0])
+	return fmt.Errorf("unknown statement %q (want servers, observers, clients, workload, duration, zxidcounter or at)", f[0])
 }
 
 func (s *Script) parseAction(f []string) error {
@@ -218,6 +231,9 @@ func (s *Script) Format(w io.Writer) error {
 	}
 	if s.Duration > 0 {
 		fmt.Fprintf(&b, "duration %s\n", formatDuration(s.Duration))
+	}
+	if s.InitialZxidCounter > 0 {
+		fmt.Fprintf(&b, "zxidcounter %#x\n", s.InitialZxidCounter)
 	}
 	for _, a := range s.Actions {
 		b.WriteString(a.String())

@@ -41,11 +41,25 @@ const (
 	// TRUNC, and at NEWLEADER) skip the committed log, leaving a hole that the server, once leader,
 	// propagates to stale learners in a DIFF.
 	BugZK4925
+	// BugEpochRefusal is ZooKeeper's behaviour since the fix of ZOOKEEPER-4643 (3.8.x, master),
+	// which this harness found to lose a server for good: a late joiner whose DIFF holds txns of the
+	// new epoch persists them at NEWLEADER and then currentEpoch; a crash between the two leaves a log
+	// newer than currentEpoch, and the startup check refuses to start ("The current epoch is older
+	// than the last zxid"). zabsim recovers the epoch from acceptedEpoch unless this switch is on.
+	BugEpochRefusal
+	// BugStaleAck is ZooKeeper 3.8.0's own behaviour, which this harness found to break quorum
+	// durability: a leader keeps a learner's acknowledgements of outstanding proposals after the
+	// learner's connection ends. When the learner comes back it gets a TRUNC below those proposals
+	// (they are above the leader's last commit) and logs them again; meanwhile its old ack still
+	// counts, and the leader may commit a proposal that a quorum no longer holds durably.
+	BugStaleAck
 	// BugSnapLogGap is ZooKeeper 3.8.0's own behaviour, which this harness found to lose committed
 	// transactions: after a SNAP sync a learner keeps its old txn log, so the log jumps from its old
 	// history to what follows the snapshot. Once that server leads, a DIFF from its txn log sends a
 	// stale learner the records on both sides of the jump and silently skips what the snapshot held.
-	// zabsim deletes the old log once the synced snapshot is durable, unless this switch is on.
+	// zabsim deletes the old log once the synced snapshot is durable, unless this switch is on; the
+	// switch also restores FileTxnLog.truncate's rule of keeping the first record at or after the
+	// truncation point, which keeps a record too many when the log lacks that point.
 	BugSnapLogGap
 	// BugTruncSnapshot is ZooKeeper 3.8.0's own behaviour, which this harness found to lose
 	// consistency: a TRUNC truncates the txn log but keeps snapshots taken at higher zxids, so the
@@ -72,6 +86,8 @@ var bugNames = []bugEntry{
 	{BugZK1653, "ZK-1653", "startup ignores currentEpoch.tmp"},
 	{BugZK1277, "ZK-1277", "the leader lets the zxid counter overflow"},
 	{BugZK4925, "ZK-4925", "txns applied during sync skip the committed log, whose hole a later DIFF propagates"},
+	{BugEpochRefusal, "epoch-refusal", "a crash between NEWLEADER's txns and currentEpoch leaves a server that refuses to start (4643's order)"},
+	{BugStaleAck, "stale-ack", "a leader keeps the acks of a learner whose connection ended, across its TRUNC (3.8.0 as released)"},
 	{BugSnapLogGap, "snap-log-gap", "after a SNAP sync the old txn log is kept, and a later txn-log DIFF skips the gap (3.8.0 as released)"},
 	{BugTruncSnapshot, "trunc-snapshot", "a TRUNC keeps snapshots newer than the truncation point (3.8.0 as released)"},
 }

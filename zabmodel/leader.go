@@ -366,6 +366,18 @@ func (l *leader) processAck(sid, zxid int64) {
 	l.tryToCommit(lp, zxid)
 }
 
+// forgetAcks drops a learner's acknowledgements of the outstanding proposals when its connection
+// ends. The learner will be synchronized again, and a TRUNC may then remove a proposal it had
+// acknowledged (its zxid is above the leader's last commit) before the leader re-sends it: an ack
+// kept from before would count a copy that is no longer durable. 3.8.0 keeps them (the stale-ack
+// switch).
+func (l *leader) forgetAcks(sid int64) {
+	for _, zxid := range sortedKeys(l.outstanding) {
+		lp := l.outstanding[zxid]
+		lp.acks = slices.DeleteFunc(lp.acks, func(s int64) bool { return s == sid })
+	}
+}
+
 // tryToCommit is Leader.tryToCommit: in zxid order, with a quorum of acks.
 func (l *leader) tryToCommit(lp *leaderProposal, zxid int64) bool {
 	if _, earlier := l.outstanding[zxid-1]; earlier {

@@ -401,4 +401,7 @@ func (h *learnerHandler) shutdown(reason string) {
 	p.h.cancel(h.readTimer)
 	p.h.close(h.conn)
 	h.l.removeHandler(h)
+	if !p.cfg.Bugs.Has(BugStaleAck) {
+		h.l.forgetAcks(h.sid)
+	}
 }

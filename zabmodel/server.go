@@ -318,16 +318,29 @@ func (p *peer) loadDataBase() error {
 		p.writeEpochFile(storage.CurrentEpochFile, current)
 	}
 	p.currentEpoch = current
+	accepted, acceptedOK := p.readEpochFile(storage.AcceptedEpochFile)
 	if epochOfZxid > current {
 		tmp, ok := p.readEpochFile(storage.CurrentEpochTmpFile)
-		if !ok || p.cfg.Bugs.Has(BugZK1653) {
+		switch {
+		case ok && !p.cfg.Bugs.Has(BugZK1653):
+			p.note("peer", "%s found: setting the current epoch to %d", storage.CurrentEpochTmpFile, tmp)
+			p.setCurrentEpoch(tmp)
+		case acceptedOK && accepted >= epochOfZxid && !p.cfg.Bugs.Has(BugEpochRefusal) && !p.cfg.Bugs.Has(BugZK1653):
+			// The server crashed at NEWLEADER after persisting the synced txns of the new epoch (a
+			// late joiner's DIFF holds them) and before persisting currentEpoch, the order that
+			// ZOOKEEPER-4643's fix prescribes. It had accepted that epoch, and every txn of it in its
+			// log was committed: the epoch of its last txn is its current epoch.
+			p.note("peer", "current epoch %d is older than the last zxid %s of an accepted epoch: setting it to %d",
+				current, FormatZxid(p.db.lastProcessedZxid()), epochOfZxid)
+			p.setCurrentEpoch(epochOfZxid)
+		default:
 			return fmt.Errorf("the current epoch, %d, is older than the last zxid, %s", current, FormatZxid(p.db.lastProcessedZxid()))
 		}
-		p.note("peer", "%s found: setting the current epoch to %d", storage.CurrentEpochTmpFile, tmp)
-		p.setCurrentEpoch(tmp)
+		if !p.alive() {
+			return nil
+		}
 	}
-	accepted, ok := p.readEpochFile(storage.AcceptedEpochFile)
-	if !ok {
+	if !acceptedOK {
 		accepted = epochOfZxid
 		p.writeEpochFile(storage.AcceptedEpochFile, accepted)
 	}

@@ -153,11 +153,21 @@ func (db *zkDatabase) maxCommittedLog() int64 {
 // truncateLog is ZKDatabase.truncateLog: truncate the txn log and rebuild the tree from disk.
 func (db *zkDatabase) truncateLog(zxid int64) bool {
 	db.clear()
-	if err := db.disk().Truncate(zxid); err != nil {
-		db.p.note("sync", "truncate to %s failed: %v", FormatZxid(zxid), err)
-		return false
+	if db.p.cfg.Bugs.Has(BugSnapLogGap) {
+		// FileTxnLog.truncate as in 3.8.0: it keeps the first record at or after zxid, so a log
+		// that lacks zxid keeps one record beyond it; with no record that far it fails.
+		if err := db.disk().Truncate(zxid); err != nil {
+			db.p.note("sync", "truncate to %s failed: %v", FormatZxid(zxid), err)
+			return false
+		}
+	} else {
+		db.disk().TruncateAfter(zxid)
 	}
-	db.p.observe(Event{Kind: EventTruncate, Zxid: db.disk().LastZxid()})
+	if db.disk().Len() == 0 {
+		db.p.observe(Event{Kind: EventLogDeleted})
+	} else {
+		db.p.observe(Event{Kind: EventTruncate, Zxid: db.disk().LastZxid()})
+	}
 	if !db.p.cfg.Bugs.Has(BugTruncSnapshot) {
 		// FileTxnSnapLog.truncateLog leaves snapshots above the truncation point in place, and
 		// the reload below would restore from them: their trees may hold truncated txns.

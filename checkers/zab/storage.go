@@ -157,6 +157,9 @@ func (c *Checker) ownSnapshotContent(s *server, zxid int64) []txn {
 // leaderSnapshotContent returns the SNAP content a learner received: its leader's applied history
 // up to zxid.
 func (c *Checker) leaderSnapshotContent(s *server, zxid int64) []txn {
+	if s.leader.sid != s.sid {
+		c.boundLeader(s, s.leader.sid) // Rebinds to the process that leads now, if it is another.
+	}
 	leader, ok := c.servers[s.leader.sid]
 	if !ok || s.leader.sid == s.sid || (s.leader.known && leader.incarnation != s.leader.incarnation) {
 		c.report(EventStream, finding{servers: []int64{s.sid, s.leader.sid}, zxids: []int64{zxid}},

@@ -10,6 +10,15 @@ import (
 func (c *Checker) boundLeader(s *server, sid int64) (*server, bool) {
 	binding := s.leader
 	leader, ok := c.servers[sid]
+	if ok && binding.sid == sid && leader.up && leader.role == zabmodel.Leading &&
+		(!binding.known || leader.incarnation != binding.incarnation || leader.generation != binding.generation) {
+		// The learner elected an earlier process of this server (or before it was up), and its
+		// connection reached the one that leads now: a learner connects to an address, and only
+		// the current leader listens there. It synchronizes with that process's history.
+		s.leader = leaderBinding{sid: sid, incarnation: leader.incarnation, generation: leader.generation,
+			floor: len(leader.applied), known: true}
+		binding = s.leader
+	}
 	if !ok || !binding.known || binding.sid != sid || !leader.up ||
 		leader.incarnation != binding.incarnation || leader.generation != binding.generation {
 		return nil, false

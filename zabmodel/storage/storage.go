@@ -218,3 +218,14 @@ func (d *Disk) ClearLog() {
 	d.synced = 0
 	d.stats.Truncations++
 }
+
+// TruncateAfter removes every record above zxid, durably at once. Unlike Truncate it keeps nothing
+// beyond zxid when the log does not hold zxid itself (a log that starts after a snapshot, or one with
+// a gap).
+func (d *Disk) TruncateAfter(zxid int64) {
+	i, _ := slices.BinarySearchFunc(d.log, zxid+1, func(r Record, z int64) int { return cmp64(r.Zxid, z) })
+	clear(d.log[i:])
+	d.log = d.log[:i]
+	d.synced = min(d.synced, len(d.log))
+	d.stats.Truncations++
+}
