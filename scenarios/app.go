@@ -39,7 +39,8 @@ type app struct {
 	queue    []string // the queue workload's consumer: children still to try, lowest first
 	inc      uint32
 
-	barrierDone bool // the liveness phase's sync came back OK
+	barrierDone bool  // the liveness phase's sync came back OK
+	barrierZxid int64 // at that zxid
 }
 
 func newApp(r *runner, index int, gen workload) *app {
@@ -51,6 +52,9 @@ func newApp(r *runner, index int, gen workload) *app {
 // Crash implements sim.Process: the application's memory is gone; the session lives on in the
 // servers until it expires.
 func (a *app) Crash() {
+	if d, ok := a.gen.(driver); ok {
+		d.crashed(a) // Hook for recipe workloads (workload_lock.go): their requests die too.
+	}
 	if a.busy {
 		// The process died with a request in flight: it may or may not have taken effect.
 		_ = a.r.rec.Fail(a.current, a.r.w.Now(), proto.ConnectionLoss, checkers.OutcomeUnknown)
@@ -119,6 +123,9 @@ func (a *app) event(e client.Event) {
 	}
 	if e.Type == proto.EventNone {
 		a.r.rec.State(a.name, a.session, now, e.State)
+		if d, ok := a.gen.(driver); ok {
+			d.connectionEvent(a, e) // Hook: the lock recipes follow the connection state.
+		}
 		if e.State == proto.StateExpired && !a.stopped {
 			a.r.w.AfterFunc(a.node, a.think(), a.connect)
 		}
@@ -135,6 +142,10 @@ func (a *app) tick() {
 	if a.c.SessionID() == 0 {
 		// Not connected yet: an application waits for its session before it works.
 		a.r.w.AfterFunc(a.node, a.think(), a.tick)
+		return
+	}
+	if d, ok := a.gen.(driver); ok {
+		d.drive(a) // Hook: a recipe workload drives the client itself (workload_lock.go).
 		return
 	}
 	spec := a.gen.next(a.r.w, a)
@@ -192,7 +203,7 @@ func (a *app) done(spec opSpec, ref checkers.OpRef, res result) {
 		}
 		_ = a.r.rec.Reply(ref, now, reply)
 		if spec.barrier {
-			a.barrierDone = res.err == proto.OK
+			a.barrierDone, a.barrierZxid = res.err == proto.OK, res.zxid
 		} else {
 			a.gen.observe(a, spec, res)
 		}

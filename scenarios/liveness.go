@@ -30,7 +30,7 @@ func (r *runner) runLivenessPhase() *checkers.LivenessFacts {
 			}
 		}
 		r.barriers()
-		if facts.LeaderTime != clock.Never && r.appsSettled() && r.converged() {
+		if facts.LeaderTime != clock.Never && r.appsSettled() && r.converged() && r.quiet() {
 			facts.Completed = true
 			return facts
 		}
@@ -61,12 +61,29 @@ func (r *runner) healEverything() {
 // barriers has every application with a live session send one sync after the heal. Its reply
 // proves the client is connected again: the watches it re-registered were re-armed or fired before
 // it, and its own pending operations are answered.
+//
+// A barrier counts only if its reply shows the last committed state: a later change (the expiry of
+// a dead session, say), or a barrier answered by a server that followed a deposed leader, could
+// still owe a watch event to the client, so the barriers go round again until they all do.
 func (r *runner) barriers() {
 	for _, a := range r.apps {
+		if a.barrierDone && a.barrierZxid < r.lastCommitted {
+			a.barrierDone = false
+		}
 		if !a.barrierDone && !a.busy && a.c != nil && a.c.State().IsAlive() && a.c.SessionID() != 0 {
 			a.issue(opSpec{kind: proto.OpSync, path: "/", barrier: true})
 		}
 	}
+}
+
+// quiet reports whether every barrier passed saw the last committed state.
+func (r *runner) quiet() bool {
+	for _, a := range r.apps {
+		if a.barrierDone && a.barrierZxid < r.lastCommitted {
+			return false
+		}
+	}
+	return true
 }
 
 // appsSettled reports whether every application has either passed its barrier or lost its client

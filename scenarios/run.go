@@ -30,6 +30,7 @@ type runner struct {
 
 	faultStart, faultEnd clock.Time
 	lastCommitted        int64
+	proposed             map[txnKey]*proto.TxnEntry
 	leaders              int // establishments seen
 	opsCompleted         int
 	faultsInjected       int
@@ -60,7 +61,8 @@ func newRunner(opts Options) (*runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{opts: opts, w: w, rec: checkers.NewRecorder(), crashPoints: map[int64]string{}, paused: map[sim.NodeID]bool{}}
+	r := &runner{opts: opts, w: w, rec: checkers.NewRecorder(), crashPoints: map[int64]string{}, paused: map[sim.NodeID]bool{},
+		proposed: map[txnKey]*proto.TxnEntry{}}
 	r.script = opts.Script
 	switch {
 	case r.script != nil:
@@ -105,7 +107,7 @@ func (r *runner) build() error {
 		InitialZxidCounter: s.InitialZxidCounter}
 	checker, err := zab.New(zab.Config{
 		Voters: cfg.WithDefaults().VoterSids(), Observers: cfg.WithDefaults().Sids()[s.Servers:],
-		InitialZxidCounter: s.InitialZxidCounter, OnViolation: r.zabFailed,
+		InitialZxidCounter: s.InitialZxidCounter, OnViolation: r.zabFailed, OnCommit: r.onCommitted,
 	})
 	if err != nil {
 		return err
@@ -133,31 +135,42 @@ func (r *runner) zabFailed(v zab.Violation) {
 	}
 }
 
-// observe receives every protocol event: the invariant checker sees it first, then the runner
-// keeps the committed log and the leaders.
+// observe receives every protocol event: the invariant checker sees it first (and reports the
+// transactions that become committed through onCommitted), then the runner keeps every proposed
+// transaction and counts the leaders.
 func (r *runner) observe(e zabmodel.Event) {
-	r.zab.Observe(e)
 	switch e.Kind {
-	case zabmodel.EventCommit:
+	case zabmodel.EventPropose:
 		// A copy: applying a failed multi rewrites its sub-txn types in place (as Java does), and
-		// the checkers must replay the transaction as it was committed.
-		r.commit(cloneTxn(e.Txn), e.Time)
+		// the checkers must replay the transaction as it was proposed.
+		r.proposed[txnKey{e.Zxid, e.Hash}] = cloneTxn(e.Txn)
 	case zabmodel.EventEstablished:
 		r.leaders++
-		// Establishment commits the leader's whole history: whatever it logged beyond what was
-		// committed before.
-		for _, entry := range r.ens.Server(e.Server).LoggedTxns(r.lastCommitted) {
-			r.commit(entry, e.Time)
-		}
 	}
+	r.zab.Observe(e)
+}
+
+// txnKey identifies a transaction: its zxid and its hash (zabmodel.TxnHash).
+type txnKey struct {
+	zxid int64
+	hash uint64
+}
+
+// onCommitted is the invariant checker's report that a transaction became committed, by a leader's
+// commit or as part of an established leader's history (which may be held only in snapshots, after
+// SNAP syncs). Every committed transaction was proposed by some leader of this run.
+func (r *runner) onCommitted(zxid int64, hash uint64) {
+	entry, ok := r.proposed[txnKey{zxid, hash}]
+	if !ok {
+		r.w.Fail(fmt.Errorf("scenarios: transaction %s became committed but no leader proposed it", zabmodel.FormatZxid(zxid)))
+		return
+	}
+	r.commit(entry, r.w.Now())
 }
 
 // commit adds a transaction to the committed log the client-visible checkers replay.
 func (r *runner) commit(entry *proto.TxnEntry, at clock.Time) {
-	if entry == nil || entry.Header.Zxid <= r.lastCommitted {
-		return
-	}
-	r.lastCommitted = entry.Header.Zxid
+	r.lastCommitted = max(r.lastCommitted, entry.Header.Zxid)
 	if err := r.rec.Commit(*entry, at); err != nil {
 		r.w.Fail(fmt.Errorf("scenarios: committed log: %w", err))
 		return

@@ -115,6 +115,9 @@ func (c *Checker) onCommit(s *server, e zabmodel.Event) {
 // commit adds t to the committed set and checks that a quorum of voters durably holds it.
 func (c *Checker) commit(t txn, by, epoch int64) {
 	c.committed[t.zxid] = t.hash
+	if c.config.OnCommit != nil {
+		c.config.OnCommit(t.zxid, t.hash)
+	}
 	n := len(c.committedOrder)
 	if n == 0 || c.committedOrder[n-1].zxid < t.zxid {
 		c.committedOrder = append(c.committedOrder, t)

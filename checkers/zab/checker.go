@@ -35,6 +35,12 @@ type Config struct {
 	InitialZxidCounter int64
 	// OnViolation, if set, is called with each violation the checker keeps, as it is found.
 	OnViolation func(Violation)
+	// OnCommit, if set, is called once for each transaction when it becomes committed: by a
+	// leader's commit, or as part of an established leader's history (which may hold transactions
+	// that no server's log does, only snapshots). A runner uses it to keep the committed log that
+	// client-visible checkers replay. Calls may come out of zxid order when an establishment fills a
+	// hole.
+	OnCommit func(zxid int64, hash uint64)
 	// Stopwatch, if set, reads a host monotonic clock; the checker uses it to measure the host
 	// time it spends. Code inside a simulated world must leave it nil.
 	Stopwatch func() time.Duration
