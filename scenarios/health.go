@@ -147,7 +147,15 @@ func (r *runner) syncFloor(a *app) int64 {
 		}
 		st = r.ens.Server(st.Leader).State()
 	}
-	// A leader that has not committed in its epoch yet reports the epoch's start zxid: what it
-	// holds is what was committed before, which the global view knows as a real zxid.
-	return min(st.LastCommitted, r.lastCommitted)
+	// The state that leader had committed is every committed transaction up to its last commit,
+	// which for a leader that has not committed in its epoch yet is the epoch's start zxid: the
+	// floor is the newest committed transaction at or below it.
+	i, found := slices.BinarySearch(r.committedZxids, st.LastCommitted)
+	if found {
+		return st.LastCommitted
+	}
+	if i == 0 {
+		return 0
+	}
+	return r.committedZxids[i-1]
 }

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/zabsim/zabsim/checkers"
 	"github.com/zabsim/zabsim/checkers/zab"
@@ -31,7 +32,8 @@ type runner struct {
 	faultStart, faultEnd clock.Time
 	lastCommitted        int64
 	proposed             map[txnKey]*proto.TxnEntry
-	leaders              int // establishments seen
+	committedZxids       []int64 // sorted
+	leaders              int     // establishments seen
 	opsCompleted         int
 	faultsInjected       int
 	crashPoints          map[int64]string // armed crash points by sid
@@ -171,6 +173,9 @@ func (r *runner) onCommitted(zxid int64, hash uint64) {
 // commit adds a transaction to the committed log the client-visible checkers replay.
 func (r *runner) commit(entry *proto.TxnEntry, at clock.Time) {
 	r.lastCommitted = max(r.lastCommitted, entry.Header.Zxid)
+	if i, found := slices.BinarySearch(r.committedZxids, entry.Header.Zxid); !found {
+		r.committedZxids = slices.Insert(r.committedZxids, i, entry.Header.Zxid)
+	}
 	if err := r.rec.Commit(*entry, at); err != nil {
 		r.w.Fail(fmt.Errorf("scenarios: committed log: %w", err))
 		return
