@@ -29,6 +29,12 @@ const (
 	// BugWriterSkipsReaders: in the read-write lock, a writer waits only for earlier write nodes
 	// instead of every earlier node.
 	BugWriterSkipsReaders
+	// BugUnsyncedSearch: the protected-mode search after a connection loss lists the parent's
+	// children without a sync first, exactly as Curator does. The server may not have applied the
+	// lost create yet (it was still waiting for a quorum at the leader), so the search misses it,
+	// the retry creates a second node, and the first, committed later, is an orphan of a live
+	// session that blocks the queue. zabsim found this; it is not in BUGS.md's table.
+	BugUnsyncedSearch
 )
 
 type bugEntry struct {
@@ -43,6 +49,7 @@ var bugNames = []bugEntry{
 	{BugHerd, "lock-herd", "waiters watch the lock's children instead of their predecessor"},
 	{BugUnprotectedCreate, "lock-unprotected-create", "a lock node create is retried without looking for the node a lost reply created"},
 	{BugWriterSkipsReaders, "rwlock-writer-skips-readers", "a writer waits only for earlier writers, not for earlier readers"},
+	{BugUnsyncedSearch, "curator-unsynced-search", "the protected-mode search lists children without a sync first (Curator's own code)"},
 }
 
 // Bugs is a set of recipe bug switches. The zero value switches nothing on.

@@ -2,6 +2,7 @@ package lockmodel
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/zabmodel/client"
@@ -108,6 +109,33 @@ type Event struct {
 	Err          error
 }
 
+// String renders the event on one line, for traces.
+func (e Event) String() string {
+	s := fmt.Sprintf("%s %s %s %s#%d", e.Client, e.Kind, e.Recipe, e.Lock, e.Attempt)
+	if e.Node != "" {
+		s += " node=" + e.Node
+	}
+	if e.Token != 0 {
+		s += fmt.Sprintf(" token=0x%x", e.Token)
+	}
+	if e.Zxid != 0 {
+		s += fmt.Sprintf(" zxid=0x%x", e.Zxid)
+	}
+	if e.Path != "" {
+		s += " watch=" + e.Path
+		if e.Children {
+			s += "(children)"
+		}
+	}
+	if e.ViaWriteLock {
+		s += " via-write-lock"
+	}
+	if e.Err != nil {
+		s += " err=" + e.Err.Error()
+	}
+	return s
+}
+
 // Observer hears every Event of the recipes of a Session, when it happens.
 type Observer interface {
 	LockEvent(e Event)
@@ -121,7 +149,7 @@ func (f ObserverFunc) LockEvent(e Event) { f(e) }
 
 // Request is one ZooKeeper request a recipe sends, for a Tracer.
 type Request struct {
-	Kind    proto.OpCode // create, delete, getData, exists or getChildren
+	Kind    proto.OpCode // create (sent as create2), delete, getData, exists, getChildren (sent as getChildren2) or sync
 	Path    string       // for a sequential create, the prefix the server appends to
 	Data    []byte
 	Mode    proto.CreateMode

@@ -211,17 +211,20 @@ func (l *LeaderLatch) checkLeadership(children []string, zxid int64) {
 	case ours == 0:
 		l.setLeadership(true, zxid, 0)
 	case l.s.cfg.Bugs.Has(BugHerd):
+		node := l.ourPath
 		l.s.getChildrenRetrying(l.path, l, func(r client.ChildrenResult) {
 			if r.Err == proto.OK {
-				l.emit(Event{Kind: EventWatching, Node: l.ourPath, Path: l.path, Children: true, Zxid: r.Zxid})
+				l.emit(Event{Kind: EventWatching, Node: node, Path: l.path, Children: true, Zxid: r.Zxid})
 			}
 		})
 	default:
-		watch := joinPath(l.path, sorted[ours-1])
+		// As Curator's watcher lambda captures the path it was made for, the event names the node
+		// whose predecessor this is, even if the participant has moved to a new node since.
+		node, watch := l.ourPath, joinPath(l.path, sorted[ours-1])
 		l.s.getDataRetrying(watch, l, func(r client.DataResult) {
 			switch r.Err {
 			case proto.OK:
-				l.emit(Event{Kind: EventWatching, Node: l.ourPath, Path: watch, Zxid: r.Zxid})
+				l.emit(Event{Kind: EventWatching, Node: node, Path: watch, Zxid: r.Zxid})
 			case proto.NoNode:
 				l.getChildren()
 			}

@@ -137,7 +137,7 @@ func (s *Session) watcherFor(target watchTarget) client.Watcher {
 }
 
 func (s *Session) create(path string, data []byte, mode proto.CreateMode, cb func(client.CreateResult)) {
-	done := s.trace(Request{Kind: proto.OpCreate, Path: path, Data: data, Mode: mode, Version: -1})
+	done := s.trace(Request{Kind: proto.OpCreate, Path: path, Data: data, Mode: mode})
 	err := s.c.Create(path, data, proto.OpenACLUnsafe, mode, func(r client.CreateResult) {
 		stat := statIf(r.Err, r.Stat)
 		done(Reply{Err: r.Err, Zxid: r.Zxid, Xid: r.Xid, Session: r.Session, Path: r.Path, Stat: stat})
@@ -151,6 +151,17 @@ func (s *Session) create(path string, data []byte, mode proto.CreateMode, cb fun
 func (s *Session) delete(path string, cb func(client.Result)) {
 	done := s.trace(Request{Kind: proto.OpDelete, Path: path, Version: -1})
 	err := s.c.Delete(path, -1, func(r client.Result) {
+		done(Reply{Err: r.Err, Zxid: r.Zxid, Xid: r.Xid, Session: r.Session})
+		cb(r)
+	})
+	if err != nil {
+		s.refused(err, done, func(c proto.Code) { cb(client.Result{Err: c}) })
+	}
+}
+
+func (s *Session) sync(path string, cb func(client.Result)) {
+	done := s.trace(Request{Kind: proto.OpSync, Path: path})
+	err := s.c.Sync(path, func(r client.Result) {
 		done(Reply{Err: r.Err, Zxid: r.Zxid, Xid: r.Xid, Session: r.Session})
 		cb(r)
 	})
@@ -192,7 +203,7 @@ func (s *Session) exists(path string, target watchTarget, cb func(client.StatRes
 }
 
 func (s *Session) getChildren(path string, target watchTarget, cb func(client.ChildrenResult)) {
-	done := s.trace(Request{Kind: proto.OpGetChildren2, Path: path, Watch: target != nil})
+	done := s.trace(Request{Kind: proto.OpGetChildren, Path: path, Watch: target != nil})
 	err := s.c.GetChildren(path, s.watcherFor(target), func(r client.ChildrenResult) {
 		done(Reply{Err: r.Err, Zxid: r.Zxid, Xid: r.Xid, Session: r.Session, Children: r.Children, Stat: statIf(r.Err, r.Stat)})
 		if target != nil && r.Err == proto.OK {
@@ -269,6 +280,15 @@ func codeOfCreated(r created) proto.Code { return r.code }
 // first looks among the parent's children for a node with that prefix, which a create whose reply
 // was lost may have made. With BugUnprotectedCreate the name has no prefix and a retry creates
 // again blindly.
+//
+// One deviation from Curator: the search syncs first. Curator lists the children straight away,
+// from whatever server the client reconnected to, and that server may not have applied the lost
+// create yet: a leader that proposed it and lost its quorum commits it only later. The search then
+// misses it, the retry creates a second node, and the first becomes an orphan that blocks the queue
+// for as long as the session lives (zabsim's sweeps found this). A leader answers a sync only after
+// every proposal it had outstanding when the sync arrived, and a create that reaches a leader after
+// the session moved to another server is refused with SESSIONMOVED, so a synced search sees every
+// create of the session that can still commit. BugUnsyncedSearch restores Curator's search.
 func (s *Session) createLockNode(path string, data []byte, mode proto.CreateMode, done func(created)) {
 	parent := parentOf(path)
 	protected := !s.cfg.Bugs.Has(BugUnprotectedCreate)
@@ -338,8 +358,23 @@ func (s *Session) mkdirs(dir string, done func(proto.Code)) {
 }
 
 // findProtectedNode is findProtectedNodeInForeground: the parent's children, with the retry policy,
-// searched for the protected prefix. A missing parent finds nothing.
+// searched for the protected prefix, after a sync (see createLockNode). A missing parent finds
+// nothing.
 func (s *Session) findProtectedNode(parent, id string, done func(found string, code proto.Code)) {
+	if s.cfg.Bugs.Has(BugUnsyncedSearch) {
+		s.searchChildren(parent, id, done)
+		return
+	}
+	retrying(s, codeOfResult, func(_ int, cb func(client.Result)) { s.sync(parent, cb) }, func(r client.Result) {
+		if r.Err != proto.OK && r.Err != proto.NoNode {
+			done("", r.Err)
+			return
+		}
+		s.searchChildren(parent, id, done)
+	})
+}
+
+func (s *Session) searchChildren(parent, id string, done func(found string, code proto.Code)) {
 	s.getChildrenRetrying(parent, nil, func(r client.ChildrenResult) {
 		switch r.Err {
 		case proto.OK:

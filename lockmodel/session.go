@@ -156,6 +156,9 @@ func (s *Session) ConnectionEvent(e client.Event) {
 	next := s.state
 	switch e.State {
 	case proto.StateSyncConnected, proto.StateConnectedReadOnly:
+		if s.state.IsConnected() {
+			return // A session made on a connected client hears of that connection again.
+		}
 		next = StateConnected
 		if s.state != StateLatent {
 			next = StateReconnected
@@ -199,16 +202,17 @@ func (s *Session) removeListener(id int) {
 	}
 }
 
-// emit reports a recipe event to the observer.
+// emit notes a recipe event in the trace and reports it to the observer. The note is written
+// whether or not the trace is rendered, so that the trace's hash does not depend on rendering.
 func (s *Session) emit(e Event) {
-	if s.cfg.Observer == nil {
-		return
-	}
 	e.Time, e.Client = s.w.Now(), s.cfg.Name
 	if e.Session == 0 {
 		e.Session = s.c.SessionID()
 	}
-	s.cfg.Observer.LockEvent(e)
+	s.w.Note(s.node, "lock", "%s", e.String())
+	if s.cfg.Observer != nil {
+		s.cfg.Observer.LockEvent(e)
+	}
 }
 
 // later runs fn from a timer of the session's process after d, unless the process crashed.

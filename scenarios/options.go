@@ -10,6 +10,7 @@ import (
 
 	"github.com/zabsim/zabsim/checkers"
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/lockmodel"
 	"github.com/zabsim/zabsim/sim"
 	"github.com/zabsim/zabsim/zabmodel"
 )
@@ -38,6 +39,8 @@ type Options struct {
 	LivenessBound clock.Duration
 	// Bugs re-introduces real ZooKeeper bugs in every server.
 	Bugs zabmodel.Bugs
+	// RecipeBugs re-introduces lock recipe bugs in the lock workloads' recipes and resource.
+	RecipeBugs lockmodel.Bugs
 	// LinearizableReadsAfterSync adds the opt-in check that ZooKeeper does not promise
 	// (ZOOKEEPER-1675).
 	LinearizableReadsAfterSync bool

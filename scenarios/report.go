@@ -116,11 +116,13 @@ func (r *runner) judge(liveness *checkers.LivenessFacts) *Report {
 		Stopwatch:       r.opts.Stopwatch,
 	}
 	rep.Checks, rep.CheckErr = checkers.Run(h, opts)
-	if rep.CheckErr == nil && liveness != nil {
-		rep.Checks.Results = append(rep.Checks.Results, r.convergence(liveness))
-	}
+	// A workload's own checks come before convergence: an application stuck waiting for a lock
+	// also keeps the run from settling, and the lock checkers say which lock and why.
 	if j, ok := r.gen.(judged); ok && rep.CheckErr == nil {
 		rep.Checks.Results = append(rep.Checks.Results, j.judge(r, h)...)
+	}
+	if rep.CheckErr == nil && liveness != nil {
+		rep.Checks.Results = append(rep.Checks.Results, r.convergence(liveness))
 	}
 	return rep
 }

@@ -12,8 +12,10 @@ import (
 // set, the first change after it that fires it (unless its session ended first) is the change that
 // woke it. A change must wake at most one waiter of a queued lock per watched node: the successor of
 // the node that went away. Read waiters are not counted: Curator's read lock makes every reader
-// watch the first write node, by design, and they all get the lock together. A watch whose
-// acquisition had stopped waiting before the change (it was granted or gave up) wakes no waiter.
+// watch the first write node, by design, and they all get the lock together. A watch wakes no
+// waiter if its acquisition had stopped waiting before the change (it was granted or gave up), or
+// if the node it was set for was gone by then (the waiter was leaving the queue, or had moved to
+// another node, and only the watch was left behind).
 func checkHerd(h *History, t *lockTree, _ Options) checkers.Result {
 	col := newCollector(CheckerHerd)
 	type wake struct {
@@ -29,7 +31,11 @@ func checkHerd(h *History, t *lockTree, _ Options) checkers.Result {
 		}
 		c, fired := t.trigger(w.Path, w.Children, w.Zxid, w.Session)
 		a := h.Attempts[w.Attempt]
-		if !fired || (a.Outcome != Waiting && a.End < c.at) {
+		own := w.Node
+		if own == "" {
+			own = a.Node
+		}
+		if !fired || (a.Outcome != Waiting && a.End < c.at) || !t.inQueue(own, c.zxid) {
 			continue
 		}
 		key := fmt.Sprintf("%s|%s|%d", w.Lock, w.Path, c.zxid)
@@ -75,4 +81,10 @@ func herdFinding(lock, path string, c change, ws []Watch) checkers.Finding {
 	f.Message = fmt.Sprintf("%s: %s, committed at %s (zxid %s), woke %d waiters through %s: %s; a change to the queue should wake only the waiter next in line",
 		lock, c.what, c.at, hexID(c.zxid), len(ws), path, strings.Join(names, ", "))
 	return f
+}
+
+// inQueue reports whether an acquisition's node existed just before the change at zxid.
+func (t *lockTree) inQueue(path string, zxid int64) bool {
+	n, ok := t.byPath[path]
+	return ok && n.czxid < zxid && (n.deleted == 0 || n.deleted > zxid)
 }

@@ -135,6 +135,8 @@ type Watch struct {
 	Mode    Mode
 	// Attempt is the index in History.Attempts of the acquisition that set the watch.
 	Attempt int
+	// Node is the waiter's own lock node when it set the watch.
+	Node string
 	// Path is the watched node; Children says it is a child watch (on the lock's path) rather than
 	// a data watch.
 	Path     string

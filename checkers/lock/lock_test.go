@@ -178,8 +178,8 @@ func herdHistory(watches ...Watch) *History {
 	b.delete(1, nodePath("1"), at(5))
 	h := &History{Locks: []Lock{{Path: fair, Kind: KindFair}}, Committed: b.log}
 	h.Attempts = []Attempt{
-		{Lock: fair, Client: "b", Session: 2, Mode: ModeExclusive, Start: at(1), End: at(6), Outcome: Granted},
-		{Lock: fair, Client: "c", Session: 3, Mode: ModeExclusive, Start: at(1), Outcome: Waiting},
+		{Lock: fair, Client: "b", Session: 2, Mode: ModeExclusive, Node: nodePath("2"), Start: at(1), End: at(6), Outcome: Granted},
+		{Lock: fair, Client: "c", Session: 3, Mode: ModeExclusive, Node: nodePath("3"), Start: at(1), Outcome: Waiting},
 	}
 	h.Watches = watches
 	return h
@@ -208,8 +208,14 @@ func TestWatchingTheChildrenIsAHerd(t *testing.T) {
 	h.Watches[1].Mode = ModeRead
 	assert.Equal(t, checkers.Pass, result(t, h, CheckerHerd).Status, "readers are not counted")
 	h.Watches[1].Mode = ModeExclusive
-	h.Attempts[1] = Attempt{Lock: fair, Client: "c", Session: 3, Mode: ModeExclusive, Start: at(1), End: at(4), Outcome: NotGranted}
+	h.Attempts[1] = Attempt{Lock: fair, Client: "c", Session: 3, Mode: ModeExclusive, Node: nodePath("3"), Start: at(1), End: at(4), Outcome: NotGranted}
 	assert.Equal(t, checkers.Pass, result(t, h, CheckerHerd).Status, "a waiter that left before the change is not woken")
+	h.Attempts[1].Outcome = Waiting
+	h.Attempts[1].Node = nodePath("9")
+	assert.Equal(t, checkers.Pass, result(t, h, CheckerHerd).Status, "a waiter whose node is gone is leaving the queue")
+	h.Attempts[1].Node = nodePath("3")
+	h.Watches[1].Node = nodePath("8")
+	assert.Equal(t, checkers.Pass, result(t, h, CheckerHerd).Status, "a watch left behind by a node the waiter gave up wakes no waiter")
 }
 
 func TestNodesMustNotOutliveTheirSession(t *testing.T) {

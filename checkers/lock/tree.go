@@ -51,6 +51,7 @@ type lockTree struct {
 	locks   []Lock
 	nodes   []*node          // in czxid order
 	byToken map[int64]*node  // czxid to node
+	byPath  map[string]*node // path to the last node created there
 	alive   map[string]*node // path to the node that lives there now
 	owned   map[int64][]*node
 	changes map[string][]change
@@ -58,7 +59,7 @@ type lockTree struct {
 }
 
 func newLockTree(locks []Lock, log []checkers.CommittedTxn) *lockTree {
-	t := &lockTree{locks: locks, byToken: map[int64]*node{}, alive: map[string]*node{},
+	t := &lockTree{locks: locks, byToken: map[int64]*node{}, byPath: map[string]*node{}, alive: map[string]*node{},
 		owned: map[int64][]*node{}, changes: map[string][]change{}, closes: map[int64]closeInfo{}}
 	for i := range log {
 		t.apply(&log[i].Entry, log[i].Time)
@@ -117,6 +118,7 @@ func (t *lockTree) create(path string, ephemeral bool, h proto.TxnHeader, at clo
 	n := &node{path: path, lock: lock, czxid: h.Zxid, created: at, owner: h.ClientID, ephemeral: ephemeral}
 	t.nodes = append(t.nodes, n)
 	t.byToken[n.czxid] = n
+	t.byPath[path] = n
 	t.alive[path] = n
 	if ephemeral {
 		t.owned[h.ClientID] = append(t.owned[h.ClientID], n)
@@ -196,7 +198,7 @@ func (t *lockTree) trigger(path string, children bool, zxid, session int64) (cha
 		if c.child != children && !(children && c.gone) {
 			continue
 		}
-		if end, closed := t.closes[session]; closed && end.zxid < c.zxid {
+		if end, closed := t.closes[session]; closed && end.zxid <= c.zxid {
 			return change{}, false
 		}
 		return c, true
