@@ -18,9 +18,11 @@ type lockLog struct {
 	attempts []lock.Attempt
 	watches  []lock.Watch
 	open     map[string]int // an acquisition's key to its index in attempts
+	// released holds when each grant ended (released or lost), by token; tests read it.
+	released map[int64]clock.Time
 }
 
-func newLockLog() lockLog { return lockLog{open: map[string]int{}} }
+func newLockLog() lockLog { return lockLog{open: map[string]int{}, released: map[int64]clock.Time{}} }
 
 func attemptKey(e lockmodel.Event) string {
 	return fmt.Sprintf("%s|%x|%s|%s|%d", e.Client, e.Session, e.Recipe, e.Lock, e.Attempt)
@@ -58,6 +60,10 @@ func (l *lockLog) add(e lockmodel.Event) {
 		l.grants = append(l.grants, lock.Grant{Lock: e.Lock, Client: e.Client, Session: e.Session, Node: e.Node, Token: e.Token,
 			Mode: modeOf(e.Recipe), Zxid: e.Zxid, Time: e.Time, ViaWriteLock: e.ViaWriteLock})
 		l.end(key, e.Time, lock.Granted)
+	case lockmodel.EventReleased, lockmodel.EventLost:
+		if _, seen := l.released[e.Token]; !seen && e.Token != 0 {
+			l.released[e.Token] = e.Time
+		}
 	case lockmodel.EventNotGranted:
 		outcome := lock.NotGranted
 		if errors.Is(e.Err, lockmodel.ErrLost) || errors.Is(e.Err, lockmodel.ErrClosed) {

@@ -3,6 +3,7 @@ package lock
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/zabsim/zabsim/checkers"
 	"github.com/zabsim/zabsim/clock"
@@ -110,14 +111,14 @@ func judgePair(l Lock, accesses []Access, x, y tenure, t *lockTree, recipe, unfe
 		Times:    []clock.Time{accesses[older.first].Time, accesses[older.last].Time, accesses[newer.first].Time, accesses[newer.last].Time},
 	}
 	holders := fmt.Sprintf("%s: %s (session %s, token %s, accesses %s to %s) and %s (session %s, token %s, accesses %s to %s) both used the resource under the lock",
-		l.Path, older.client, hexID(older.session), hexID(older.token), accesses[older.first].Time, accesses[older.last].Time,
-		newer.client, hexID(newer.session), hexID(newer.token), accesses[newer.first].Time, accesses[newer.last].Time)
+		l.Path, older.client, hexID(older.session), hexID(older.token), ts(accesses[older.first].Time), ts(accesses[older.last].Time),
+		newer.client, hexID(newer.session), hexID(newer.token), ts(accesses[newer.first].Time), ts(accesses[newer.last].Time))
 	// The older holder was stale if its node was gone before the newer tenure began; if the node
 	// was alive then, the recipe had granted the newer lock while the older one still stood.
 	if n != nil && !n.aliveAt(began) {
 		f.Rule = "stale-holder"
 		f.Message = fmt.Sprintf("%s; %s's lock node %s had been deleted at %s by %s, before %s's first access at %s: a holder that lost its lock went on acting on it (at %s), which only fencing at the resource can stop",
-			holders, older.client, n.path, n.deletedAt, deletionCause(n), newer.client, began, a.Time)
+			holders, older.client, n.path, ts(n.deletedAt), deletionCause(n), newer.client, ts(began), ts(a.Time))
 		f.Times = append(f.Times, n.deletedAt)
 		unfenced.add(f)
 		return
@@ -129,9 +130,9 @@ func judgePair(l Lock, accesses []Access, x, y tenure, t *lockTree, recipe, unfe
 
 func liveNodeClause(older tenure, n *node, at clock.Time) string {
 	if n == nil {
-		return fmt.Sprintf("no committed lock node has %s's token %s, so nothing explains its access at %s", older.client, hexID(older.token), at)
+		return fmt.Sprintf("no committed lock node has %s's token %s, so nothing explains its access at %s", older.client, hexID(older.token), ts(at))
 	}
-	return fmt.Sprintf("%s's lock node %s was still alive at %s: the recipe granted the lock to both", older.client, n.path, at)
+	return fmt.Sprintf("%s's lock node %s was still alive at %s: the recipe granted the lock to both", older.client, n.path, ts(at))
 }
 
 func deletionCause(n *node) string {
@@ -162,13 +163,13 @@ func judgeRejection(l Lock, a Access, accepted []Access, t *lockTree, recipe *co
 	other := fmt.Sprintf("a holder with the newer token %s", hexID(a.Newest))
 	if newer >= 0 {
 		b := accepted[newer]
-		other = fmt.Sprintf("%s (session %s, token %s, first access at %s)", b.Client, hexID(b.Session), hexID(b.Token), b.Time)
+		other = fmt.Sprintf("%s (session %s, token %s, first access at %s)", b.Client, hexID(b.Session), hexID(b.Token), ts(b.Time))
 		f.Clients = append(f.Clients, b.Client)
 		f.Sessions = append(f.Sessions, b.Session)
 		f.Times = append(f.Times, b.Time)
 	}
 	f.Message = fmt.Sprintf("%s: the resource rejected %s's %s at %s (session %s, token %s) because %s had used it, although %s: the recipe granted a conflicting lock to both",
-		l.Path, a.Client, accessKind(a), a.Time, hexID(a.Session), hexID(a.Token), other,
+		l.Path, a.Client, accessKind(a), ts(a.Time), hexID(a.Session), hexID(a.Token), other,
 		liveOrUnknown(a, n))
 	recipe.add(f)
 }
@@ -188,3 +189,6 @@ func accessKind(a Access) string {
 }
 
 func hexID(v int64) string { return fmt.Sprintf("0x%x", v) }
+
+// ts renders a virtual time in seconds, without the padding of clock.Time.String.
+func ts(t clock.Time) string { return strings.TrimSpace(t.String()) + "s" }

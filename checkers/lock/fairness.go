@@ -56,7 +56,7 @@ func outOfOrder(l Lock, g, e queuedGrant) checkers.Finding {
 	return checkers.Finding{
 		Rule: "queue-order",
 		Message: fmt.Sprintf("%s: %s (session %s) was granted the %s lock on node %s (sequence %d) at zxid %s (%s) while the earlier node %s (sequence %d) of %s (session %s) was waiting; that one was granted only at zxid %s (%s)",
-			l.Path, g.Client, hexID(g.Session), g.Mode, g.Node, g.seq, hexID(g.Zxid), g.Time, e.Node, e.seq, e.Client, hexID(e.Session), hexID(e.Zxid), e.Time),
+			l.Path, g.Client, hexID(g.Session), g.Mode, g.Node, g.seq, hexID(g.Zxid), ts(g.Time), e.Node, e.seq, e.Client, hexID(e.Session), hexID(e.Zxid), ts(e.Time)),
 		Clients:  []string{g.Client, e.Client},
 		Sessions: []int64{g.Session, e.Session},
 		Zxids:    []int64{g.Zxid, e.Zxid, g.Token, e.Token},

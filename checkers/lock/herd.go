@@ -79,7 +79,7 @@ func herdFinding(lock, path string, c change, ws []Watch) checkers.Finding {
 		names = append(names, fmt.Sprintf("%s (session %s, %s set at zxid %s)", w.Client, hexID(w.Session), kind, hexID(w.Zxid)))
 	}
 	f.Message = fmt.Sprintf("%s: %s, committed at %s (zxid %s), woke %d waiters through %s: %s; a change to the queue should wake only the waiter next in line",
-		lock, c.what, c.at, hexID(c.zxid), len(ws), path, strings.Join(names, ", "))
+		lock, c.what, ts(c.at), hexID(c.zxid), len(ws), path, strings.Join(names, ", "))
 	return f
 }
 

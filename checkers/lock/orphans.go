@@ -17,9 +17,9 @@ func checkOrphans(h *History, t *lockTree, _ Options) checkers.Result {
 		if !closed || (n.deleted != 0 && n.deleted <= end.zxid) {
 			continue
 		}
-		fate := fmt.Sprintf("it was still there when the run ended at %s", h.End)
+		fate := fmt.Sprintf("it was still there when the run ended at %s", ts(h.End))
 		if n.deleted != 0 {
-			fate = fmt.Sprintf("it was deleted only at %s (zxid %s)", n.deletedAt, hexID(n.deleted))
+			fate = fmt.Sprintf("it was deleted only at %s (zxid %s)", ts(n.deletedAt), hexID(n.deleted))
 		}
 		kind := "persistent"
 		if n.ephemeral {
@@ -28,7 +28,7 @@ func checkOrphans(h *History, t *lockTree, _ Options) checkers.Result {
 		col.add(checkers.Finding{
 			Rule: "node-outlives-session",
 			Message: fmt.Sprintf("%s: the %s lock node %s (token %s), created at %s by session %s, outlived that session, whose end committed at %s (zxid %s); %s",
-				n.lock, kind, n.path, hexID(n.czxid), n.created, hexID(n.owner), end.at, hexID(end.zxid), fate),
+				n.lock, kind, n.path, hexID(n.czxid), ts(n.created), hexID(n.owner), ts(end.at), hexID(end.zxid), fate),
 			Sessions: []int64{n.owner},
 			Zxids:    []int64{n.czxid, end.zxid},
 			Times:    []clock.Time{n.created, end.at},

@@ -36,7 +36,7 @@ func checkProgress(h *History, t *lockTree, opts Options) checkers.Result {
 		col.add(checkers.Finding{
 			Rule: "granted-after-heal",
 			Message: fmt.Sprintf("%s: %s (session %s) has waited for the %s lock since %s%s and was still waiting when the run ended at %s, more than %v after the heal at %s; %s",
-				a.Lock, a.Client, hexID(a.Session), a.Mode, a.Start, nodeClause(a.Node), h.End, bound, heal, blocker(h, t, a.Lock)),
+				a.Lock, a.Client, hexID(a.Session), a.Mode, ts(a.Start), nodeClause(a.Node), ts(h.End), bound, ts(heal), blocker(h, t, a.Lock)),
 			Clients:  []string{a.Client},
 			Sessions: []int64{a.Session},
 			Times:    []clock.Time{a.Start, heal, h.End},
@@ -45,7 +45,7 @@ func checkProgress(h *History, t *lockTree, opts Options) checkers.Result {
 	if late > 0 {
 		col.note(fmt.Sprintf("%d waiters started too close to the end of the run for their bound to pass", late))
 	}
-	return col.result(checked, fmt.Sprintf("%d waiters judged against the heal at %s", checked, heal))
+	return col.result(checked, fmt.Sprintf("%d waiters judged against the heal at %s", checked, ts(heal)))
 }
 
 func nodeClause(node string) string {
@@ -69,13 +69,13 @@ func blocker(h *History, t *lockTree, lock string) string {
 	holder := "no recipe ever held it (an orphan)"
 	for i := len(h.Grants) - 1; i >= 0; i-- {
 		if g := h.Grants[i]; g.Token == n.czxid {
-			holder = fmt.Sprintf("%s was granted it at %s", g.Client, g.Time)
+			holder = fmt.Sprintf("%s was granted it at %s", g.Client, ts(g.Time))
 			break
 		}
 	}
 	owner := "whose session was still open"
 	if end, closed := t.closes[n.owner]; closed {
-		owner = fmt.Sprintf("whose session ended at %s", end.at)
+		owner = fmt.Sprintf("whose session ended at %s", ts(end.at))
 	}
 	return fmt.Sprintf("the lock was blocked by node %s (token %s) of session %s, %s; %s", n.path, hexID(n.czxid), hexID(n.owner), owner, holder)
 }
