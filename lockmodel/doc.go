@@ -24,6 +24,27 @@
 // application starts over with a new client and a new Session. The recipe bugs of the bug zoo are
 // switches on the Session (Config.Bugs) and the resource (ResourceConfig.Fencing); see Bugs.
 //
+// Where the model departs from Curator, and why:
+//
+//   - The protected-mode search after a connection loss syncs before it lists the children.
+//     Curator's search can read a server that has not applied the lost create yet (its leader was
+//     still waiting for a quorum), miss it, and create a second node; the first, committed later,
+//     blocks the queue while the session lives. zabsim's sweeps found this. BugUnsyncedSearch
+//     restores Curator's search.
+//   - A Session is one ZooKeeper session. Curator's framework survives an expiry with a new handle
+//     and retries SESSIONEXPIRED; here SESSIONEXPIRED ends every operation, a lost session drops
+//     its pending guaranteed deletes, and the application makes a new Session.
+//   - Curator 3+ declares LOST by itself once SUSPENDED has lasted a session timeout (injecting an
+//     expiry into its handle); this model learns LOST only from the server, so a holder cut off
+//     from every server stays SUSPENDED (and idle) until it reconnects and hears of the expiry.
+//   - Parents are created persistent (creatingParentsIfNeeded, as LockInternals did before
+//     containers); the client-visible checkers do not model containers.
+//   - One watcher per session carries every recipe watch, so that the client registers a path once
+//     per table, as the client-visible checkers expect; recipes see the same events.
+//   - Acquire timeouts run on the node's monotonic clock (Curator reads the wall clock).
+//   - A holder needs its fencing token: a node found by the protected-mode search comes without
+//     its stat, so its czxid is read with exists before the lock or leadership is taken.
+//
 // Usage, inside the simulator:
 //
 //	var s *lockmodel.Session

@@ -156,7 +156,8 @@ func (l *LeaderLatch) reset() {
 }
 
 // tokenOfFound reads the czxid of a node a protected-mode search found, which the participant needs
-// as its fencing token.
+// as its fencing token. If it cannot be read now, the node is taken without it, as Curator takes
+// it, and the token is read before the participant leads (see lead).
 func (l *LeaderLatch) tokenOfFound(path string) {
 	l.s.existsRetrying(path, nil, func(r client.StatResult) {
 		token := int64(0)
@@ -164,6 +165,29 @@ func (l *LeaderLatch) tokenOfFound(path string) {
 			token = r.Stat.Czxid
 		}
 		l.nodeCreated(path, token)
+	})
+}
+
+// lead makes the participant leader, reading its node's czxid first if it is not known: a leader
+// must have a fencing token. A node found gone starts over; another failure waits for the next
+// check (the next RECONNECTED, or the next notification).
+func (l *LeaderLatch) lead(zxid int64) {
+	if l.ourToken != 0 {
+		l.setLeadership(true, zxid, 0)
+		return
+	}
+	path := l.ourPath
+	l.s.existsRetrying(path, nil, func(r client.StatResult) {
+		if l.state != LatchStarted || l.ourPath != path {
+			return
+		}
+		switch r.Err {
+		case proto.OK:
+			l.ourToken = r.Stat.Czxid
+			l.setLeadership(true, zxid, 0)
+		case proto.NoNode:
+			l.reset()
+		}
 	})
 }
 
@@ -209,7 +233,7 @@ func (l *LeaderLatch) checkLeadership(children []string, zxid int64) {
 	case ours < 0:
 		l.reset()
 	case ours == 0:
-		l.setLeadership(true, zxid, 0)
+		l.lead(zxid)
 	case l.s.cfg.Bugs.Has(BugHerd):
 		node := l.ourPath
 		l.s.getChildrenRetrying(l.path, l, func(r client.ChildrenResult) {

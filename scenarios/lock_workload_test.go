@@ -109,3 +109,26 @@ func TestLockRunsAreDeterministic(t *testing.T) {
 		assert.Equal(t, a.Stats, b.Stats, workload)
 	}
 }
+
+// TestUnsyncedProtectedSearchLeavesAnOrphan: with Curator's own protected-mode search (no sync
+// first), a create that commits after the search leaves an orphan node of a live session that
+// blocks the queue; the same seed passes with the synced search.
+func TestUnsyncedProtectedSearchLeavesAnOrphan(t *testing.T) {
+	bugs := lockmodel.Bugs{}.With(lockmodel.BugUnsyncedSearch)
+	for seed := uint64(1); seed <= 300; seed++ {
+		rep, err := Run(Options{Seed: seed, Observers: -1, Workload: "lock", RecipeBugs: bugs})
+		require.NoError(t, err)
+		if !rep.Failed() {
+			continue
+		}
+		require.Equal(t, lock.CheckerProgress, rep.Failure(), "seed %d: %s", seed, rep.Explain())
+		res, _ := rep.Checks.Result(lock.CheckerProgress)
+		assert.Contains(t, res.Findings[0].Message, "no recipe ever held it")
+		fixed, err := Run(Options{Seed: seed, Observers: -1, Workload: "lock"})
+		require.NoError(t, err)
+		assert.False(t, fixed.Failed(), "seed %d with the synced search: %s", seed, fixed.Explain())
+		t.Logf("found at seed %d", seed)
+		return
+	}
+	t.Fatal("no seed in 300 showed the unsynced search's orphan")
+}
