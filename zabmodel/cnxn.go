@@ -211,6 +211,10 @@ func (c *clientConn) Process(e proto.WatcherEvent, _ int64) {
 	c.sendReply(proto.ReplyHeader{Xid: proto.NotificationXid, Zxid: -1, Err: proto.OK}, &e)
 }
 
+// WatchAuth implements datatree.ReadCheckedWatcher: a notification reaches the connection only if its
+// identities may read the changed node, as the reference server (with the CVE-2024-23944 fix) checks.
+func (c *clientConn) WatchAuth() []proto.ID { return c.auth.IDs() }
+
 // IsStale implements datatree.StaleWatcher: a closed connection takes no new watches.
 func (c *clientConn) IsStale() bool { return c.state == connClosed }
 

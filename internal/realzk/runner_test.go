@@ -118,12 +118,17 @@ func TestRandomSequencesDeterministic(t *testing.T) {
 						t.Logf("seed %d, sequence:\n%s", seed, buffer.String())
 					}
 				}()
-				runTwice(t, ops)
+				real := conform.Normalize(runTwice(t, ops))
+				simulated, err := conform.Simulate(conform.SimOptions{Seed: uint64(seed)}, ops)
+				require.NoError(t, err, "simulated run")
+				diffs := conform.Compare(real, conform.Normalize(simulated))
+				assert.Empty(t, diffs, "zabsim differs from the real server on random sequence %d:\n%s", seed, conform.Report(diffs))
 				compared.Add(int64(len(ops)))
 			})
 		}
 	})
-	t.Logf("compared %d operations of %d random sequences, each run twice", compared.Load(), randomSequences)
+	t.Logf("compared %d operations of %d random sequences with zabsim's simulated server, each run twice on the real server",
+		compared.Load(), randomSequences)
 }
 
 // TestRunRequiresFreshServer shows that Run refuses a server that has run

@@ -41,6 +41,12 @@ func (t *Tree) createNode(path string, data []byte, acl []proto.ACL, owner int64
 	if parent == nil {
 		return nil, proto.NoNode, nil
 	}
+	// The parent's ACL decides who hears of the new child (3.8.4's
+	// CVE-2024-23944 fix reads it first thing).
+	parentACL, err := t.acls.lookup(parent.acl)
+	if err != nil {
+		return nil, proto.OK, fmt.Errorf("%w: %v", errJavaRuntime, err)
+	}
 	// Java counts the ACL reference before the existence check, so a
 	// create that fails with NodeExists leaves a reference behind.
 	aclIndex := t.acls.convert(acl)
@@ -75,8 +81,8 @@ func (t *Tree) createNode(path string, data []byte, acl []proto.ACL, owner int64
 	if err := t.quotaAfterCreate(parentName, childName, path, data); err != nil {
 		return nil, proto.OK, err
 	}
-	t.dataWatches.trigger(path, proto.EventNodeCreated, nil)
-	t.childWatches.trigger(watchPath(parentName), proto.EventNodeChildrenChanged, nil)
+	t.dataWatches.trigger(path, proto.EventNodeCreated, acl, nil)
+	t.childWatches.trigger(watchPath(parentName), proto.EventNodeChildrenChanged, parentACL, nil)
 	return stat, proto.OK, nil
 }
 
@@ -229,6 +235,12 @@ func (t *Tree) deleteNode(path string, zxid int64) (proto.Code, error) {
 		return proto.NoNode, nil
 	}
 	t.nodes.remove(path)
+	// Java reads the ACL the watchers are checked against before it drops
+	// the node's reference to it, which may remove it from the cache.
+	nodeACL, err := t.acls.lookup(n.acl)
+	if err != nil {
+		return proto.OK, fmt.Errorf("%w: %v", errJavaRuntime, err)
+	}
 	t.acls.removeUsage(n.acl)
 	if err := t.unindexOwner(path, n.stat.EphemeralOwner); err != nil {
 		return proto.OK, err
@@ -247,9 +259,13 @@ func (t *Tree) deleteNode(path string, zxid int64) (proto.Code, error) {
 			return proto.OK, err
 		}
 	}
-	processed := t.dataWatches.trigger(path, proto.EventNodeDeleted, nil)
-	t.childWatches.trigger(path, proto.EventNodeDeleted, processed)
-	t.childWatches.trigger(watchPath(parentName), proto.EventNodeChildrenChanged, nil)
+	parentACL, err := t.acls.lookup(parent.acl)
+	if err != nil {
+		return proto.OK, fmt.Errorf("%w: %v", errJavaRuntime, err)
+	}
+	processed := t.dataWatches.trigger(path, proto.EventNodeDeleted, nodeACL, nil)
+	t.childWatches.trigger(path, proto.EventNodeDeleted, nodeACL, processed)
+	t.childWatches.trigger(watchPath(parentName), proto.EventNodeChildrenChanged, parentACL, nil)
 	return proto.OK, nil
 }
 
@@ -259,6 +275,10 @@ func (t *Tree) setData(path string, data []byte, version int32, zxid, time int64
 	n := t.nodes.get(path)
 	if n == nil {
 		return nil, proto.NoNode, nil
+	}
+	nodeACL, err := t.acls.lookup(n.acl)
+	if err != nil {
+		return nil, proto.OK, fmt.Errorf("%w: %v", errJavaRuntime, err)
 	}
 	lastData := n.data
 	t.nodes.preChange(path, n)
@@ -276,7 +296,7 @@ func (t *Tree) setData(path string, data []byte, version int32, zxid, time int64
 			return nil, proto.OK, err
 		}
 	}
-	t.dataWatches.trigger(path, proto.EventNodeDataChanged, nil)
+	t.dataWatches.trigger(path, proto.EventNodeDataChanged, nodeACL, nil)
 	return &stat, proto.OK, nil
 }
 

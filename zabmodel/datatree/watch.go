@@ -24,6 +24,21 @@ type Watcher interface {
 // NotificationZxid is the ReplyHeader zxid of every notification in 3.8.0.
 const NotificationZxid int64 = -1
 
+// ReadCheckedWatcher is implemented by watchers that stand for a client
+// connection with identities. An event fired by a change to a node reaches
+// such a watcher only if its identities may READ the node (for NodeCreated,
+// NodeDeleted and NodeDataChanged) or the node's parent (for
+// NodeChildrenChanged), as NIOServerCnxn.process(event, znodeAcl) checks
+// since the fix for CVE-2024-23944 (3.8.4, and Debian's 3.8.0-11+deb12u2,
+// the reference server). Without the check, a client could learn of changes
+// to nodes it cannot read. The events a SetWatches answers at once carry no
+// ACL and are not filtered, as in Java. Watchers without the method get
+// every event.
+type ReadCheckedWatcher interface {
+	Watcher
+	WatchAuth() []proto.ID
+}
+
 // StaleWatcher is implemented by watchers that can tell they are closed, as a
 // ServerCnxn does with isStale: the watch managers ignore a watch added for a
 // stale watcher (WatchManager.isDeadWatcher).
@@ -193,7 +208,9 @@ func (m *watchManager) ancestry(path string) ([]string, error) {
 // watch fires only on its own path; a recursive one fires for the path and
 // every descendant, for every type but NodeChildrenChanged. It returns the
 // collected watchers (suppressed ones included), or nil if there were none.
-func (m *watchManager) trigger(path string, t proto.EventType, suppress *orderedSet[Watcher]) *orderedSet[Watcher] {
+// acl is the ACL that a ReadCheckedWatcher must be able to read for the
+// event to reach it.
+func (m *watchManager) trigger(path string, t proto.EventType, acl []proto.ACL, suppress *orderedSet[Watcher]) *orderedSet[Watcher] {
 	if len(m.table) == 0 {
 		return nil // the common case, and free of allocations
 	}
@@ -233,9 +250,13 @@ func (m *watchManager) trigger(path string, t proto.EventType, suppress *ordered
 	}
 	event := proto.WatcherEvent{Type: t, State: proto.StateSyncConnected, Path: path}
 	for _, w := range collected.keys() {
-		if suppress == nil || !suppress.contains(w) {
-			w.Process(event, NotificationZxid)
+		if suppress != nil && suppress.contains(w) {
+			continue
 		}
+		if rw, ok := w.(ReadCheckedWatcher); ok && CheckACL(acl, proto.PermRead, rw.WatchAuth()) != nil {
+			continue // filtered by ACL, and still counted as collected
+		}
+		w.Process(event, NotificationZxid)
 	}
 	return collected
 }

@@ -178,3 +178,82 @@ func TestNonComparableWatcherPanicsWithContext(t *testing.T) {
 type sliceWatcher []int
 
 func (sliceWatcher) Process(proto.WatcherEvent, int64) {}
+
+// identified is a watcher with identities, like a client connection.
+type identified struct {
+	recorder
+	auth []proto.ID
+}
+
+func (w *identified) WatchAuth() []proto.ID { return w.auth }
+
+// TestEventsReachOnlyWatchersThatMayReadTheNode follows the CVE-2024-23944
+// fix: a node's own events are checked against its ACL, a child change
+// against the parent's, and a watcher without READ hears nothing (while its
+// one-shot watch is still consumed). Watches are placed while the nodes are
+// open, or with exists, which checks no ACL; the ACLs change afterwards.
+func TestEventsReachOnlyWatchersThatMayReadTheNode(t *testing.T) {
+	tree := New(Config{})
+	alice := proto.ID{Scheme: SchemeDigest, ID: DigestID("alice:secret")}
+	aliceOnly := []proto.ACL{{Perms: proto.PermAll, ID: alice}}
+	zxid := int64(0)
+	apply := func(e *proto.TxnEntry) { tree.Apply(e) }
+	next := func() int64 { zxid++; return zxid }
+	create := func(path string, acl []proto.ACL) {
+		e := createEntry(next(), 1, path, "", false, -1)
+		e.Txn.(*proto.CreateTxn).ACL = acl
+		apply(e)
+	}
+	setACL := func(path string, acl []proto.ACL, version int32) {
+		apply(&proto.TxnEntry{Header: header(proto.OpSetACL, 1, next()), Txn: &proto.SetACLTxn{Path: path, ACL: acl, Version: version}})
+	}
+	create("/p", proto.OpenACLUnsafe)
+
+	owner := &identified{auth: []proto.ID{{Scheme: "ip", ID: "127.0.0.1"}, alice}}
+	stranger := &identified{auth: []proto.ID{{Scheme: "ip", ID: "127.0.0.1"}}}
+	super := &identified{auth: []proto.ID{{Scheme: SchemeSuper, ID: "admin"}}}
+	plain := &recorder{} // no identities: not checked, as a non-connection watcher in Java
+	everyone := []Watcher{owner, stranger, super, plain}
+	for _, w := range everyone {
+		_, _, err := tree.GetChildren("/p", owner.auth, w)
+		require.NoError(t, err)
+		_, err = tree.Exists("/p/x", w)
+		require.Equal(t, proto.NoNode, err)
+	}
+	setACL("/p", aliceOnly, 1)
+
+	// NodeChildrenChanged is checked against the parent's ACL, NodeCreated
+	// against the new node's (open here).
+	create("/p/x", proto.OpenACLUnsafe)
+	created := event(proto.EventNodeCreated, "/p/x")
+	children := event(proto.EventNodeChildrenChanged, "/p")
+	for _, w := range []*recorder{&owner.recorder, &super.recorder, plain} {
+		assert.Equal(t, []proto.WatcherEvent{created, children}, w.take())
+	}
+	assert.Equal(t, []proto.WatcherEvent{created}, stranger.take(), "no READ on the parent /p")
+
+	// NodeDataChanged is checked against the node's ACL.
+	for _, w := range everyone {
+		_, err := tree.Exists("/p/x", w)
+		require.NoError(t, err)
+	}
+	setACL("/p/x", aliceOnly, 1)
+	apply(setDataEntry(next(), "/p/x", "v", 1))
+	for _, w := range []*recorder{&owner.recorder, &super.recorder, plain} {
+		assert.Equal(t, []proto.WatcherEvent{event(proto.EventNodeDataChanged, "/p/x")}, w.take())
+	}
+	assert.Empty(t, stranger.take(), "no READ on /p/x")
+
+	// The stranger's one-shot watch was consumed by the event it did not
+	// get; a new one hears nothing of the delete either, which is checked
+	// against the deleted node's ACL.
+	apply(setDataEntry(next(), "/p/x", "w", 2))
+	for _, w := range everyone {
+		_, err := tree.Exists("/p/x", w)
+		require.NoError(t, err)
+	}
+	apply(deleteEntry(next(), 1, "/p/x"))
+	assert.Equal(t, []proto.WatcherEvent{event(proto.EventNodeDeleted, "/p/x")}, owner.take())
+	assert.Empty(t, stranger.take(), "NodeDeleted is checked against the deleted node's ACL")
+	assert.Zero(t, tree.WatchCount())
+}
