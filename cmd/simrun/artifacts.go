@@ -2,11 +2,15 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/zabsim/zabsim/checkers"
 	"github.com/zabsim/zabsim/scenarios"
 	"github.com/zabsim/zabsim/sim"
 )
@@ -26,22 +30,18 @@ func (e *determinismError) Error() string {
 
 // writeFailureArtifacts writes one failing seed's directory under outDir: the script, the
 // explanation with the replay command, and the text trace of the seed replayed with the trace on.
-// The replay must reach the sweep's trace hash; a different hash is a determinism bug.
-//
-// The porcupine visualization of a failed linearizability check is not written yet: scenarios has
-// no way to request it (see the explanation file).
+// The replay must reach the sweep's trace hash; a different hash is a determinism bug. When a
+// linearizability check failed (or could not decide), the same replay also asks for porcupine's
+// HTML visualization of every linearizability check of the run, one file per model and prefix.
 func writeFailureArtifacts(env *environment, outDir string, opts scenarios.Options, r seedResult, replay string) (string, error) {
 	dir := filepath.Join(outDir, fmt.Sprintf("seed-%d", r.seed))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return dir, fmt.Errorf("--out: %w", err)
 	}
-	var explanation strings.Builder
-	fmt.Fprintf(&explanation, "class: %s\nreplay: %s\n\n%s", r.class, replay, r.explanation)
-	if strings.HasPrefix(strings.TrimPrefix(r.class, outsidePrefix), "linearizability") {
-		explanation.WriteString("\nThe porcupine visualization is not written: scenarios.Options cannot request it yet.\n")
-	}
-	if err := os.WriteFile(filepath.Join(dir, "explanation.txt"), []byte(explanation.String()), 0o644); err != nil {
-		return dir, fmt.Errorf("--out: %w", err)
+	var visualizations *visualizationSet
+	if linearizabilityClass(r.class) {
+		visualizations = &visualizationSet{}
+		opts.Visualization = visualizations.writer
 	}
 	if err := os.WriteFile(filepath.Join(dir, "script.txt"), []byte(r.script), 0o644); err != nil {
 		return dir, fmt.Errorf("--out: %w", err)
@@ -50,10 +50,110 @@ func writeFailureArtifacts(env *environment, outDir string, opts scenarios.Optio
 	if err != nil {
 		return dir, err
 	}
+	var explanation strings.Builder
+	fmt.Fprintf(&explanation, "class: %s\nreplay: %s\n\n%s", r.class, replay, r.explanation)
+	if visualizations != nil {
+		names, err := visualizations.save(dir)
+		if err != nil {
+			return dir, err
+		}
+		fmt.Fprintf(&explanation, "\nporcupine visualizations (open in a browser): %s\n", strings.Join(names, ", "))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "explanation.txt"), []byte(explanation.String()), 0o644); err != nil {
+		return dir, fmt.Errorf("--out: %w", err)
+	}
 	if hash != r.traceHash {
 		return dir, &determinismError{seed: r.seed, first: r.traceHash, again: hash, what: "replayed with the text trace on for --out"}
 	}
 	return dir, nil
+}
+
+// linearizabilityClass reports whether a failure class is a linearizability check's verdict
+// (a violation, or "unknown:" when porcupine ran out of time), inside the fault model or not.
+func linearizabilityClass(class string) bool {
+	class = strings.TrimPrefix(class, outsidePrefix)
+	class = strings.TrimPrefix(class, "unknown:")
+	return strings.HasPrefix(class, "linearizability/")
+}
+
+// visualizationSet collects the porcupine visualizations a run writes, in memory, so that they
+// are saved only once the run is over and an error writing one can be reported with context.
+type visualizationSet struct {
+	files []visualizationFile
+}
+
+type visualizationFile struct {
+	name string
+	html *bytes.Buffer
+}
+
+// maxVisualizations bounds the files one run may write; a workload has a handful of checks.
+const maxVisualizations = 64
+
+// writer is the scenarios.Options.Visualization hook: it names the file by model and prefix and
+// hands out its buffer. Past maxVisualizations, further checks are visualized into nothing.
+func (v *visualizationSet) writer(model checkers.ModelKind, prefix string) io.Writer {
+	if len(v.files) >= maxVisualizations {
+		return io.Discard
+	}
+	base := "porcupine-" + modelName(model) + "-" + prefixName(prefix)
+	name := base + ".html"
+	for i := 2; v.has(name); i++ {
+		name = fmt.Sprintf("%s-%d.html", base, i)
+	}
+	file := visualizationFile{name: name, html: &bytes.Buffer{}}
+	v.files = append(v.files, file)
+	return file.html
+}
+
+func (v *visualizationSet) has(name string) bool {
+	return slices.ContainsFunc(v.files, func(f visualizationFile) bool { return f.name == name })
+}
+
+// save writes the collected visualizations into dir and returns their file names.
+func (v *visualizationSet) save(dir string) ([]string, error) {
+	var names []string
+	for _, f := range v.files {
+		if err := os.WriteFile(filepath.Join(dir, f.name), f.html.Bytes(), 0o644); err != nil {
+			return names, fmt.Errorf("--out: writing a porcupine visualization: %w", err)
+		}
+		names = append(names, f.name)
+	}
+	if len(names) == 0 {
+		names = append(names, "none (the replay ran no linearizability check)")
+	}
+	return names, nil
+}
+
+// modelName names a linearizability model in a file name.
+func modelName(model checkers.ModelKind) string {
+	switch model {
+	case checkers.RegisterModel:
+		return "register"
+	case checkers.TreeModel:
+		return "tree"
+	case checkers.QueueModel:
+		return "queue"
+	}
+	return fmt.Sprintf("model%d", model)
+}
+
+// prefixName turns a znode prefix into a file name part: "/" is "root", and "/a/b" is "a-b".
+// Characters a file name should not hold become "_".
+func prefixName(prefix string) string {
+	trimmed := strings.Trim(prefix, "/")
+	if trimmed == "" {
+		return "root"
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '/':
+			return '-'
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		}
+		return '_'
+	}, trimmed)
 }
 
 // writeTraceFile runs a seed with its text trace going to path and returns the trace hash.

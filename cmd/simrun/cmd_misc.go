@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/zabsim/zabsim/lockmodel"
+	"github.com/zabsim/zabsim/scenarios"
 	"github.com/zabsim/zabsim/scenarios/conform"
 	"github.com/zabsim/zabsim/zabmodel"
 )
@@ -15,12 +17,14 @@ const scriptUsage = `Usage: simrun script --seed S [flags]
 
 Prints the fault script a seed draws with these flags (the cluster, the workload, the duration
 and every timed fault), in the format 'simrun replay --script' reads, so that it can be saved and
-edited. The seed is run once to draw it: scenarios draws the schedule inside a run.
+edited. The seed is not run: its script comes from a random stream of its own (DrawScript), apart
+from the stream its run uses. That is also why 'simrun replay --script FILE --seed S', with the
+printed script and the same flags, is the same run as 'simrun replay --seed S'.
 
 Examples:
   simrun script --seed 17 > s17.script
   simrun script --seed 17 --servers 5 --faults partition,clog --duration 2m
-  simrun replay --script s17.script --seed 17
+  simrun replay --script s17.script --seed 17     # the same run as: simrun replay --seed 17
 `
 
 type scriptFlags struct {
@@ -55,15 +59,16 @@ func cmdScript(env *environment, args []string) int {
 		usageFailed(env, "script", err)
 		return exitUsage
 	}
-	report, err := env.runSeed(opts, f.seed.value)
+	opts.Seed = f.seed.value
+	script, err := scenarios.DrawScript(opts)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "simrun script: %v\n", err)
-		return runErrorExit(err)
+		return exitUsage
 	}
 	fmt.Fprintf(env.stdout, "# Drawn by seed %d with: %s\n", f.seed.value,
 		strings.Join(append([]string{"simrun", "script", "--seed", f.seed.String()}, f.scenario.replayArgs()...), " "))
-	fmt.Fprintf(env.stdout, "# Run with --script, it is not the same run as seed %d alone: see 'simrun help replay'.\n", f.seed.value)
-	if err := report.Script.Format(env.stdout); err != nil {
+	fmt.Fprintf(env.stdout, "# With --script FILE --seed %d and the same flags, replay runs exactly seed %d's run.\n", f.seed.value, f.seed.value)
+	if err := script.Format(env.stdout); err != nil {
 		fmt.Fprintf(env.stderr, "simrun script: %v\n", err)
 		return exitFailure
 	}
@@ -130,12 +135,16 @@ func cmdConform(env *environment, args []string) int {
 
 const bugsUsage = `Usage: simrun bugs
 
-Lists the real ZooKeeper bugs that the simulated server can re-introduce, one switch each, for
-the --bug flag of run, replay, shrink, script and bench.
+Lists the real bugs that zabsim can re-introduce, one switch each, for the --bug flag of run,
+replay, shrink and script: the ZooKeeper server bugs, then the lock recipe bugs. A recipe bug acts
+only on the lock, rwlock and election workloads. 'simrun hunt' measures how fast a sweep finds
+each one.
 
-Example:
+Examples:
   simrun bugs
   simrun run --seeds 200 --bug ZK-3911,ZK-2845
+  simrun run --seeds 200 --bug lock-herd --workload lock
+  simrun hunt --seeds 500
 `
 
 func cmdBugs(env *environment, args []string) int {
@@ -144,9 +153,12 @@ func cmdBugs(env *environment, args []string) int {
 		return flagExit(err)
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tDESCRIPTION")
+	fmt.Fprintln(tw, "NAME\tKIND\tDESCRIPTION")
 	for _, bug := range zabmodel.BugList() {
-		fmt.Fprintf(tw, "%s\t%s\n", bug.Name, bug.Description)
+		fmt.Fprintf(tw, "%s\tserver\t%s\n", bug.Name, bug.Description)
+	}
+	for _, bug := range lockmodel.BugList() {
+		fmt.Fprintf(tw, "%s\trecipe (%s workload)\t%s\n", bug.Name, recipeWorkload(bug.Name), bug.Description)
 	}
 	if err := tw.Flush(); err != nil {
 		fmt.Fprintf(env.stderr, "simrun bugs: %v\n", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,8 +22,10 @@ compares the two trace hashes: they must be equal, and a mismatch is a determini
 
 Give the same flags as the run that failed (the replay command printed by 'simrun run' has them).
 With --script, the script decides the cluster, the workload and the faults, and the seed (default
-1) decides everything else. Note that a seed's drawn script replayed with --script is a different
-run from the seed alone: the seed's random stream is not spent on drawing a schedule.
+1) decides everything else. A seed draws its script from a random stream of its own, apart from
+the one its run uses, so the script of seed S ('simrun script --seed S') replayed with --script
+and --seed S is the very same run as seed S alone: same trace, same trace hash. Edit the script
+to try a variation of a failing seed.
 
 Exit status: 0 when the run passed, 1 when it failed or replayed differently, 2 on bad usage.
 
@@ -96,7 +99,7 @@ func cmdReplay(env *environment, args []string) int {
 		fmt.Fprintf(env.stderr, "simrun replay: writing the trace: %v\n", flushErr)
 		return exitFailure
 	}
-	writeReport(reportTo, first, f.scenario.replayCommand(opts.Seed))
+	writeReport(reportTo, first, f.scenario.bugs.String(), f.scenario.replayCommand(opts.Seed))
 	opts.Trace = sim.TraceConfig{}
 	second, err := env.runSeed(opts, opts.Seed)
 	if err != nil {
@@ -116,8 +119,9 @@ func cmdReplay(env *environment, args []string) int {
 	return exitPass
 }
 
-// writeReport prints a run's verdict and counts for a person.
-func writeReport(w io.Writer, report *scenarios.Report, replay string) {
+// writeReport prints a run's verdict and counts for a person. bugs names the switches on, of both
+// kinds (the report knows only the server's).
+func writeReport(w io.Writer, report *scenarios.Report, bugs, replay string) {
 	class := classify(report)
 	verdict := "PASS"
 	if class != "" {
@@ -126,7 +130,7 @@ func writeReport(w io.Writer, report *scenarios.Report, replay string) {
 	s := report.Stats
 	fmt.Fprintf(w, "--- report\n%s\n%s", verdict, report.Explain())
 	fmt.Fprintf(w, "virtual time %ss, %d events, %d operations completed, %d txns committed, %d leaders established, %d faults injected, bugs: %s\n",
-		strings.TrimSpace(s.VirtualTime.String()), s.Events, s.OpsCompleted, s.Committed, s.Leaders, s.FaultsInjected, report.Bugs)
+		strings.TrimSpace(s.VirtualTime.String()), s.Events, s.OpsCompleted, s.Committed, s.Leaders, s.FaultsInjected, cmp.Or(bugs, "none"))
 	if len(report.Outcome.OutsideFaultModel) > 0 {
 		fmt.Fprintln(w, outsideModelWarning)
 	}

@@ -35,7 +35,9 @@ their summary counts add up.
 
 --out DIR writes, for each of the first --out-max failing seeds (in seed order), a directory
 seed-S/ with the text trace (the seed replayed with the trace on), the script, and the
-explanation with the replay command.
+explanation with the replay command. When a linearizability check failed, the replay also
+writes porcupine's HTML visualization of each linearizability check of the run, named
+porcupine-MODEL-PREFIX.html (e.g. porcupine-register-root.html); open it in a browser.
 `
 
 // runFlags are the run command's flags.

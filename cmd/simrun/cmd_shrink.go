@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,11 +21,11 @@ the run still fails with the same failure class. It prints the minimal script an
 --out (default shrunk-S.script); 'simrun replay --script FILE --seed S' with the same flags
 reproduces the failure.
 
-Candidates run as scripted runs, which spend the seed's random stream differently from the seed's
-own run (that one also draws its schedule from it). Shrinking therefore starts by checking that the
-seed's script, run as a script, still fails the same way; when it does not, it tries the script
-with the next seeds (up to --reseed), says which seed reproduces the failure, and uses that seed
-in the saved replay command. When none does, there is nothing reproducible to shrink.
+Candidates run as scripted runs with the same seed. A seed draws its script from a random stream
+of its own, so the seed's script run as a script is the seed's own run; shrinking checks this
+first (same failure class, same trace hash) and warns if it does not hold, which would be a bug in
+zabsim. Only then, as a fallback, it tries the script with the next seeds (up to --reseed), says
+which seed reproduces the failure, and uses that seed in the saved replay command.
 
 Exit status: 0 when a minimal failing script was saved, 1 when the failure could not be
 reproduced as a script (or the seed passes), 2 on bad usage.
@@ -49,7 +50,7 @@ func newShrinkFlags() (*flag.FlagSet, *shrinkFlags) {
 	fs.Var(&f.seed, "seed", "the failing seed `S` (required unless --script is given; then it defaults to 1)")
 	fs.StringVar(&f.out, "out", "", "`FILE` to save the minimal script to (default shrunk-S.script)")
 	fs.IntVar(&f.maxRuns, "max-runs", 2000, "give up shrinking further after this many runs")
-	fs.IntVar(&f.reseeds, "reseed", 64, "when the seed's script run as a script does not fail alike, try it with up to this many next seeds")
+	fs.IntVar(&f.reseeds, "reseed", 64, "fallback only: if the seed's script run as a script does not fail alike (a zabsim bug), try it with up to this many next seeds")
 	f.scenario.register(fs)
 	return fs, f
 }
@@ -96,21 +97,27 @@ var errRunBudget = errors.New("shrink: run budget spent")
 
 // fails runs a candidate script and reports whether it fails with the class being shrunk.
 func (s *shrinker) fails(script *scenarios.Script) (bool, error) {
-	if s.runs >= s.maxRuns {
-		return false, errRunBudget
-	}
-	s.runs++
-	opts := s.opts
-	opts.Script = script
-	report, err := s.env.runSeed(opts, opts.Seed)
+	report, err := s.runCandidate(script)
 	if err != nil {
 		return false, err
 	}
 	return classify(report) == s.class, nil
 }
 
-// reproduce runs the seed as given and finds a seed with which its script, run as a script, fails
-// alike: the seed itself when possible, else one of the next --reseed seeds.
+// runCandidate runs a script with the shrinker's seed, counting the run against --max-runs.
+func (s *shrinker) runCandidate(script *scenarios.Script) (*scenarios.Report, error) {
+	if s.runs >= s.maxRuns {
+		return nil, errRunBudget
+	}
+	s.runs++
+	opts := s.opts
+	opts.Script = script
+	return s.env.runSeed(opts, opts.Seed)
+}
+
+// reproduce runs the seed as given and checks that its script, run as a script with the same
+// seed, is the same run. If it is not even the same failure, it falls back to the next --reseed
+// seeds.
 func (s *shrinker) reproduce() (*scenarios.Script, int) {
 	report, err := s.env.runSeed(s.opts, s.opts.Seed)
 	if err != nil {
@@ -127,27 +134,45 @@ func (s *shrinker) reproduce() (*scenarios.Script, int) {
 	if s.opts.Script != nil {
 		return script, exitPass // The run was a scripted run already.
 	}
+	scripted, err := s.runCandidate(script)
+	if err != nil {
+		fmt.Fprintf(s.env.stderr, "simrun shrink: %v\n", err)
+		return nil, runErrorExit(err)
+	}
+	if scripted.Outcome.TraceHash != report.Outcome.TraceHash {
+		fmt.Fprintf(s.env.stderr, "shrink: WARNING: seed %d's script, run as a script with seed %d, gave trace hash %016x, not the "+
+			"seed's %016x: a seed's script should replay its run exactly (scenarios.DrawScript); please report this\n",
+			s.opts.Seed, s.opts.Seed, scripted.Outcome.TraceHash, report.Outcome.TraceHash)
+	}
+	if classify(scripted) == s.class {
+		return script, exitPass
+	}
+	return s.reseed(script, classify(scripted))
+}
+
+// reseed is the fallback for a script that, run as a script with its own seed, does not fail
+// alike: it tries the next seeds, up to --reseed of them, and says so loudly, since the seed's own
+// script should have been the seed's own run.
+func (s *shrinker) reseed(script *scenarios.Script, scriptedClass string) (*scenarios.Script, int) {
+	fmt.Fprintf(s.env.stderr, "shrink: WARNING: seed %d's script, run as a script with seed %d, ends %q instead of failing with %s; "+
+		"FALLBACK: trying the script with the next %d seeds\n", s.opts.Seed, s.opts.Seed, cmp.Or(scriptedClass, "passing"), s.class, s.reseeds)
 	seed, err := s.scriptSeed(script)
 	if err != nil {
 		fmt.Fprintf(s.env.stderr, "simrun shrink: %v\n", err)
 		return nil, exitFailure
 	}
-	if seed != s.opts.Seed {
-		fmt.Fprintf(s.env.stderr, "shrink: NOTE: the script fails with %s when replayed with seed %d, not with seed %d; "+
-			"the saved replay command uses seed %d\n", s.class, seed, s.opts.Seed, seed)
-		s.opts.Seed = seed
-	}
+	fmt.Fprintf(s.env.stderr, "shrink: FALLBACK: the script fails with %s when replayed with seed %d, not with seed %d; "+
+		"the saved replay command uses seed %d\n", s.class, seed, s.opts.Seed, seed)
+	s.opts.Seed = seed
 	return script, exitPass
 }
 
-// scriptSeed finds the seed with which the script, run as a script, fails with the class. A
-// scripted run spends the seed's random stream differently from the seed's own run (which draws
-// its schedule from it first), so the seed's own script may not fail with the seed; the next
-// seeds are tried, up to --reseed of them.
+// scriptSeed finds the seed after the shrinker's own with which the script, run as a script,
+// fails with the class, trying up to --reseed of them.
 func (s *shrinker) scriptSeed(script *scenarios.Script) (uint64, error) {
 	original := s.opts.Seed
 	defer func() { s.opts.Seed = original }()
-	for i := 0; i <= s.reseeds && s.opts.Seed >= original; i++ {
+	for i := 1; i <= s.reseeds && original+uint64(i) > original; i++ {
 		s.opts.Seed = original + uint64(i)
 		ok, err := s.fails(script)
 		if err != nil {
@@ -157,9 +182,8 @@ func (s *shrinker) scriptSeed(script *scenarios.Script) (uint64, error) {
 			return s.opts.Seed, nil
 		}
 	}
-	return 0, fmt.Errorf("seed %d's script, run as a script, fails with %s neither with seed %d nor with the %d seeds after it "+
-		"(a scripted run spends the seed's random stream differently from the seed's own run); try a larger --reseed",
-		original, s.class, original, s.reseeds)
+	return 0, fmt.Errorf("seed %d's script, run as a script, fails with %s neither with seed %d nor with the %d seeds after it; "+
+		"nothing reproducible to shrink (try a larger --reseed)", original, s.class, original, s.reseeds)
 }
 
 // shrink reduces the script while it keeps failing with the same class: blocks of actions, then

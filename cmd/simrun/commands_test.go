@@ -109,6 +109,49 @@ func TestScriptPrintsTheScriptTheSeedDraws(t *testing.T) {
 	assert.Contains(t, replay.stdout, "replay: simrun replay --seed 4 --script "+path)
 }
 
+// TestAScriptReplayedWithItsSeedIsTheSeedsRun: 'simrun replay --script <script of S> --seed S' is
+// the same run as 'simrun replay --seed S': the same trace hash, the same verdict, the same trace.
+// The flags that the script decides go to 'script'; the others go to both replays.
+func TestAScriptReplayedWithItsSeedIsTheSeedsRun(t *testing.T) {
+	cases := []struct {
+		seed         string
+		scriptFlags  []string
+		runFlags     []string
+		wantsFailure bool
+	}{
+		{"3", []string{"--duration", "10s", "--faults", "crash,partition,clog", "--clients", "3"}, nil, false},
+		{"8", []string{"--duration", "8s", "--workload", "config"}, []string{"--liveness-bound", "40s"}, false},
+		{failingSeed(t), []string{"--duration", "10s", "--workload", "registers"}, []string{"--bug", "ZK-3911"}, true},
+	}
+	for _, c := range cases {
+		drawn := runCLI(t, "", append(append([]string{"script", "--seed", c.seed}, c.scriptFlags...), c.runFlags...)...)
+		require.Equal(t, exitPass, drawn.code, drawn.stderr)
+		path := writeTempFile(t, "s"+c.seed+".script", drawn.stdout)
+
+		seedAlone := runCLI(t, "", append(append([]string{"replay", "--seed", c.seed}, c.scriptFlags...), c.runFlags...)...)
+		scripted := runCLI(t, "", append([]string{"replay", "--script", path, "--seed", c.seed}, c.runFlags...)...)
+		require.NotEqual(t, exitUsage, seedAlone.code, seedAlone.stderr)
+		require.NotEqual(t, exitUsage, scripted.code, scripted.stderr)
+		aloneHash, scriptedHash := hashLine.FindStringSubmatch(seedAlone.stdout), hashLine.FindStringSubmatch(scripted.stdout)
+		require.NotNil(t, aloneHash, seedAlone.stdout)
+		require.NotNil(t, scriptedHash, scripted.stdout)
+		assert.Equal(t, aloneHash[1], scriptedHash[1], "seed %s: the script replays the seed's run", c.seed)
+		assert.Equal(t, seedAlone.code, scripted.code, "seed %s: the same verdict", c.seed)
+		assert.Equal(t, c.wantsFailure, seedAlone.code == exitFailure, "seed %s: %s", c.seed, seedAlone.stdout[max(0, len(seedAlone.stdout)-1500):])
+		traceOf := func(out string) string { return out[:strings.Index(out, "--- report\n")] }
+		assert.Equal(t, traceOf(seedAlone.stdout), traceOf(scripted.stdout), "seed %s: the same trace, line for line", c.seed)
+	}
+}
+
+// failingSeed is the first seed of the shared failing sweep (ZK-3911, 10 s, registers).
+func failingSeed(t *testing.T) string {
+	sweep, err := failingSweep()
+	require.NoError(t, err)
+	match := failLine.FindStringSubmatch(sweep.stdout)
+	require.NotNil(t, match, sweep.stdout)
+	return match[1]
+}
+
 func TestShrinkGivesAShorterScriptThatStillFails(t *testing.T) {
 	sweep, err := failingSweep()
 	require.NoError(t, err)
@@ -135,10 +178,13 @@ func TestShrinkGivesAShorterScriptThatStillFails(t *testing.T) {
 	assert.LessOrEqual(t, minimal.Duration, originalScript.Duration)
 	t.Logf("seed %s: %d actions shrunk to %d:\n%s", seed, len(originalScript.Actions), len(minimal.Actions), saved)
 
-	// The header names the command that replays the minimal script; it fails the same way.
+	// The header names the command that replays the minimal script, with the seed itself (its
+	// script is its run, so no other seed was needed); it fails the same way.
+	assert.NotContains(t, shrunk.stderr, "WARNING")
+	assert.NotContains(t, shrunk.stderr, "FALLBACK")
 	header := regexp.MustCompile(`(?m)^# Replay: (simrun replay .*)$`).FindStringSubmatch(string(saved))
 	require.NotNil(t, header)
-	assert.Contains(t, header[1], "--script "+out)
+	assert.Contains(t, header[1], "simrun replay --seed "+seed+" --script "+out)
 	replay := runCLI(t, "", strings.Fields(header[1])[1:]...)
 	assert.Equal(t, exitFailure, replay.code, replay.stderr)
 	assert.Contains(t, replay.stdout, "FAIL "+class+"\n")
@@ -226,7 +272,7 @@ func TestReplayArgumentsReproduceTheOptions(t *testing.T) {
 		pick("faults", "all", "none", "crash", "partition,crash", "clock,clog,clog")
 		pick("duration", "1s", "60s", "1m30s")
 		pick("liveness-bound", "10s", "1m")
-		pick("bug", "ZK-3911", "zk-2845,ZK-3911", "none")
+		pick("bug", "ZK-3911", "zk-2845,ZK-3911", "none", "lock-herd", "rwlock-writer-skips-readers,ZK-4646,lock-herd")
 		if rapid.Bool().Draw(t, "datagram") {
 			given = append(given, "--datagram-faults")
 		}
@@ -273,7 +319,9 @@ func failOnlyWhen(fails func(opts scenarios.Options) bool) runFunc {
 	}
 }
 
-func TestShrinkFindsASeedWithWhichTheScriptFailsAlike(t *testing.T) {
+// TestShrinkFallsBackToASeedWithWhichTheScriptFailsAlike checks the fallback that a correct zabsim
+// never needs: a seed whose script, run as a script, does not fail alike.
+func TestShrinkFallsBackToASeedWithWhichTheScriptFailsAlike(t *testing.T) {
 	// Seed 5 fails on its own; its script, run as a script, fails only with seed 7.
 	run := failOnlyWhen(func(opts scenarios.Options) bool {
 		return (opts.Script == nil && opts.Seed == 5) || (opts.Script != nil && opts.Seed == 7)
@@ -282,7 +330,9 @@ func TestShrinkFindsASeedWithWhichTheScriptFailsAlike(t *testing.T) {
 	flags := []string{"shrink", "--seed", "5", "--faults", "crash", "--duration", "8s", "--workload", "registers", "--out", out}
 	r := runCLIWith(t, run, "", flags...)
 	require.Equal(t, exitPass, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "NOTE: the script fails with panic when replayed with seed 7, not with seed 5")
+	assert.Contains(t, r.stderr, `WARNING: seed 5's script, run as a script with seed 5, ends "passing" instead of failing with panic`)
+	assert.NotContains(t, r.stderr, "trace hash", "the scripted run is still the seed's run, only its verdict was tampered with")
+	assert.Contains(t, r.stderr, "FALLBACK: the script fails with panic when replayed with seed 7, not with seed 5")
 	assert.Contains(t, r.stdout, "# Shrunk by simrun from seed 5: fails with panic.\n")
 	assert.Contains(t, r.stdout, "# Replay: simrun replay --seed 7 --script "+out+"\n")
 	minimal, err := scenarios.ParseScript(strings.NewReader(r.stdout))

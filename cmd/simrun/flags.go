@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zabsim/zabsim/lockmodel"
 	"github.com/zabsim/zabsim/scenarios"
 	"github.com/zabsim/zabsim/zabmodel"
 )
@@ -27,32 +28,68 @@ const (
 	scriptConflictAdvice = "the script sets it; edit the script instead"
 )
 
-// bugFlag collects --bug values: repeatable, each a comma-separated list of bug names.
+// bugFlag collects --bug values: repeatable, each a comma-separated list of bug names. A name is
+// either a ZooKeeper server bug (zabmodel) or a lock recipe bug (lockmodel); the two lists share no
+// name, so one flag serves both and a printed replay command needs no second flag.
 type bugFlag struct {
-	names []string
-	bugs  zabmodel.Bugs
+	bugs   zabmodel.Bugs
+	recipe lockmodel.Bugs
 }
 
 func (b *bugFlag) String() string {
-	if b == nil || b.bugs.Empty() {
+	if b == nil || b.empty() {
 		return ""
 	}
-	return b.bugs.String()
+	return strings.Join(b.canonicalNames(), ",")
+}
+
+// empty reports whether no bug of either kind is switched on.
+func (b *bugFlag) empty() bool { return b.bugs.Empty() && b.recipe.Empty() }
+
+// canonicalNames are the switched-on names as the bug lists spell them, server bugs first, each
+// list in zoo order, so that two spellings of the same set print alike.
+func (b *bugFlag) canonicalNames() []string {
+	return append(b.bugs.Names(), b.recipe.Names()...)
 }
 
 // Set parses one occurrence; an unknown name is refused at once, naming the known ones.
 func (b *bugFlag) Set(value string) error {
-	added, err := zabmodel.ParseBugs(value)
-	if err != nil {
-		return fmt.Errorf("%w; 'simrun bugs' describes them", err)
+	for _, name := range strings.Split(value, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" || strings.EqualFold(name, "none") {
+			continue
+		}
+		if server, err := zabmodel.ParseBugs(name); err == nil {
+			for _, info := range zabmodel.BugList() {
+				if server.Has(info.Bug) {
+					b.bugs = b.bugs.With(info.Bug)
+				}
+			}
+			continue
+		}
+		if recipe, err := lockmodel.ParseBugs(name); err == nil {
+			for _, info := range lockmodel.BugList() {
+				if recipe.Has(info.Bug) {
+					b.recipe = b.recipe.With(info.Bug)
+				}
+			}
+			continue
+		}
+		return fmt.Errorf("unknown bug %q (known: %s); 'simrun bugs' describes them", name, strings.Join(allBugNames(), ", "))
 	}
-	b.names = append(b.names, added.Names()...)
-	all, err := zabmodel.ParseBugs(strings.Join(b.names, ","))
-	if err != nil {
-		return err
-	}
-	b.bugs = all
 	return nil
+}
+
+// allBugNames lists every bug switch: the server bugs, then the recipe bugs, each in zoo order.
+func allBugNames() []string {
+	var names []string
+	for _, info := range zabmodel.BugList() {
+		names = append(names, info.Name)
+	}
+	for _, info := range lockmodel.BugList() {
+		names = append(names, info.Name)
+	}
+	return names
 }
 
 // scenarioFlags are the flags that change what a run does; every command that runs seeds has them,
@@ -82,7 +119,8 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.faults, "faults", defaultFaults, "fault families, comma-separated ("+strings.Join(scenarios.FaultFamilies, ",")+"), or all, or none")
 	fs.DurationVar(&f.duration, "duration", scenarios.DefaultDuration, "virtual length of the fault phase (at most 1h)")
 	fs.DurationVar(&f.livenessBound, "liveness-bound", scenarios.DefaultLivenessBound, "virtual time allowed after healing for a leader and every pending operation (at most 1h)")
-	fs.Var(&f.bugs, "bug", "re-introduce a real ZooKeeper bug by `NAME`, e.g. ZK-3911 (repeatable or comma-separated; see 'simrun bugs')")
+	fs.Var(&f.bugs, "bug", "re-introduce a real bug by `NAME`: a server bug such as ZK-3911, or a lock recipe bug such as lock-herd, "+
+		"which acts only on the lock, rwlock and election workloads (repeatable or comma-separated; see 'simrun bugs')")
 	fs.BoolVar(&f.linearizableReadsAfterSync, "linearizable-reads-after-sync", false, "add the opt-in check that reads after sync are linearizable (ZooKeeper does not promise it)")
 	fs.BoolVar(&f.datagramFaults, "datagram-faults", false, "inject loss, duplication and reordering inside connections: OUTSIDE ZAB's fault model")
 	fs.StringVar(&f.scriptPath, "script", "", "run this scenario script `FILE` instead of the one each seed draws")
@@ -99,7 +137,7 @@ func (f *scenarioFlags) noteSet(fs *flag.FlagSet) {
 func (f *scenarioFlags) options() (scenarios.Options, error) {
 	opts := scenarios.Options{
 		Servers: f.servers, Observers: f.observers, Clients: f.clients, Duration: f.duration,
-		LivenessBound: f.livenessBound, Bugs: f.bugs.bugs,
+		LivenessBound: f.livenessBound, Bugs: f.bugs.bugs, RecipeBugs: f.bugs.recipe,
 		LinearizableReadsAfterSync: f.linearizableReadsAfterSync, DatagramFaults: f.datagramFaults,
 	}
 	var problems []error
@@ -127,6 +165,14 @@ func (f *scenarioFlags) options() (scenarios.Options, error) {
 			return opts, err
 		}
 		opts.Script = script
+		// The script's own duration and clients are the run's: the runner's budgets follow the
+		// options, and a scripted run must be the very run the script's seed made.
+		if script.Duration > 0 {
+			opts.Duration = script.Duration
+		}
+		if script.Clients > 0 {
+			opts.Clients = script.Clients
+		}
 	}
 	return opts, nil
 }
@@ -198,8 +244,8 @@ func (f *scenarioFlags) replayArgs() []string {
 	if f.livenessBound != scenarios.DefaultLivenessBound {
 		add("liveness-bound", f.livenessBound.String())
 	}
-	if !f.bugs.bugs.Empty() {
-		add("bug", f.bugs.bugs.String())
+	if !f.bugs.empty() {
+		add("bug", f.bugs.String())
 	}
 	if f.linearizableReadsAfterSync {
 		args = append(args, "--linearizable-reads-after-sync")

@@ -46,7 +46,8 @@ func commands() []command {
 		{"shrink", "shrink a failing seed's script to a minimal one", shrinkUsage, cmdShrink},
 		{"script", "print the fault script a seed draws", scriptUsage, cmdScript},
 		{"conform", "run conformance sequences (JSON lines on stdin) against the simulated server", conformUsage, cmdConform},
-		{"bugs", "list the re-introducible ZooKeeper bugs", bugsUsage, cmdBugs},
+		{"bugs", "list the re-introducible ZooKeeper and lock recipe bugs", bugsUsage, cmdBugs},
+		{"hunt", "the bug zoo benchmark: seeds and wall time until each bug is found", huntUsage, cmdHunt},
 		{"bench", "measure the simulator on a fixed standard scenario", benchUsage, cmdBench},
 		{"help", "show help for simrun or one command", helpUsage, cmdHelp},
 	}
@@ -205,6 +206,9 @@ func flagSetFor(name string) *flag.FlagSet {
 		return fs
 	case "bench":
 		fs, _ := newBenchFlags()
+		return fs
+	case "hunt":
+		fs, _ := newHuntFlags()
 		return fs
 	}
 	return nil

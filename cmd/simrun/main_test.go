@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zabsim/zabsim/lockmodel"
 	"github.com/zabsim/zabsim/scenarios"
+	"github.com/zabsim/zabsim/zabmodel"
 )
 
 // cliResult is what one in-process invocation of simrun produced.
@@ -103,6 +106,10 @@ func TestUsageErrorsExitTwoWithAClearMessage(t *testing.T) {
 		{"conform malformed json", "{\"op\": \"create\", \"path\": \n", []string{"conform"}, "line 1:"},
 		{"conform unknown op", "# comment\n{\"session\":\"s1\",\"op\":\"bogus\"}\n", []string{"conform"}, `line 2: unknown op "bogus"`},
 		{"bench bad seeds", "", []string{"bench", "--seeds", "0"}, "--seeds must be"},
+		{"hunt bad seeds", "", []string{"hunt", "--seeds", "0"}, "--seeds must be"},
+		{"hunt unknown bug", "", []string{"hunt", "--only", "ZK-3911,lock-nope"}, `unknown bug "lock-nope"`},
+		{"hunt bad parallel", "", []string{"hunt", "--parallel", "0"}, "--parallel must be"},
+		{"hunt zero duration", "", []string{"hunt", "--duration", "0s"}, "--duration must be more than 0"},
 		{"help too many", "", []string{"help", "run", "replay"}, "at most one command"},
 		{"help unknown", "", []string{"help", "nope"}, `unknown command "nope"`},
 	}
@@ -119,8 +126,11 @@ func TestUsageErrorsExitTwoWithAClearMessage(t *testing.T) {
 func TestBugsListsEverySwitch(t *testing.T) {
 	r := runCLI(t, "", "bugs")
 	require.Equal(t, exitPass, r.code, r.stderr)
-	for _, name := range []string{"ZK-3911", "ZK-4646", "ZK-2845"} {
-		assert.Contains(t, r.stdout, name)
+	for _, bug := range zabmodel.BugList() {
+		assert.Regexp(t, `(?m)^`+regexp.QuoteMeta(bug.Name)+`\s+server\s+`, r.stdout)
+	}
+	for _, bug := range lockmodel.BugList() {
+		assert.Regexp(t, `(?m)^`+regexp.QuoteMeta(bug.Name)+`\s+recipe \((lock|rwlock) workload\)\s+`, r.stdout)
 	}
 	assert.Equal(t, exitUsage, runCLI(t, "", "bugs", "extra").code)
 }
