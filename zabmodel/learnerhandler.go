@@ -35,7 +35,9 @@ type learnerHandler struct {
 	observer bool
 
 	// queued holds packets until the sender starts (after the snapshot of a SNAP sync is written).
-	queued         [][]byte
+	queued [][]byte
+	// unread holds packets that arrived while the Java thread would be blocked in a wait, not reading.
+	unread         []proto.QuorumPacket
 	sendingStarted bool
 	forwarding     bool
 	needOpPacket   bool
@@ -113,9 +115,12 @@ func (h *learnerHandler) handle(qp proto.QuorumPacket) error {
 	case hsBroadcast:
 		return h.broadcastPacket(qp)
 	}
-	// A packet while the handler's thread is blocked in a wait: Java would read it only later; TCP
-	// keeps it in the socket buffer. Learners send nothing in these states, so it is a protocol error.
-	return fmt.Errorf("unexpected %s while waiting", packetName(qp.Type))
+	// A packet while the handler's thread is blocked in a wait: TCP keeps it in the socket buffer and
+	// Java reads it only once the wait is over. A learner normally sends nothing here, but one that
+	// acknowledges its sync txns from its sync processor (3.8.0's NEWLEADER order, ZOOKEEPER-4646)
+	// does, right after its NEWLEADER ACK.
+	h.unread = append(h.unread, qp)
+	return nil
 }
 
 // learnerInfo handles FOLLOWERINFO / OBSERVERINFO and starts discovery for this learner.
@@ -319,6 +324,14 @@ func (h *learnerHandler) waitForStartup() {
 	if h.l.zk.running {
 		h.queueOp(pktUpToDate, -1)
 		h.state = hsBroadcast
+		unread := h.unread
+		h.unread = nil
+		for _, qp := range unread {
+			if err := h.broadcastPacket(qp); err != nil {
+				h.shutdown(err.Error())
+				return
+			}
+		}
 		h.expectRead()
 		return
 	}
