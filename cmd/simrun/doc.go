@@ -1,8 +1,12 @@
 // Command simrun drives zabsim from the shell: it sweeps seeds in parallel and reports the failing
 // ones with the command that replays each, replays one seed with its full trace and checks that it
 // replays bit for bit, shrinks a failing seed's fault script, prints the script a seed draws, runs
-// conformance sequences against the simulated server, lists the bug switches, and benchmarks the
-// simulator.
+// conformance sequences against the simulated server, lists the bug switches, hunts each bug of the
+// zoo to measure how fast a sweep finds it, and benchmarks the simulator.
+//
+// A seed's script is drawn from a random stream of its own (scenarios.DrawScript), so 'simrun
+// script --seed S' does not run the seed, and replaying that script with --seed S is the seed's
+// very run. For a failing linearizability check, --out also writes porcupine's HTML visualization.
 //
 // simrun lives outside the simulated world: it reads the host's clock, starts goroutines and reads
 // files. One seed is one scenarios.Run on one goroutine; parallelism is across seeds only.
@@ -11,7 +15,7 @@
 //
 //	simrun run [--seeds N] [--seed-start S | --seed S] [--shard i/n] [--parallel P]
 //	           [--servers N] [--observers N] [--clients N] [--workload W] [--faults LIST]
-//	           [--duration D] [--liveness-bound D] [--bug ZK-NNNN]... [--script FILE]
+//	           [--duration D] [--liveness-bound D] [--bug NAME]... [--script FILE]
 //	           [--linearizable-reads-after-sync] [--datagram-faults]
 //	           [--json] [--out DIR] [--out-max N] [--stop-on-failure] [--quiet]
 //	simrun replay --seed S [scenario flags] [--trace-json]
@@ -20,12 +24,14 @@
 //	simrun script --seed S [scenario flags]
 //	simrun conform [--normalize] [--seed S] [--extended-types] < sequence.jsonl
 //	simrun bugs
+//	simrun hunt [--seeds N] [--seed-start S] [--parallel P] [--only BUG,...] [--duration D] [--json]
 //	simrun bench [--seeds N] [--parallel P] [--cpuprofile FILE]
 //	simrun help [command]
 //
-// Exit status: 0 when everything passed, 1 when a run failed (or a determinism bug was seen), 2 on
-// bad usage or malformed input. Every failure names its class (scenarios.Report.Failure; runs with
-// --datagram-faults are classed apart under "outside-fault-model:").
+// Exit status: 0 when everything passed, 1 when a run failed (or a determinism bug was seen, or a
+// hunted bug was not found), 2 on bad usage or malformed input. Every failure names its class
+// (scenarios.Report.Failure; runs with --datagram-faults are classed apart under
+// "outside-fault-model:").
 package main
 
 // mainUsage opens 'simrun help'.
@@ -38,5 +44,6 @@ Examples:
   simrun run --seeds 200 --bug ZK-3911         # find a real bug again
   simrun replay --seed 17 --bug ZK-3911        # the failing seed's full trace, and a determinism check
   simrun shrink --seed 17 --bug ZK-3911        # its minimal fault script
+  simrun hunt                                  # the bug zoo: seeds and time until each bug is found
   simrun conform --normalize < seq.jsonl       # conformance results of the simulated server
 `

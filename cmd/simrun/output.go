@@ -193,6 +193,7 @@ func writeSummaryTable(w io.Writer, s summaryRecord, f *runFlags) {
 	if s.DeterminismBugs > 0 {
 		fmt.Fprintf(&b, "DETERMINISM BUG: %d failing seeds replayed differently for --out (see stderr)\n", s.DeterminismBugs)
 	}
+	b.WriteString(verdictLine(s) + "\n")
 	_, _ = io.WriteString(w, b.String())
 }
 
@@ -205,4 +206,17 @@ func sortedKeys(counts map[string]int64) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// verdictLine is the sweep's last line, the one a person reads first: whether every seed passed.
+func verdictLine(s summaryRecord) string {
+	switch {
+	case s.Failed > 0:
+		return fmt.Sprintf("FAIL: %d of %d seeds failed; each FAIL line above has the command that replays it", s.Failed, s.SeedsRun)
+	case s.DeterminismBugs > 0:
+		return fmt.Sprintf("FAIL: every seed passed, but %d replayed differently", s.DeterminismBugs)
+	case s.StoppedEarly:
+		return fmt.Sprintf("INCOMPLETE: the %d seeds run passed, but the sweep stopped early", s.SeedsRun)
+	}
+	return fmt.Sprintf("PASS: all %d seeds passed", s.SeedsRun)
 }

@@ -36,6 +36,7 @@ func TestSmallSweepWithoutFaultsPasses(t *testing.T) {
 		assert.Contains(t, r.stdout, line)
 	}
 	assert.NotContains(t, r.stdout, "FAIL")
+	assert.True(t, strings.HasSuffix(r.stdout, "PASS: all 3 seeds passed\n"), "the verdict comes last:\n%s", r.stdout)
 	assert.Empty(t, r.stderr, "no progress line when stderr is not a terminal")
 }
 
@@ -211,6 +212,7 @@ func TestStopOnFailureAndPanicsInASweep(t *testing.T) {
 	assert.Contains(t, r.stdout, "FAIL seed 2: panic:setup")
 	assert.Regexp(t, `seeds run\s+3\n`, r.stdout)
 	assert.Regexp(t, `passed\s+2\n`, r.stdout)
+	assert.True(t, strings.HasSuffix(r.stdout, "FAIL: 1 of 3 seeds failed; each FAIL line above has the command that replays it\n"), r.stdout)
 
 	stopped := runCLIWith(t, explodeOnTwo, "", append([]string{"run", "--stop-on-failure", "--parallel", "1"},
 		"--seeds", "50", "--faults", "none", "--duration", "5s", "--workload", "registers")...)
@@ -265,4 +267,13 @@ func TestQuietKeepsFailingSeedsAndTheirReplayCommands(t *testing.T) {
 	require.Equal(t, exitFailure, r.code)
 	assert.Equal(t, "FAIL seed "+match[1]+": "+match[2]+"\n  replay: "+match[3]+"\n", r.stdout[:strings.Index(r.stdout, "summary:")],
 		"--quiet prints the failing seed and its replay command, without explanation")
+}
+
+func TestVerdictLineSaysWhetherEverySeedPassed(t *testing.T) {
+	assert.Equal(t, "PASS: all 500 seeds passed", verdictLine(summaryRecord{SeedsRun: 500, Passed: 500}))
+	assert.Equal(t, "FAIL: 2 of 500 seeds failed; each FAIL line above has the command that replays it",
+		verdictLine(summaryRecord{SeedsRun: 500, Passed: 498, Failed: 2, StoppedEarly: true}))
+	assert.Equal(t, "FAIL: every seed passed, but 1 replayed differently", verdictLine(summaryRecord{SeedsRun: 5, Passed: 5, DeterminismBugs: 1}))
+	assert.Equal(t, "INCOMPLETE: the 7 seeds run passed, but the sweep stopped early",
+		verdictLine(summaryRecord{SeedsRun: 7, Passed: 7, StoppedEarly: true}))
 }
