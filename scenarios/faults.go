@@ -76,7 +76,7 @@ func (r *runner) actOnTiming(a Action) {
 			_ = r.w.Clock(n).SetDrift(r.w.Now(), ppm)
 		}
 	case "stepwall":
-		d, _ := parseDuration(a.Args[1])
+		d, _ := parseSignedDuration(a.Args[1])
 		for _, n := range r.targets(a.Args[0]) {
 			r.w.Clock(n).StepWall(r.w.Now(), d)
 		}

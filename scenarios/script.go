@@ -39,7 +39,7 @@ import (
 //	reset T                               reset every connection of T
 //	pause T DUR                           stop a process (a GC pause) for DUR
 //	kill C / revive C                     a client process crashes / starts again
-//	drift T PPM / stepwall T DUR          clock faults
+//	drift T PPM / stepwall T [-]DUR       clock faults (a wall-clock step may go backwards)
 type Script struct {
 	Servers   int
 	Observers int
@@ -188,8 +188,11 @@ func (s *Script) parseAction(f []string) error {
 // checkArgs validates the argument types that do not depend on the cluster.
 func checkArgs(verb string, args []string) error {
 	switch verb {
-	case "clog", "pause", "stepwall":
+	case "clog", "pause":
 		_, err := parseDuration(args[1])
+		return err
+	case "stepwall":
+		_, err := parseSignedDuration(args[1])
 		return err
 	case "swizzle":
 		_, err := parseDuration(args[0])
@@ -211,10 +214,23 @@ func parseDuration(s string) (clock.Duration, error) {
 		return clock.Duration(v * float64(clock.Second)), nil
 	}
 	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
+	if err != nil {
 		return 0, fmt.Errorf("bad duration %q (want e.g. 1.5s or 200ms)", s)
 	}
+	if d < 0 {
+		return 0, fmt.Errorf("negative duration %q", s)
+	}
 	return d, nil
+}
+
+// parseSignedDuration is parseDuration for a step that may go backwards ("-30s"), as a wall clock
+// corrected by NTP does.
+func parseSignedDuration(s string) (clock.Duration, error) {
+	if rest, ok := strings.CutPrefix(s, "-"); ok {
+		d, err := parseDuration(rest)
+		return -d, err
+	}
+	return parseDuration(strings.TrimPrefix(s, "+"))
 }
 
 func formatDuration(d clock.Duration) string { return time.Duration(d).String() }
