@@ -135,9 +135,8 @@ func (h resourceConn) Received(c net.ConnID, payload []byte) {
 	}
 	a := r.decide(req)
 	r.log = append(r.log, a)
-	if r.w.Tracing() {
-		r.w.Note(r.node, "resource", "%s", describeAccess(a))
-	}
+	// Notes feed the trace hash, so this one is written whether or not the trace is rendered.
+	r.w.Note(r.node, "resource", "%s", describeAccess(a))
 	_ = r.nw.Send(r.node, c, encodeAccessReply(accessReply{seq: req.seq, accepted: a.Accepted, newest: a.Newest}))
 }
 

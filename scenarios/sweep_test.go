@@ -3,6 +3,7 @@ package scenarios
 import (
 	"flag"
 	"fmt"
+	"io"
 	"runtime"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/sim"
 )
 
 // The sweep's seeds come from flags, so that `go test ./scenarios -run TestSweep -seeds 5000` or
@@ -137,4 +139,23 @@ func TestSameSeedSameTrace(t *testing.T) {
 		assert.Equal(t, r[0], r[1], "seed %d ran differently twice", 100+i)
 	}
 	assert.NotEqual(t, results[0][0].hash, results[1][0].hash, "different seeds, different runs")
+}
+
+// TestRenderingTheTraceDoesNotChangeTheRun runs a seed of every workload with the trace rendered
+// and with the hash only: the hashes must agree, or replaying a failure with its trace (simrun
+// replay, --out) would report a determinism bug. Code that writes to the trace only when it is
+// rendered breaks this.
+func TestRenderingTheTraceDoesNotChangeTheRun(t *testing.T) {
+	for _, workload := range Workloads() {
+		t.Run(workload, func(t *testing.T) {
+			opts := Options{Seed: 7, Workload: workload, Observers: -1, Duration: 15 * clock.Second}
+			plain, err := Run(opts)
+			require.NoError(t, err)
+			opts.Trace = sim.TraceConfig{Text: io.Discard}
+			rendered, err := Run(opts)
+			require.NoError(t, err)
+			assert.Equal(t, plain.Outcome.TraceHash, rendered.Outcome.TraceHash)
+			assert.Equal(t, plain.Outcome.Events, rendered.Outcome.Events)
+		})
+	}
 }

@@ -65,7 +65,10 @@ const (
 	// consistency: a TRUNC truncates the txn log but keeps snapshots taken at higher zxids, so the
 	// tree reloaded after it still reflects the truncated transactions (for instance one that a
 	// leader fast-forwarded into its tree and snapshotted at lead() without ever committing it).
-	// zabsim deletes those snapshots unless this switch is on.
+	// zabsim deletes those snapshots unless this switch is on. Deleting them can leave a learner
+	// unable to rebuild the truncation point (its only snapshot was a SNAP's, named by the next
+	// epoch's first zxid, and its old log was deleted after that SNAP); the learner then ends the
+	// sync and starts the next one from the state it really has, where Java would claim the point.
 	BugTruncSnapshot
 )
 

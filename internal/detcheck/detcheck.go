@@ -52,6 +52,10 @@ const (
 	RuleEnvironment = "environment"
 	RuleMapRange    = "map-range"
 	RuleMarker      = "marker-without-reason"
+	// RuleTraceHash: a trace record that depends on whether the trace is rendered (a Note under
+	// "if w.Tracing()", or a TraceEvent there without an else), so that a run with its trace on
+	// hashes differently from the same run without it.
+	RuleTraceHash = "trace-hash"
 )
 
 // forbiddenCalls maps an import path to the package-level functions that simulated code must not
@@ -210,6 +214,23 @@ func checkFile(fset *token.FileSet, f *ast.File, info *types.Info) []Finding {
 			if rule.all || slices.Contains(rule.names, n.Sel.Name) {
 				report(n.Pos(), rule.rule, path+"."+n.Sel.Name)
 			}
+		case *ast.IfStmt:
+			if !callsMethod(n.Cond, "Tracing", "Rendering") {
+				return true
+			}
+			// A Note hashes its text, so no Note may depend on rendering. A TraceEvent hashes only
+			// its structured fields, so "if Tracing() { with detail } else { without }" is fine,
+			// but a TraceEvent with no else branch is written only when rendering.
+			hashed := []string{"Note"}
+			if n.Else == nil {
+				hashed = append(hashed, "TraceEvent")
+			}
+			ast.Inspect(n, func(m ast.Node) bool {
+				if call, ok := m.(*ast.CallExpr); ok && callsMethod(call.Fun, hashed...) {
+					report(call.Pos(), RuleTraceHash, "a trace record that depends on whether the trace is rendered: the hash would too")
+				}
+				return true
+			})
 		case *ast.RangeStmt:
 			if tv, ok := info.Types[n.X]; ok && tv.Type != nil {
 				if _, isMap := tv.Type.Underlying().(*types.Map); isMap {
@@ -220,6 +241,18 @@ func checkFile(fset *token.FileSet, f *ast.File, info *types.Info) []Finding {
 		return true
 	})
 	return out
+}
+
+// callsMethod reports whether expression e calls, or is, a selector naming one of names.
+func callsMethod(e ast.Expr, names ...string) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok && slices.Contains(names, sel.Sel.Name) {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // isTypeOrConst reports whether a package member is a type or a constant (time.Duration,

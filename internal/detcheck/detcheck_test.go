@@ -52,6 +52,9 @@ func TestCheckerReportsEveryLeak(t *testing.T) {
 		RuleMapRange,    // range m
 		RuleMapRange,    // a range whose marker gives no reason, so exempts nothing
 		RuleMarker,      // ... and that marker itself
+		RuleTraceHash,   // a Note inside if w.Tracing() with no else
+		RuleTraceHash,   // a Note inside if w.Tracing() ...
+		RuleTraceHash,   // ... and in its else
 	}
 	assert.Equal(t, want, rules, "findings:\n%s", join(findings))
 }

@@ -23,3 +23,19 @@ func Leaks(m map[string]int) {
 	for range m { // determinism:ok
 	}
 }
+
+type world struct{}
+
+func (world) Tracing() bool { return true }
+func (world) Note(string)   {}
+
+func RenderedOnly(w world) {
+	if w.Tracing() {
+		w.Note("only when rendered") // trace-hash
+	}
+	if w.Tracing() {
+		w.Note("rich") // trace-hash: a Note hashes its text
+	} else {
+		w.Note("") // trace-hash
+	}
+}
