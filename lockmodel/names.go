@@ -1,6 +1,7 @@
 package lockmodel
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strconv"
@@ -27,15 +28,19 @@ const (
 	sequenceDigits = 10
 )
 
-// newProtectedID draws a random UUID (version 4, as UUID.randomUUID makes) from the world's Chooser,
-// so that the run stays a function of its seed.
+// newProtectedID makes a UUID of version 4, the kind UUID.randomUUID makes. Its random bits come from
+// the world's Chooser, so that the run stays a function of its seed, but its last seven bytes are
+// the world's Serial: Curator relies on 122 random bits never repeating, and a degenerate choice
+// stream (a fuzzer's zeros) would otherwise give two clients the same ID, so that each finds the
+// other's node in a protected-mode search, which cannot happen in practice.
 func newProtectedID(w *sim.World) string {
 	var b [16]byte
-	for i := range b {
+	for i := range 8 {
 		b[i] = byte(w.Choose(256))
 	}
-	b[6] = b[6]&0x0f | 0x40 // version 4
-	b[8] = b[8]&0x3f | 0x80 // the IETF variant
+	binary.BigEndian.PutUint64(b[8:], w.Serial()) // below 2^56, so byte 8 is 0 before the variant
+	b[6] = b[6]&0x0f | 0x40                       // version 4
+	b[8] = b[8]&0x3f | 0x80                       // the IETF variant
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 

@@ -159,3 +159,17 @@ func TestProtectedIDsAreUUIDsFromTheSeed(t *testing.T) {
 	assert.NotEqual(t, a[0], a[1])
 	assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, a[0])
 }
+
+// TestProtectedIDsStayUniqueUnderADegenerateChoiceStream: a fuzzer's empty input makes every
+// choice 0, yet two protected IDs must still differ, as random UUIDs do in practice.
+func TestProtectedIDsStayUniqueUnderADegenerateChoiceStream(t *testing.T) {
+	w, err := sim.New(sim.Config{Chooser: sim.NewBytes(nil)})
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for range 100 {
+		id := newProtectedID(w)
+		assert.False(t, seen[id], "repeated id %s", id)
+		seen[id] = true
+		assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, id)
+	}
+}

@@ -112,6 +112,7 @@ type World struct {
 
 	now    clock.Time
 	seq    uint64
+	serial uint64
 	queue  eventQueue
 	events int64
 
@@ -390,6 +391,15 @@ func (w *World) releaseTimer(slot uint32) {
 // --- Choices --------------------------------------------------------------------------------------
 
 // Choose returns an integer in [0, n) from the run's Chooser.
+// Serial returns a number that no earlier call in this world returned (1, 2, 3, ...). Simulated
+// code uses it where the real system counts on randomness for uniqueness, such as a random UUID:
+// values drawn from the Chooser alone may repeat when the choice stream is degenerate (a fuzzer's
+// run of zeros), which 122 random bits make impossible in practice.
+func (w *World) Serial() uint64 {
+	w.serial++
+	return w.serial
+}
+
 func (w *World) Choose(n int) int { return w.chooser.Choose(n) }
 
 // Chance returns true with probability num/den.

@@ -293,3 +293,11 @@ func TestNodeNamesAreUnique(t *testing.T) {
 	_, ok = w.Lookup("b")
 	assert.False(t, ok)
 }
+
+func TestSerialNeverRepeatsWithinAWorld(t *testing.T) {
+	w := newWorld(t, Config{Seed: 1})
+	assert.Equal(t, uint64(1), w.Serial())
+	assert.Equal(t, uint64(2), w.Serial())
+	other := newWorld(t, Config{Seed: 1})
+	assert.Equal(t, uint64(1), other.Serial(), "each world counts on its own, so runs stay independent")
+}
