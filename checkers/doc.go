@@ -32,6 +32,7 @@
 //	rec.SessionStarted(sid, "c1", timeout)
 //	_ = rec.SessionHealthy(sid, from, to)
 //	_ = rec.SessionEnded(sid, checkers.SessionEnd{Zxid: closeZxid, Time: t, Expired: true})
+//	_ = rec.ForcedExpiry(checkers.ForcedExpiry{Session: sid, Client: "c1", Killer: "killer-c1", Time: t})
 //	h := rec.Finish(end, &checkers.LivenessFacts{HealTime: heal, LeaderTime: elected, Completed: true})
 //
 //	start := time.Now() // outside the simulated world only

@@ -19,6 +19,10 @@ type History struct {
 	Committed []CommittedTxn
 	// Sessions holds the runner's facts about sessions, one entry per session it knows of.
 	Sessions []SessionFacts
+	// ForcedExpiries holds, in time order, the sessions the runner set out to close by force while
+	// their own clients still held them (see ForcedExpiry). A closeSession that no recorded client
+	// issued is explained only by one of these.
+	ForcedExpiries []ForcedExpiry
 	// Liveness holds the liveness-phase facts, or nil if the run had no liveness phase.
 	Liveness *LivenessFacts
 	// End is the virtual time at which the run ended. Every recorded time is at most End.
@@ -222,8 +226,28 @@ type SessionEnd struct {
 	Zxid int64
 	// Time is when the leader committed it.
 	Time clock.Time
-	// Expired says the leader expired the session; false means the client closed it.
+	// Expired says the leader expired the session (a closeSession with cxid 0, which only the
+	// leader's session tracker submits); false means a client's closeSession request closed it:
+	// the session's own client, or another process that resumed the session with its id and
+	// password (a forced expiry, recorded in History.ForcedExpiries).
 	Expired bool
+}
+
+// ForcedExpiry records that the runner forced a session to expire the way ZooKeeper's own tests
+// and Curator's KillSession do: a separate "killer" client process connected to the ensemble with
+// the session's id and password and, once connected, sent closeSession at Time, while the
+// session's own client was still alive and may have been heartbeating. The committed log says
+// whether the close took effect: a closeSession of Session with a non-zero cxid committed at or
+// after Time. The killer is not a client of the history; its closeSession is not an operation.
+type ForcedExpiry struct {
+	// Session is the session closed by force.
+	Session int64
+	// Client names the client that owned the session (the victim), such as "c3".
+	Client string
+	// Killer names the process that sent the closeSession, for explanations.
+	Killer string
+	// Time is when the killer sent its closeSession request.
+	Time clock.Time
 }
 
 // LivenessFacts describe the liveness phase at the end of a run: faults stop, a quorum can talk,

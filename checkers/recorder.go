@@ -225,6 +225,21 @@ func (r *Recorder) SessionEnded(id int64, end SessionEnd) error {
 	return nil
 }
 
+// ForcedExpiry records that a killer process sent closeSession for another client's session at
+// e.Time (see ForcedExpiry). Records come in time order; a record without a session, or one
+// earlier than the last, is an error and is not kept.
+func (r *Recorder) ForcedExpiry(e ForcedExpiry) error {
+	if e.Session == 0 {
+		return fmt.Errorf("checkers: recorder: a forced expiry of %q at %s names no session", e.Client, timeString(e.Time))
+	}
+	if n := len(r.h.ForcedExpiries); n > 0 && e.Time < r.h.ForcedExpiries[n-1].Time {
+		return fmt.Errorf("checkers: recorder: forced expiry of session %s at %s, before the previous one at %s",
+			hexID(e.Session), timeString(e.Time), timeString(r.h.ForcedExpiries[n-1].Time))
+	}
+	r.h.ForcedExpiries = append(r.h.ForcedExpiries, e)
+	return nil
+}
+
 // Finish ends the recording at end, with the liveness facts (nil if the run had no liveness
 // phase), and returns the history. Operations still outstanding stay pending.
 func (r *Recorder) Finish(end clock.Time, liveness *LivenessFacts) *History {

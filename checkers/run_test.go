@@ -93,7 +93,12 @@ func TestRecorderRejectsMisuse(t *testing.T) {
 	assert.Equal(t, []Interval{{ms(1), ms(5)}}, r.session(2).Healthy, "touching intervals merge")
 	require.NoError(t, r.SessionEnded(2, SessionEnd{Zxid: 5}))
 	assert.Error(t, r.SessionEnded(2, SessionEnd{Zxid: 5}))
+	assert.Error(t, r.ForcedExpiry(ForcedExpiry{Client: "c1", Time: ms(4)}), "no session")
+	require.NoError(t, r.ForcedExpiry(ForcedExpiry{Session: 2, Client: "c1", Time: ms(4)}))
+	assert.Error(t, r.ForcedExpiry(ForcedExpiry{Session: 2, Client: "c1", Time: ms(3)}), "out of order")
+	require.NoError(t, r.ForcedExpiry(ForcedExpiry{Session: 2, Client: "c1", Time: ms(4)}), "a second attempt at once")
 	h := r.Finish(ms(10), nil)
+	assert.Len(t, h.ForcedExpiries, 2)
 	assert.Equal(t, OutcomePending, h.Clients[0].Ops[1].Outcome)
 	// The session fact names zxid 5, which is a createSession: the history is rejected.
 	assert.True(t, errors.Is(Validate(h), ErrInvalidHistory))
@@ -138,6 +143,19 @@ func TestValidateRejectsMalformedHistories(t *testing.T) {
 			op.Kind, op.Multi = proto.OpMulti, []SubOperation{{Kind: proto.OpGetData, Path: "/a"}}
 		},
 		"negative reply zxid": func(h *History) { h.Clients[0].Ops[0].Zxid = -1 },
+		"forced expiry of no session": func(h *History) {
+			h.ForcedExpiries = []ForcedExpiry{{Client: "c1", Time: ms(3)}}
+		},
+		"forced expiry after the end": func(h *History) {
+			h.ForcedExpiries = []ForcedExpiry{{Session: 2, Client: "c1", Time: ms(11)}}
+		},
+		"forced expiries out of order": func(h *History) {
+			h.ForcedExpiries = []ForcedExpiry{{Session: 2, Time: ms(5)}, {Session: 3, Time: ms(4)}}
+		},
+		"forced expiry of another's session": func(h *History) {
+			h.Sessions = []SessionFacts{{Session: 2, Client: "c1"}}
+			h.ForcedExpiries = []ForcedExpiry{{Session: 2, Client: "c2", Time: ms(3)}}
+		},
 	}
 	for name, mutate := range cases {
 		t.Run(name, func(t *testing.T) {

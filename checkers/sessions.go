@@ -27,7 +27,13 @@ type SessionOptions struct {
 //     node the session owns;
 //   - wrongful-expiry: a session is never expired while it was healthy (its client connected to
 //     a serving server connected to the established leader, and not paused) for its whole
-//     timeout, plus a grace, before the expiry committed.
+//     timeout, plus a grace, before the expiry committed. The rule judges the leader's expiries,
+//     and also closeSessions that no recorded client issued: a session closed by force (see
+//     ForcedExpiry) is exempt, from the time its killer sent the close, since its client was
+//     meant to be heartbeating when it lost the session.
+//
+// The ephemeral rules apply to every committed closeSession, whoever sent it: a session closed by
+// force loses its ephemeral nodes like any other.
 func CheckSessions(h *History, opts SessionOptions) (Result, error) {
 	if err := Validate(h); err != nil {
 		return Result{}, err
@@ -45,7 +51,8 @@ func checkSessions(h *History, opts SessionOptions) Result {
 		grace = DefaultExpiryGrace
 	}
 	checkExpiries(h, timeouts, grace, col)
-	return col.result(len(h.Sessions)+len(closed), fmt.Sprintf("%d closed sessions and %d session facts judged", len(closed), len(h.Sessions)))
+	return col.result(len(h.Sessions)+len(closed), fmt.Sprintf("%d closed sessions, %d session facts and %d forced expiries judged",
+		len(closed), len(h.Sessions), len(h.ForcedExpiries)))
 }
 
 // sessionsInLog returns, per session, the zxid of its first committed closeSession and its
@@ -138,11 +145,15 @@ func checkEphemeralReplies(h *History, closed map[int64]int64, col *collector) {
 	}
 }
 
-// checkExpiries applies the wrongful-expiry rule to every expiry the runner recorded.
+// checkExpiries applies the wrongful-expiry rule to every session end the session's client did not
+// ask for: an expiry by the leader, or a closeSession that no recorded client issued and no
+// recorded forced expiry sent.
 func checkExpiries(h *History, timeouts map[int64]clock.Duration, grace clock.Duration, col *collector) {
+	requested, forced := requestedCloses(h), forcedExpiryTimes(h)
 	for i := range h.Sessions {
 		s := &h.Sessions[i]
-		if s.End == nil || !s.End.Expired {
+		how, judged := unaskedEnd(s, requested, forced)
+		if !judged {
 			continue
 		}
 		timeout := s.Timeout
@@ -150,7 +161,7 @@ func checkExpiries(h *History, timeouts map[int64]clock.Duration, grace clock.Du
 			timeout = timeouts[s.Session]
 		}
 		if timeout <= 0 {
-			col.note("session %s expired at %s, but its timeout is unknown: the wrongful-expiry rule could not judge it",
+			col.note("session %s ended at %s, but its timeout is unknown: the wrongful-expiry rule could not judge it",
 				hexID(s.Session), timeString(s.End.Time))
 			continue
 		}
@@ -160,14 +171,59 @@ func checkExpiries(h *History, timeouts map[int64]clock.Duration, grace clock.Du
 		}
 		col.add(Finding{
 			Rule: "wrongful-expiry",
-			Message: fmt.Sprintf("session %s of %s was expired by the closeSession committed at %s (zxid %s), yet it was healthy throughout [%s, %s), its whole %v timeout plus %v of grace",
-				hexID(s.Session), s.Client, timeString(s.End.Time), hexID(s.End.Zxid), timeString(from), timeString(s.End.Time), timeout, grace),
+			Message: fmt.Sprintf("session %s of %s was %s the closeSession committed at %s (zxid %s), yet it was healthy throughout [%s, %s), its whole %v timeout plus %v of grace",
+				hexID(s.Session), s.Client, how, timeString(s.End.Time), hexID(s.End.Zxid), timeString(from), timeString(s.End.Time), timeout, grace),
 			Clients:  []string{s.Client},
 			Sessions: []int64{s.Session},
 			Zxids:    []int64{s.End.Zxid},
 			Times:    []clock.Time{from, s.End.Time},
 		})
 	}
+}
+
+// unaskedEnd says whether a session's end is one the wrongful-expiry rule judges, and how to word
+// it. A leader's expiry is always judged: a forced expiry sends its own closeSession, with the
+// killer's cxid, and never explains one the leader's session tracker submitted. A client's
+// closeSession is judged only if no recorded client issued one for the session and no forced
+// expiry of the session was sent before it committed: then some process ended a session whose
+// client never let go of it.
+func unaskedEnd(s *SessionFacts, requested map[int64]bool, forced map[int64]clock.Time) (how string, judged bool) {
+	switch {
+	case s.End == nil:
+		return "", false
+	case s.End.Expired:
+		return "expired by", true
+	case requested[s.Session]:
+		return "", false
+	}
+	if at, ok := forced[s.Session]; ok && at <= s.End.Time {
+		return "", false
+	}
+	return "closed, though neither its client nor a recorded forced expiry asked for it, by", true
+}
+
+// requestedCloses returns the sessions for which some recorded client issued closeSession.
+func requestedCloses(h *History) map[int64]bool {
+	out := map[int64]bool{}
+	for ci := range h.Clients {
+		for oi := range h.Clients[ci].Ops {
+			if op := &h.Clients[ci].Ops[oi]; op.Kind == proto.OpCloseSession && op.Session != 0 {
+				out[op.Session] = true
+			}
+		}
+	}
+	return out
+}
+
+// forcedExpiryTimes returns, per session, when the first forced expiry of it was sent.
+func forcedExpiryTimes(h *History) map[int64]clock.Time {
+	out := map[int64]clock.Time{}
+	for _, e := range h.ForcedExpiries {
+		if _, seen := out[e.Session]; !seen {
+			out[e.Session] = e.Time
+		}
+	}
+	return out
 }
 
 // covered reports whether the sorted, disjoint half-open intervals cover [from, to): the session

@@ -155,3 +155,103 @@ func TestLivenessUndecidedOrSkipped(t *testing.T) {
 	assert.Equal(t, Skipped, res.Status)
 	assert.False(t, res.Failed())
 }
+
+// killerXid is the cxid of a killer's closeSession: the killer is a client handle of its own, so
+// the xid is its own and not one the session's client used.
+const killerXid = 1
+
+// forcedHistory: session 2 of c1 (6 s timeout) creates the ephemeral /r/e and stays healthy from
+// 1 s to 20 s while a killer, connected with its id and password, sends closeSession at 11.5 s,
+// which commits at 12 s. If recordAt is positive the runner records the forced expiry at that time.
+func forcedHistory(t *testing.T, recordAt clock.Time, extra func(f *fixture, closeZxid int64)) *History {
+	f := newFixture(t)
+	f.setup("/r")
+	f.session("c1", 2, sec(1))
+	f.session("c2", 3, sec(1))
+	require.NoError(t, f.r.SessionHealthy(2, sec(1), sec(20)))
+	f.write("c1", 2, createMode("/r/e", "x", proto.Ephemeral), sec(2), sec(2), sec(2), proto.OK, 0)
+	if recordAt > 0 {
+		require.NoError(t, f.r.ForcedExpiry(ForcedExpiry{Session: 2, Client: "c1", Killer: "killer-c1", Time: recordAt}))
+	}
+	closeZxid := f.commit(2, killerXid, proto.OpCloseSession, &proto.CloseSessionTxn{PathsToDelete: []string{"/r/e"}}, sec(12))
+	require.NoError(t, f.r.SessionEnded(2, SessionEnd{Zxid: closeZxid, Time: sec(12), Expired: false}))
+	f.read("c2", 3, Operation{Kind: proto.OpExists, Path: "/r/e"}, sec(13), sec(13), Reply{Err: proto.NoNode})
+	if extra != nil {
+		extra(f, closeZxid)
+	}
+	return f.finish(sec(100))
+}
+
+func TestForcedExpiryOfAHeartbeatingSessionPasses(t *testing.T) {
+	h := forcedHistory(t, sec(11)+clock.Time(500*clock.Millisecond), nil)
+	res := checkSessionsOf(t, h, SessionOptions{})
+	assert.Equal(t, Pass, res.Status, res.String())
+	assert.Contains(t, res.Summary, "1 forced expiries judged")
+}
+
+// TestUnexplainedCloseOfAHeartbeatingSessionIsReported: the same history without the record of
+// the forced expiry (or with one made after the close committed) is a session that some process
+// closed while its client heartbeated, and the wrongful-expiry rule reports it.
+func TestUnexplainedCloseOfAHeartbeatingSessionIsReported(t *testing.T) {
+	cases := []struct {
+		name     string
+		recordAt clock.Time
+	}{{"no record", 0}, {"recorded after the close", sec(13)}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := checkSessionsOf(t, forcedHistory(t, c.recordAt, nil), SessionOptions{})
+			require.Equal(t, Violation, res.Status, res.String())
+			require.Len(t, res.Findings, 1, res.String())
+			assert.Equal(t, "wrongful-expiry", res.Findings[0].Rule)
+			assert.Contains(t, res.Findings[0].Message, "session 0x2 of c1 was closed, though neither its client nor a recorded forced expiry asked for it, by the closeSession committed at 12.000000000s")
+			assert.Contains(t, res.Findings[0].Message, "healthy throughout [4.000000000s, 12.000000000s)")
+		})
+	}
+}
+
+// TestCloseRequestedByItsClientIsNotJudged: a session whose own client sent closeSession was not
+// taken from it, however healthy it was.
+func TestCloseRequestedByItsClientIsNotJudged(t *testing.T) {
+	h := forcedHistory(t, 0, func(f *fixture, closeZxid int64) {
+		ref := f.r.Call("c1", sec(11), Operation{Kind: proto.OpCloseSession, Session: 2, Xid: killerXid})
+		require.NoError(t, f.r.Fail(ref, sec(14), proto.ConnectionLoss, OutcomeUnknown))
+	})
+	res := checkSessionsOf(t, h, SessionOptions{})
+	assert.Equal(t, Pass, res.Status, res.String())
+}
+
+// TestForcedExpiryDoesNotExcuseTheLeader: a forced expiry explains the killer's closeSession only;
+// an expiry the leader commits (cxid 0) for a session that heartbeated is still wrongful.
+func TestForcedExpiryDoesNotExcuseTheLeader(t *testing.T) {
+	f := newFixture(t)
+	f.setup("/r")
+	f.session("c1", 2, sec(1))
+	require.NoError(t, f.r.SessionHealthy(2, sec(1), sec(20)))
+	require.NoError(t, f.r.ForcedExpiry(ForcedExpiry{Session: 2, Client: "c1", Killer: "killer-c1", Time: sec(11)}))
+	closeZxid := f.commit(2, 0, proto.OpCloseSession, &proto.CloseSessionTxn{}, sec(12))
+	require.NoError(t, f.r.SessionEnded(2, SessionEnd{Zxid: closeZxid, Time: sec(12), Expired: true}))
+	res := checkSessionsOf(t, f.finish(sec(100)), SessionOptions{})
+	require.Equal(t, Violation, res.Status, res.String())
+	assert.Contains(t, res.Findings[0].Message, "session 0x2 of c1 was expired by the closeSession committed at 12.000000000s")
+}
+
+// TestEphemeralOfAForcedExpiredSessionMustGo: a session closed by force loses its ephemeral nodes
+// like any other; one that is created again for it, or still seen, is reported.
+func TestEphemeralOfAForcedExpiredSessionMustGo(t *testing.T) {
+	recorded := sec(11)
+	reappears := forcedHistory(t, recorded, func(f *fixture, closeZxid int64) {
+		f.commit(2, 9, proto.OpCreate, &proto.CreateTxn{Path: "/r/e", Ephemeral: true, ParentCVersion: -1}, sec(14))
+	})
+	res := checkSessionsOf(t, reappears, SessionOptions{})
+	require.Equal(t, Violation, res.Status, res.String())
+	assert.Equal(t, "ephemeral-after-close", res.Findings[0].Rule)
+	assert.Contains(t, res.Findings[0].Message, "creates the ephemeral node /r/e for session 0x2, whose closeSession committed earlier")
+
+	survives := forcedHistory(t, recorded, func(f *fixture, closeZxid int64) {
+		f.read("c2", 3, Operation{Kind: proto.OpGetData, Path: "/r/e"}, sec(14), sec(14),
+			Reply{Zxid: closeZxid, Data: []byte("x"), Stat: &proto.Stat{Czxid: closeZxid - 1, EphemeralOwner: 2}})
+	})
+	res = checkSessionsOf(t, survives, SessionOptions{})
+	require.Equal(t, Violation, res.Status, res.String())
+	assert.Equal(t, "ephemeral-visible-after-close", res.Findings[0].Rule)
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/zabmodel/proto"
 )
 
@@ -27,8 +28,9 @@ func invalid(format string, args ...any) error {
 
 // Validate checks that a history is well formed: supported operation kinds, valid paths, set
 // outcomes, ordered times, arrivals that name real replies, a committed log in strictly increasing
-// zxid order, and session facts consistent with that log. Every checker validates its input; call
-// Validate directly to catch a runner's mistake early.
+// zxid order, session facts consistent with that log, and forced expiries in time order that agree
+// with the session facts. Every checker validates its input; call Validate directly to catch a
+// runner's mistake early.
 func Validate(h *History) error {
 	if h == nil {
 		return invalid("nil history")
@@ -43,6 +45,9 @@ func Validate(h *History) error {
 		return err
 	}
 	if err := validateSessions(h); err != nil {
+		return err
+	}
+	if err := validateForcedExpiries(h); err != nil {
 		return err
 	}
 	if l := h.Liveness; l != nil && (l.HealTime > h.End || l.HealTime < 0) {
@@ -250,6 +255,34 @@ func validateSessions(h *History) error {
 		if hdr.Type != proto.OpCloseSession || hdr.ClientID != s.Session {
 			return invalid("session %s ended at zxid %s, but that txn is %v of session %s",
 				hexID(s.Session), hexID(s.End.Zxid), hdr.Type, hexID(hdr.ClientID))
+		}
+	}
+	return nil
+}
+
+// validateForcedExpiries checks that the forced expiries name sessions, fall inside the run in
+// time order, and agree with the session facts about who owned each session.
+func validateForcedExpiries(h *History) error {
+	if len(h.ForcedExpiries) > MaxCommitted {
+		return invalid("%d forced expiries, more than %d", len(h.ForcedExpiries), MaxCommitted)
+	}
+	owners := make(map[int64]string, len(h.Sessions))
+	for i := range h.Sessions {
+		owners[h.Sessions[i].Session] = h.Sessions[i].Client
+	}
+	var last clock.Time
+	for i := range h.ForcedExpiries {
+		e := &h.ForcedExpiries[i]
+		if e.Session == 0 {
+			return invalid("forced expiry %d names no session", i)
+		}
+		if e.Time < last || e.Time > h.End {
+			return invalid("forced expiry %d of session %s at %s is out of order or outside the run [0, %s]",
+				i, hexID(e.Session), timeString(e.Time), timeString(h.End))
+		}
+		last = e.Time
+		if owner := owners[e.Session]; owner != "" && e.Client != "" && owner != e.Client {
+			return invalid("forced expiry %d says session %s belonged to %q, but its session facts name %q", i, hexID(e.Session), e.Client, owner)
 		}
 	}
 	return nil

@@ -154,3 +154,25 @@ func TestPersistentRecursiveWatchFiresRepeatedly(t *testing.T) {
 	res = checkWatchesOf(t, f.r.Finish(ms(100), nil))
 	assert.Equal(t, []string{"watch-one-shot"}, rulesOf(res), res.String())
 }
+
+// TestForcedExpiredSessionMissesNothing: a session closed by a killer's closeSession is ended like
+// an expired one, even if its client never learned it: its watches owe nothing. The forced
+// expiry's record alone ends nothing: if the close never committed, the session lived on and the
+// missed event is reported.
+func TestForcedExpiredSessionMissesNothing(t *testing.T) {
+	build := func(closeCommits bool) *History {
+		f := watchBase(t)
+		f.write("c2", 3, setData("/r/a", "y", 0), ms(15), ms(16), ms(17), proto.OK, 1)
+		f.r.State("c1", 2, ms(20), proto.StateDisconnected)
+		require.NoError(t, f.r.ForcedExpiry(ForcedExpiry{Session: 2, Client: "c1", Killer: "killer-c1", Time: ms(25)}))
+		if closeCommits {
+			closeZxid := f.commit(2, 1, proto.OpCloseSession, &proto.CloseSessionTxn{}, ms(30))
+			require.NoError(t, f.r.SessionEnded(2, SessionEnd{Zxid: closeZxid, Time: ms(30)}))
+		}
+		return converged(f, ms(100))
+	}
+	res := checkWatchesOf(t, build(true))
+	assert.Equal(t, Pass, res.Status, res.String())
+	res = checkWatchesOf(t, build(false))
+	assert.Equal(t, []string{"watch-missed"}, rulesOf(res), res.String())
+}
