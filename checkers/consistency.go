@@ -50,12 +50,16 @@ func checkReads(h *History, opts ReadOptions) []Result {
 
 func checkSequentialConsistency(h *History) Result {
 	col := newCollector(CheckerSequentialConsistency)
-	probes := collectProbes(h)
+	killers := newKillerCloses(h)
+	probes, hijacked := collectProbes(h, killers)
+	if hijacked > 0 {
+		col.note("%d writes of sessions closed by force were answered with their killer's closeSession, which the server took for them (same session and cxid): they are judged as writes whose outcome is unknown", hijacked)
+	}
 	checkProbes(h, probes, col)
 	ordered := 0
 	for ci := range h.Clients {
 		ordered += checkSessionOrder(&h.Clients[ci], col)
-		checkSessionFloors(&h.Clients[ci], col)
+		checkSessionFloors(&h.Clients[ci], killers, col)
 	}
 	return col.result(ordered, fmt.Sprintf("%d replies judged in session order, %d of them against the committed log of %d transactions",
 		ordered, len(probes), len(h.Committed)))
@@ -69,14 +73,18 @@ type probe struct {
 
 // collectProbes returns the replies worth comparing with the log, sorted by zxid. A reply with
 // zxid 0 carries no zxid (the Java client ignores it too), and reads under /zookeeper see
-// configuration the server writes without a transaction.
-func collectProbes(h *History) []probe {
-	var out []probe
+// configuration the server writes without a transaction. A write answered with a killer's
+// closeSession (see killerCloses) is not about the write; hijacked counts them.
+func collectProbes(h *History, killers killerCloses) (out []probe, hijacked int) {
 	for ci := range h.Clients {
 		c := &h.Clients[ci]
 		for oi := range c.Ops {
 			op := &c.Ops[oi]
 			if op.Outcome != OutcomeReplied || op.Zxid <= 0 || (isRead(op.Kind) && isReserved(op.Path)) {
+				continue
+			}
+			if killers.answered(op) {
+				hijacked++
 				continue
 			}
 			if isRead(op.Kind) || op.Kind.IsWrite() {
@@ -85,7 +93,7 @@ func collectProbes(h *History) []probe {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b probe) int { return compareInt64(a.op.Zxid, b.op.Zxid) })
-	return out
+	return out, hijacked
 }
 
 // checkProbes replays the committed log once and judges each probe when the replay reaches its

@@ -160,7 +160,7 @@ type sessionFloors struct {
 
 // checkSessionFloors walks a client's operations in issue order and checks read-your-writes and
 // read-after-sync for every replied read.
-func checkSessionFloors(c *ClientHistory, col *collector) {
+func checkSessionFloors(c *ClientHistory, killers killerCloses, col *collector) {
 	sessions := map[int64]*sessionFloors{}
 	for i := range c.Ops {
 		op := &c.Ops[i]
@@ -186,7 +186,7 @@ func checkSessionFloors(c *ClientHistory, col *collector) {
 			if op.SyncLeaderZxid > 0 {
 				st.sync.raise(op.SyncLeaderZxid, i)
 			}
-		case op.Kind.IsWrite() && op.Err == proto.OK:
+		case op.Kind.IsWrite() && op.Err == proto.OK && !killers.answered(op):
 			st.ownWrite.raise(op.Zxid, i)
 		}
 	}

@@ -130,15 +130,16 @@ type linearizabilityBuilder struct {
 	// ephemeralPaths lists, per session, the in-scope paths on which it may have created an
 	// ephemeral node: the partitions its end must reach.
 	ephemeralPaths map[int64][]string
+	killers        killerCloses
 	// Counts for the notes: unknown outcomes settled by the log, and left to porcupine; session
-	// ends the log shows without a time to place them at.
-	happened, didNotHappen, undecided, untimedEnds int
+	// ends the log shows without a time to place them at; writes answered by a killer.
+	happened, didNotHappen, undecided, untimedEnds, hijacked int
 }
 
 func newLinearizabilityBuilder(h *History, opts LinearizabilityOptions) *linearizabilityBuilder {
 	b := &linearizabilityBuilder{
 		h: h, opts: opts, scope: scoper{opts: opts}, horizon: int64(h.End) + 1,
-		ephemeralPaths: map[int64][]string{},
+		ephemeralPaths: map[int64][]string{}, killers: newKillerCloses(h),
 	}
 	if !opts.NoLogResolution {
 		b.resolver = newResolver(h)
@@ -182,14 +183,20 @@ func (b *linearizabilityBuilder) add(client int, ref OpRef, op *Operation) {
 		},
 		call: int64(op.Call), client: client, op: op,
 	}
-	switch op.Outcome {
-	case OutcomeNotApplied:
+	// A write answered with a killer's closeSession (see killerCloses) had no reply of its own:
+	// its fate is for the log to settle, as after an expiry.
+	hijacked := b.killers.answered(op)
+	switch {
+	case op.Outcome == OutcomeNotApplied:
 		return
-	case OutcomeReplied:
+	case op.Outcome == OutcomeReplied && !hijacked:
 		entry.output, entry.ret = replyOutput(op), int64(op.Return)
 	default:
 		if isRead(op.Kind) {
 			return // a read without a reply changed nothing and showed nothing
+		}
+		if hijacked {
+			b.hijacked++
 		}
 		output, ret, keep := b.settle(op)
 		if !keep {
@@ -295,6 +302,9 @@ func (b *linearizabilityBuilder) addSessionEnd(session int64, at clock.Time, ref
 }
 
 func (b *linearizabilityBuilder) addNotes(col *collector) {
+	if b.hijacked > 0 {
+		col.note("%d writes of sessions closed by force were answered with their killer's closeSession and were judged as writes of unknown outcome", b.hijacked)
+	}
 	if b.happened+b.didNotHappen > 0 {
 		col.note("the committed log settled %d unknown-outcome writes: %d happened, %d did not",
 			b.happened+b.didNotHappen, b.happened, b.didNotHappen)
