@@ -478,11 +478,11 @@ func (w *World) runLoop(deadline clock.Time, limit int64) (alive bool) {
 	}()
 	maxTime := clock.Time(0).Add(w.budget.MaxTime)
 	for w.queue.len() > 0 && limit != 0 {
-		next := w.queue.peek()
-		if next.at > deadline {
+		nextAt := w.queue.peekTime()
+		if nextAt > deadline {
 			break
 		}
-		if next.at > maxTime {
+		if nextAt > maxTime {
 			w.now = maxTime
 			w.end(Outcome{Kind: TimeBudget, Err: fmt.Errorf("sim: virtual time budget of %v exhausted", w.budget.MaxTime)})
 			return false

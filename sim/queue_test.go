@@ -1,0 +1,72 @@
+package sim
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/zabsim/zabsim/clock"
+)
+
+// TestQueuePopsInTimeThenSequenceOrder checks the heap against the simplest correct queue, a list
+// kept sorted by (time, sequence), over random interleavings of pushes and pops with many equal
+// times: the order of equal times is what makes a run reproducible.
+func TestQueuePopsInTimeThenSequenceOrder(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var q eventQueue
+		var reference []event
+		var seq uint64
+		steps := rapid.IntRange(1, 400).Draw(t, "steps")
+		for range steps {
+			if len(reference) > 0 && rapid.IntRange(0, 2).Draw(t, "pop") == 0 {
+				got := q.pop()
+				want := reference[0]
+				reference = reference[1:]
+				require.Equal(t, want.seq, got.seq, "popped the wrong event")
+				require.Equal(t, want, got, "the event came back changed")
+				continue
+			}
+			seq++
+			e := event{
+				at:   clock.Time(rapid.IntRange(0, 8).Draw(t, "at")),
+				seq:  seq,
+				arg:  seq * 7,
+				node: NodeID(seq % 5),
+				kind: evTarget,
+			}
+			q.push(e)
+			i, _ := slices.BinarySearchFunc(reference, e, func(a, b event) int {
+				if a.at != b.at {
+					return int(a.at - b.at)
+				}
+				return int(a.seq) - int(b.seq)
+			})
+			reference = slices.Insert(reference, i, e)
+			require.Equal(t, len(reference), q.len())
+			require.Equal(t, reference[0].at, q.peekTime())
+		}
+		for len(reference) > 0 {
+			got := q.pop()
+			require.Equal(t, reference[0], got)
+			reference = reference[1:]
+		}
+		assert.Zero(t, q.len())
+	})
+}
+
+// TestQueueReusesSlotsAndDropsReferences checks that a popped event's slot is reused and no longer
+// holds its target, so that a long run neither grows the slab nor keeps finished targets alive.
+func TestQueueReusesSlotsAndDropsReferences(t *testing.T) {
+	var q eventQueue
+	target := funcTarget(func() {})
+	for i := range 100 {
+		q.push(event{at: clock.Time(i), seq: uint64(i + 1), target: target, kind: evTarget})
+		q.pop()
+	}
+	assert.Len(t, q.slots, 1, "one slot serves events that never overlap")
+	assert.Nil(t, q.slots[0].target, "a popped event's target is dropped")
+	assert.Zero(t, q.len())
+}
