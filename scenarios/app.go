@@ -41,6 +41,8 @@ type app struct {
 
 	barrierDone bool  // the liveness phase's sync came back OK
 	barrierZxid int64 // at that zxid
+
+	killer *killer // the process that forces this application's session to expire, once one has
 }
 
 func newApp(r *runner, index int, gen workload) *app {

@@ -44,6 +44,8 @@ func (r *runner) act(a Action) {
 		}
 	case "heal":
 		r.nw.Heal()
+	case "expire":
+		r.expire(a.Args[0])
 	default:
 		r.actOnTiming(a)
 	}

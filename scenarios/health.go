@@ -20,6 +20,7 @@ const healthStep = 100 * clock.Millisecond
 type healthSampler struct {
 	r        *runner
 	sessions []*sessionHealth
+	last     clock.Time // when the latest sample was taken
 }
 
 type sessionHealth struct {
@@ -39,6 +40,7 @@ func (h *healthSampler) start() { h.r.w.After(healthStep, h.sample) }
 
 func (h *healthSampler) sample() {
 	now := h.r.w.Now()
+	h.last = now
 	for _, s := range h.sessions {
 		healthy := h.healthy(s)
 		switch {
@@ -60,6 +62,30 @@ func (h *healthSampler) close(s *sessionHealth, to clock.Time) {
 	if to > s.since {
 		_ = h.r.rec.SessionHealthy(s.id, s.since, to)
 	}
+}
+
+// ended samples a session once more when its closeSession commits, and stops tracking it. Without
+// this last sample a healthy interval would end at the sample before the close, since the server
+// holding the client's connection closes it as soon as it applies the close (ZOOKEEPER-558), long
+// before the next sample: the wrongful-expiry rule, which asks for health right up to the commit,
+// could then never judge a session whose client was cut off promptly, which is every session a
+// killer closes and every wrongful expiry of a well-connected client. The sample is as conservative
+// as the others: the interval reaches the commit only if the session was healthy at the last
+// sample and is healthy now.
+func (h *healthSampler) ended(id int64) {
+	now := h.r.w.Now()
+	for _, s := range h.sessions {
+		if s.id != id {
+			continue
+		}
+		switch {
+		case s.healthy && h.healthy(s):
+			h.close(s, now)
+		case s.healthy:
+			h.close(s, h.last)
+		}
+	}
+	h.sessions = slices.DeleteFunc(h.sessions, func(s *sessionHealth) bool { return s.id == id })
 }
 
 // flush closes every open interval at the end of the run.

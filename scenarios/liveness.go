@@ -42,6 +42,7 @@ func (r *runner) runLivenessPhase() *checkers.LivenessFacts {
 func (r *runner) healEverything() {
 	r.w.Note(-1, "fault", "liveness phase: heal everything")
 	clear(r.crashPoints)
+	r.stopKillers()
 	r.nw.Heal()
 	r.nw.UnclogAll()
 	for _, n := range sortedPaused(r.paused) {

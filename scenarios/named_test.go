@@ -26,6 +26,7 @@ var namedProtocolScripts = []struct {
 	{"session-expiry-partition", 1},
 	{"oneway-leader", 2},
 	{"crash-inside-newleader", 2},
+	{"forced-expiry", 1},
 }
 
 func TestNamedProtocolScenarios(t *testing.T) {

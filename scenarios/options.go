@@ -83,10 +83,13 @@ const (
 	FaultPause      = "pause"      // process pauses of servers and clients (GC), longer than a session
 	FaultClock      = "clock"      // clock drift and wall-clock steps
 	FaultClientKill = "clientkill" // client process crashes
+	FaultExpire     = "expire"     // forced session expiries: a killer client closes a live client's session
 )
 
-// FaultFamilies lists the families, in the order the injector considers them.
-var FaultFamilies = []string{FaultCrash, FaultPartition, FaultClog, FaultReset, FaultPause, FaultClock, FaultClientKill}
+// FaultFamilies lists the families, in the order the injector considers them. A new family goes
+// last: a seed draws the families in this order from one stream, so the scripts the earlier
+// families draw stay as they were.
+var FaultFamilies = []string{FaultCrash, FaultPartition, FaultClog, FaultReset, FaultPause, FaultClock, FaultClientKill, FaultExpire}
 
 // ErrOptions marks invalid options.
 var ErrOptions = errors.New("scenarios: invalid options")

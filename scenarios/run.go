@@ -181,6 +181,7 @@ func (r *runner) commit(entry *proto.TxnEntry, at clock.Time) {
 		return
 	}
 	if entry.Header.Type == proto.OpCloseSession {
+		r.health.ended(entry.Header.ClientID)
 		_ = r.rec.SessionEnded(entry.Header.ClientID, checkers.SessionEnd{
 			Zxid: entry.Header.Zxid, Time: at, Expired: entry.Header.Cxid == 0,
 		})

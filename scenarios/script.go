@@ -39,6 +39,10 @@ import (
 //	reset T                               reset every connection of T
 //	pause T DUR                           stop a process (a GC pause) for DUR
 //	kill C / revive C                     a client process crashes / starts again
+//	expire C                              a forced session expiry: a "killer" client process
+//	                                      connects with C's session id and password and sends
+//	                                      closeSession while C's own client still holds the
+//	                                      session (C may be "all"; a no-op if C has no session)
 //	drift T PPM / stepwall T [-]DUR       clock faults (a wall-clock step may go backwards)
 type Script struct {
 	Servers   int
@@ -67,6 +71,7 @@ func (a Action) String() string {
 var verbs = map[string]int{
 	"crash": 1, "restart": 1, "crashpoint": 2, "partition": -1, "oneway": 2, "isolate": 1, "heal": 0,
 	"clog": 2, "swizzle": 1, "reset": 1, "pause": 2, "kill": 1, "revive": 1, "drift": 2, "stepwall": 2,
+	"expire": 1,
 }
 
 // ScriptError is a parse error with its line.
@@ -200,6 +205,12 @@ func checkArgs(verb string, args []string) error {
 	case "drift":
 		if _, err := strconv.ParseInt(strings.TrimSuffix(args[1], "ppm"), 10, 64); err != nil {
 			return fmt.Errorf("drift takes a rate in ppm, like +200ppm, not %q", args[1])
+		}
+	case "expire":
+		// Only an application has a session to force out: a server or "leader" is a mistake
+		// worth reporting, not a target that happens to resolve to nothing.
+		if n, err := strconv.Atoi(strings.TrimPrefix(args[0], "c")); args[0] != "all" && (!strings.HasPrefix(args[0], "c") || err != nil || n < 1) {
+			return fmt.Errorf("expire takes a client (c1, c2, ...) or all, not %q", args[0])
 		}
 	}
 	return nil

@@ -52,6 +52,10 @@ func TestMalformedScriptsAreRejectedWithTheirLine(t *testing.T) {
 		{"servers 3\nzxidcounter 0x100000000\n", "line 2", "zxidcounter must be a number"},
 		{"clients 3\n", "line 1", `sets no "servers"`},
 		{"servers 3\nreplicas 3\n", "line 2", `unknown statement "replicas"`},
+		{"servers 3\nat 1s expire zk1\n", "line 2", `expire takes a client (c1, c2, ...) or all, not "zk1"`},
+		{"servers 3\nat 1s expire c0\n", "line 2", `expire takes a client`},
+		{"servers 3\nat 1s expire leader\n", "line 2", `expire takes a client`},
+		{"servers 3\nat 1s expire\n", "line 2", "expire takes 1 argument(s), not 0"},
 	}
 	for _, c := range cases {
 		_, err := ParseScript(strings.NewReader(c.text))

@@ -120,6 +120,8 @@ func (d *drawer) family(name string, mean clock.Duration) {
 			c := d.client()
 			d.add(at, "kill", c)
 			d.add(at+d.between(500*clock.Millisecond, 10*clock.Second), "revive", c)
+		case FaultExpire:
+			d.expire(at)
 		}
 	}
 }
@@ -165,6 +167,16 @@ func (d *drawer) partition(at clock.Duration) {
 		d.add(at, "partition", args...)
 	}
 	d.add(at+d.between(500*clock.Millisecond, 15*clock.Second), "heal")
+}
+
+// expire forces a session to expire; now and then every application's at once, as a test that
+// kills every session of a service does.
+func (d *drawer) expire(at clock.Duration) {
+	if d.w.Chance(1, 10) {
+		d.add(at, "expire", "all")
+		return
+	}
+	d.add(at, "expire", d.client())
 }
 
 func (d *drawer) pause(at clock.Duration) {
