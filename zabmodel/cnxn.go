@@ -200,10 +200,10 @@ func (c *clientConn) sendReply(h proto.ReplyHeader, body proto.Record) {
 		return
 	}
 	if body == nil {
-		c.p().h.send(c.id, proto.Marshal(&h))
+		c.p().h.sendRecords(c.id, &h)
 		return
 	}
-	c.p().h.send(c.id, proto.Marshal(&h, body))
+	c.p().h.sendRecords(c.id, &h, body)
 }
 
 // Process implements datatree.Watcher: a notification, sent at once (NIOServerCnxn.process).
@@ -228,7 +228,7 @@ func (c *clientConn) finishSessionInit(valid bool) {
 	if valid {
 		resp.TimeoutMilliseconds, resp.SessionID, resp.Password = c.sessionTimeoutMs, c.sessionID, generatePasswd(c.sessionID)
 	}
-	p.h.send(c.id, proto.Marshal(&resp))
+	p.h.sendRecords(c.id, &resp)
 	if !valid {
 		p.note("session", "invalid session %#x for client %s, probably expired", c.sessionID, p.ens.w.Name(c.remote))
 		c.close("session invalid")

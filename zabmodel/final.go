@@ -98,7 +98,7 @@ func (zk *zkServer) processTxn(r *request, source Source) applyResult {
 		zk.prep.applied(h.Zxid)
 	}
 	if zk.kind != kindStandalone {
-		db.addCommittedProposal(newProposal(r.entry))
+		db.addCommittedProposal(newProposal(zk.p, r.entry))
 	}
 	return res
 }

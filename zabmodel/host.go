@@ -7,6 +7,7 @@ import (
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/net"
 	"github.com/zabsim/zabsim/sim"
+	"github.com/zabsim/zabsim/zabmodel/proto"
 	"github.com/zabsim/zabsim/zabmodel/storage"
 )
 
@@ -31,10 +32,12 @@ type host struct {
 	node sim.NodeID
 	disk *storage.Disk
 	inc  uint32
+	// scratch is the ensemble's shared encoder (Ensemble.scratch).
+	scratch *proto.Encoder
 }
 
-func newHost(w *sim.World, nw *net.Network, node sim.NodeID, disk *storage.Disk) *host {
-	return &host{w: w, nw: nw, node: node, disk: disk, inc: w.Incarnation(node)}
+func newHost(w *sim.World, nw *net.Network, node sim.NodeID, disk *storage.Disk, scratch *proto.Encoder) *host {
+	return &host{w: w, nw: nw, node: node, disk: disk, inc: w.Incarnation(node), scratch: scratch}
 }
 
 // alive reports whether the incarnation this host belongs to is still running.
@@ -77,6 +80,29 @@ func (h *host) send(c net.ConnID, payload []byte) {
 	if h.alive() {
 		_ = h.nw.Send(h.node, c, payload)
 	}
+}
+
+// sendRecords sends the concatenated encoding of records, encoded in the scratch encoder: the
+// network copies the payload, so the message costs one allocation of its exact size.
+func (h *host) sendRecords(c net.ConnID, records ...proto.Record) {
+	if h.alive() {
+		_ = h.nw.Send(h.node, c, h.encodeScratch(records...))
+	}
+}
+
+// encode returns the concatenated encoding of records in a new slice of exactly their size, as
+// proto.Marshal does without its growing appends.
+func (h *host) encode(records ...proto.Record) []byte {
+	return slices.Clone(h.encodeScratch(records...))
+}
+
+// encodeScratch encodes records in the scratch encoder. The bytes are valid until its next use.
+func (h *host) encodeScratch(records ...proto.Record) []byte {
+	h.scratch.Reset()
+	for _, r := range records {
+		r.Encode(h.scratch)
+	}
+	return h.scratch.Bytes()
 }
 
 func (h *host) close(c net.ConnID) {

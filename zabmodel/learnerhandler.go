@@ -141,7 +141,7 @@ func (h *learnerHandler) learnerInfo(qp proto.QuorumPacket) error {
 		}
 		h.newEpoch, h.newLeaderZxid = epoch, MakeZxid(epoch, 0)
 		h.state = hsAwaitAckEpoch
-		h.p().h.send(h.conn, encodePacket(&proto.QuorumPacket{Type: pktLeaderInfo, Zxid: h.newLeaderZxid, Data: int32Data(protocolVersion)}))
+		h.p().h.sendRecords(h.conn, &proto.QuorumPacket{Type: pktLeaderInfo, Zxid: h.newLeaderZxid, Data: int32Data(protocolVersion)})
 		h.expectRead()
 	}, func() { h.shutdown("timeout while waiting for epoch from quorum") })
 	return nil
@@ -172,10 +172,10 @@ func (h *learnerHandler) synchronize(peerLastZxid int64) {
 	if needSnap {
 		zxid := p.db.lastProcessedZxid()
 		p.note("sync", "sending SNAP at %s to %d (peer at %s)", FormatZxid(zxid), h.sid, FormatZxid(peerLastZxid))
-		p.h.send(h.conn, encodePacket(&proto.QuorumPacket{Type: pktSnap, Zxid: zxid}))
+		p.h.sendRecords(h.conn, &proto.QuorumPacket{Type: pktSnap, Zxid: zxid})
 		p.h.send(h.conn, p.db.serializeSnapshot())
 	}
-	h.queuePacket(encodePacket(&proto.QuorumPacket{Type: pktNewLeader, Zxid: h.newLeaderZxid}))
+	h.queuePacket(h.p().h.encode(&proto.QuorumPacket{Type: pktNewLeader, Zxid: h.newLeaderZxid}))
 	h.state = hsAwaitNewLeaderAck
 	h.startSending()
 	h.expectRead()
@@ -271,7 +271,7 @@ func (h *learnerHandler) queueCommittedProposals(log []*proposal, peerLastZxid, 
 		if pr.zxid <= queuedZxid {
 			continue
 		}
-		h.queuePacket(encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: pr.zxid, Data: pr.data}))
+		h.queuePacket(h.p().h.encode(&proto.QuorumPacket{Type: pktProposal, Zxid: pr.zxid, Data: pr.data}))
 		h.queueOp(pktCommit, pr.zxid)
 		queuedZxid = pr.zxid
 	}
@@ -283,7 +283,7 @@ func (h *learnerHandler) queueCommittedProposals(log []*proposal, peerLastZxid, 
 }
 
 func (h *learnerHandler) queueOp(t int32, zxid int64) {
-	h.queuePacket(encodePacket(&proto.QuorumPacket{Type: t, Zxid: zxid}))
+	h.queuePacket(h.p().h.encode(&proto.QuorumPacket{Type: t, Zxid: zxid}))
 }
 
 // queuePacket is LearnerHandler.queuePacket: into the sender's queue, sent once the sender runs.

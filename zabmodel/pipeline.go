@@ -191,7 +191,7 @@ func (zk *zkServer) prepRequest(r *request) {
 	switch zk.kind {
 	case kindStandalone:
 		if r.entry != nil {
-			zk.p.observe(Event{Kind: EventPropose, Zxid: r.zxid(), Hash: TxnHash(r.entry), Epoch: EpochOf(r.zxid()), Txn: r.entry})
+			zk.p.observe(Event{Kind: EventPropose, Zxid: r.zxid(), Hash: zk.p.txnHash(r.entry), Epoch: EpochOf(r.zxid()), Txn: r.entry})
 		}
 		zk.sync.processRequest(r)
 	case kindLeader:
@@ -225,7 +225,7 @@ func (zk *zkServer) expireSession(id int64, timeoutMs int32) {
 // a txn that is logged and fsynced on the only server is committed.
 func (zk *zkServer) standaloneCommit(r *request) {
 	if r.entry != nil {
-		zk.p.observe(Event{Kind: EventCommit, Zxid: r.zxid(), Hash: TxnHash(r.entry), Epoch: EpochOf(r.zxid()), Txn: r.entry})
+		zk.p.observe(Event{Kind: EventCommit, Zxid: r.zxid(), Hash: zk.p.txnHash(r.entry), Epoch: EpochOf(r.zxid()), Txn: r.entry})
 	}
 	zk.finalProcess(r)
 }

@@ -53,8 +53,6 @@ const protocolVersion = 0x10000
 // connection, as the Java code does on an IOException.
 var errPacket = errors.New("zabmodel: bad quorum packet")
 
-func encodePacket(qp *proto.QuorumPacket) []byte { return proto.Marshal(qp) }
-
 func decodePacket(b []byte) (proto.QuorumPacket, error) {
 	var qp proto.QuorumPacket
 	if err := proto.Unmarshal(b, &qp); err != nil {

@@ -21,6 +21,12 @@ type Ensemble struct {
 	crashHook     func(sid int64, point string) bool
 	tap           func(Event)
 	clientAddress func(sim.NodeID) string
+
+	// scratch is the encoder of every encoding that does not outlive the call that made it: the
+	// bytes hashed by TxnHash, and messages handed to the network, which copies what it is sent.
+	// A world runs on one goroutine and no encoding calls back into a server, so the servers of an
+	// ensemble can share it.
+	scratch proto.Encoder
 }
 
 // SetCrashHook installs the scenario's crash points: hook is asked, at each named point between two
@@ -238,11 +244,38 @@ type peer struct {
 	// roleGeneration increases with every role change, so that callbacks of an earlier role can
 	// tell they are stale.
 	roleGeneration uint64
+
+	// hashes remembers the TxnHash of recent transactions; see txnHash.
+	hashes [txnHashCacheSize]cachedTxnHash
+}
+
+// txnHashCacheSize is how many transactions' hashes a server remembers, indexed by zxid. A server
+// hashes one transaction when it proposes it, logs it, applies it and keeps it in its committed
+// log, a few events apart, with at most a few hundred other transactions in between.
+const txnHashCacheSize = 256
+
+type cachedTxnHash struct {
+	entry *proto.TxnEntry
+	hash  uint64
+}
+
+// txnHash returns TxnHash(entry), computed once per transaction object. The cache is keyed by the
+// object itself, not by its zxid: two servers, or a truncated and a new transaction with one zxid,
+// never share an object. An entry is never modified after it is built except by the tree's apply
+// of a failed multi, which rewrites sub-txn types in a way that TxnHash ignores by design.
+func (p *peer) txnHash(entry *proto.TxnEntry) uint64 {
+	slot := &p.hashes[uint64(entry.Header.Zxid)%txnHashCacheSize]
+	if slot.entry == entry {
+		return slot.hash
+	}
+	hash := txnHashWith(p.h.scratch, entry)
+	slot.entry, slot.hash = entry, hash
+	return hash
 }
 
 func newPeer(s *Server) *peer {
 	e := s.ens
-	p := &peer{s: s, ens: e, cfg: &e.cfg, sid: s.sid, h: newHost(e.w, e.nw, s.node, s.disk)}
+	p := &peer{s: s, ens: e, cfg: &e.cfg, sid: s.sid, h: newHost(e.w, e.nw, s.node, s.disk, &e.scratch)}
 	election, err := electionmodel.New(electionmodel.Config{
 		ID: s.sid, Voters: e.cfg.VoterSids(), Participant: e.cfg.IsVoter(s.sid),
 	})

@@ -16,8 +16,10 @@ type proposal struct {
 	data  []byte // the encoded TxnEntry: a PROPOSAL's data
 }
 
-func newProposal(entry *proto.TxnEntry) *proposal {
-	return &proposal{zxid: entry.Header.Zxid, hash: TxnHash(entry), entry: entry, data: proto.Marshal(entry)}
+// newProposal wraps a transaction of server p, encoded as it is now (after an apply, a failed
+// multi's sub-txns are typed error).
+func newProposal(p *peer, entry *proto.TxnEntry) *proposal {
+	return &proposal{zxid: entry.Header.Zxid, hash: p.txnHash(entry), entry: entry, data: p.h.encode(entry)}
 }
 
 // zkDatabase is ZKDatabase: the in-memory tree, the sessions with their timeouts, the committed-log
@@ -86,7 +88,7 @@ func (db *zkDatabase) replayLog(source Source) {
 	for _, r := range db.disk().Records(db.tree.lastProcessedZxid()) {
 		entry := decodeLogRecord(r)
 		db.applyTxn(entry, source)
-		db.addCommittedProposal(newProposal(entry))
+		db.addCommittedProposal(newProposal(db.p, entry))
 	}
 }
 
@@ -110,7 +112,7 @@ func decodeLogRecord(r storage.Record) *proto.TxnEntry {
 // applyTxn is ZooKeeperServer.processTxn's database part. The tree keeps the session table
 // (sessionsWithTimeouts) itself: createSession adds to it and closeSession removes from it.
 func (db *zkDatabase) applyTxn(entry *proto.TxnEntry, source Source) applyResult {
-	hash := TxnHash(entry) // Before the apply, which may rewrite a failed multi's sub-txn types.
+	hash := db.p.txnHash(entry) // Before the apply, which may rewrite a failed multi's sub-txn types.
 	res := db.tree.apply(entry)
 	db.p.observe(Event{Kind: EventApply, Zxid: entry.Header.Zxid, Hash: hash, Digest: db.tree.digest(), Source: source})
 	if res.digestMismatch {
@@ -195,12 +197,12 @@ func (db *zkDatabase) append(entry *proto.TxnEntry) bool {
 	if !db.p.alive() {
 		return false
 	}
-	if err := db.disk().Append(storage.Record{Zxid: entry.Header.Zxid, Data: proto.Marshal(entry)}); err != nil {
+	if err := db.disk().Append(storage.Record{Zxid: entry.Header.Zxid, Data: db.p.h.encode(entry)}); err != nil {
 		db.p.note("log", "append refused: %v", err)
 		return false
 	}
 	db.txnsSinceSnapshot++
-	db.p.observe(Event{Kind: EventLog, Zxid: entry.Header.Zxid, Hash: TxnHash(entry)})
+	db.p.observe(Event{Kind: EventLog, Zxid: entry.Header.Zxid, Hash: db.p.txnHash(entry)})
 	return true
 }
 
@@ -258,7 +260,7 @@ func (db *zkDatabase) proposalsFromLog(peerZxid int64, sizeLimit int64) []*propo
 	}
 	out := make([]*proposal, 0, len(records))
 	for _, r := range records {
-		out = append(out, newProposal(decodeLogRecord(r)))
+		out = append(out, newProposal(db.p, decodeLogRecord(r)))
 	}
 	return out
 }

@@ -2,7 +2,6 @@ package zabmodel
 
 import (
 	"fmt"
-	"hash/fnv"
 
 	"github.com/zabsim/zabsim/zabmodel/proto"
 )
@@ -51,7 +50,13 @@ func FormatZxid(zxid int64) string { return fmt.Sprintf("%#x:%#x", EpochOf(zxid)
 // committed log and sent in a DIFF either way, depending on whether it was applied first. Its sub-txn
 // data is never rewritten, so the hash still tells two different failed multis apart.
 func TxnHash(entry *proto.TxnEntry) uint64 {
-	h := fnv.New64a()
+	var scratch proto.Encoder
+	return txnHashWith(&scratch, entry)
+}
+
+// txnHashWith is TxnHash encoding into scratch, whose earlier contents it discards: a caller that
+// hashes every transaction several times keeps one scratch encoder and allocates nothing.
+func txnHashWith(scratch *proto.Encoder, entry *proto.TxnEntry) uint64 {
 	plain := proto.TxnEntry{Header: entry.Header, Txn: entry.Txn}
 	if m, ok := entry.Txn.(*proto.MultiTxn); ok && failedMulti(m) {
 		canonical := &proto.MultiTxn{Txns: make([]proto.Txn, len(m.Txns))}
@@ -60,8 +65,25 @@ func TxnHash(entry *proto.TxnEntry) uint64 {
 		}
 		plain.Txn = canonical
 	}
-	_, _ = h.Write(proto.Marshal(&plain))
-	return h.Sum64()
+	scratch.Reset()
+	plain.Encode(scratch)
+	return fnv64a(scratch.Bytes())
+}
+
+// FNV-1a's 64-bit parameters, as hash/fnv has them.
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
+
+// fnv64a is hash/fnv's New64a over b, written out so that hashing allocates no hasher.
+func fnv64a(b []byte) uint64 {
+	h := uint64(fnvOffset64)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= fnvPrime64
+	}
+	return h
 }
 
 func failedMulti(m *proto.MultiTxn) bool {
