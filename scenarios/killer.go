@@ -54,7 +54,8 @@ func (k *killer) Restart() {}
 
 // expire forces the session of every application target names ("c3" or "all") to expire. An
 // application without a session to take (its process is down, it has not connected yet, its
-// client is closed) or whose killer is still at work is left alone, with a note in the trace.
+// client is closed) or whose killer is still at work is left alone, with a note in the trace:
+// the action is then a no-op, as an action whose target does not resolve is.
 func (r *runner) expire(target string) {
 	for _, a := range r.targetApps(target) {
 		r.expireApp(a)
@@ -80,8 +81,10 @@ func (r *runner) targetApps(target string) []*app {
 func (r *runner) expireApp(a *app) {
 	var why string
 	switch {
-	case !r.w.IsUp(a.node) || a.c == nil:
+	case !r.w.IsUp(a.node):
 		why = "its process is down"
+	case a.c == nil:
+		why = "it has not started its client yet"
 	case !a.c.State().IsAlive():
 		why = "its client is closed"
 	case a.c.SessionID() == 0:
