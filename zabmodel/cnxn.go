@@ -160,14 +160,13 @@ func (c *clientConn) processConnectRequest(zk *zkServer, payload []byte) {
 
 // processPacket is ZooKeeperServer.processPacket for an established connection.
 func (c *clientConn) processPacket(zk *zkServer, payload []byte) {
-	d := proto.NewDecoder(payload)
 	var h proto.RequestHeader
-	h.Decode(d)
-	if d.Err() != nil {
-		c.close(fmt.Sprintf("bad request header: %v", d.Err()))
+	offset, err := c.p().h.decodeHeader(payload, &h)
+	if err != nil {
+		c.close(fmt.Sprintf("bad request header: %v", err))
 		return
 	}
-	body := payload[d.Offset():]
+	body := payload[offset:]
 	if h.Type == proto.OpAuth {
 		c.processAuth(h, body)
 		return

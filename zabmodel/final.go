@@ -8,14 +8,6 @@ import (
 	"github.com/zabsim/zabsim/zabmodel/proto"
 )
 
-// decodeLenient decodes a record and ignores any bytes after it, as
-// ByteBufferInputStream.byteBuffer2Record does.
-func decodeLenient(b []byte, r proto.Record) error {
-	d := proto.NewDecoder(b)
-	r.Decode(d)
-	return d.Err()
-}
-
 // --- Sessions at the edge (ZooKeeperServer) --------------------------------------------------------
 
 // createSession is ZooKeeperServer.createSession: a new id from the role's tracker and a
@@ -169,7 +161,7 @@ func (zk *zkServer) response(r *request, res applyResult) (proto.Record, error) 
 		return &proto.SetDataResponse{Stat: derefStat(res.res.Stat)}, res.errOrNil()
 	case proto.OpSync:
 		var req proto.SyncRequest
-		if err := decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		return &proto.SyncResponse{Path: req.Path}, nil
@@ -215,7 +207,7 @@ func (zk *zkServer) readResponse(r *request) (proto.Record, error) {
 	switch r.op {
 	case proto.OpExists:
 		var req proto.ExistsRequest
-		if err := decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		if strings.IndexByte(req.Path, 0) >= 0 {
@@ -228,7 +220,7 @@ func (zk *zkServer) readResponse(r *request) (proto.Record, error) {
 		return &proto.ExistsResponse{Stat: stat}, nil
 	case proto.OpGetData:
 		var req proto.GetDataRequest
-		if err := decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		data, stat, err := t.getData(req.Path, r.auth, watcher(req.Watch))
@@ -238,7 +230,7 @@ func (zk *zkServer) readResponse(r *request) (proto.Record, error) {
 		return &proto.GetDataResponse{Data: data, Stat: stat}, nil
 	case proto.OpGetChildren:
 		var req proto.GetChildrenRequest
-		if err := decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		children, _, err := t.getChildren(req.Path, r.auth, watcher(req.Watch))
@@ -248,7 +240,7 @@ func (zk *zkServer) readResponse(r *request) (proto.Record, error) {
 		return &proto.GetChildrenResponse{Children: children}, nil
 	case proto.OpGetChildren2:
 		var req proto.GetChildren2Request
-		if err := decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		children, stat, err := t.getChildren(req.Path, r.auth, watcher(req.Watch))
@@ -258,7 +250,7 @@ func (zk *zkServer) readResponse(r *request) (proto.Record, error) {
 		return &proto.GetChildren2Response{Children: children, Stat: stat}, nil
 	case proto.OpGetACL:
 		var req proto.GetACLRequest
-		if err := decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		acl, stat, err := t.getACL(req.Path, r.auth)
@@ -277,7 +269,7 @@ func (zk *zkServer) connectionRequest(r *request) (proto.Record, error) {
 	switch r.op {
 	case proto.OpGetAllChildrenNumber:
 		var req proto.GetAllChildrenNumberRequest
-		if err := decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		n, err := t.allChildrenNumber(req.Path, r.auth)
@@ -287,28 +279,28 @@ func (zk *zkServer) connectionRequest(r *request) (proto.Record, error) {
 		return &proto.GetAllChildrenNumberResponse{TotalNumber: n}, nil
 	case proto.OpSetWatches:
 		var req proto.SetWatches
-		if err := decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		t.setWatches(req.RelativeZxid, req.DataWatches, req.ExistWatches, req.ChildWatches, nil, nil, c)
 		return nil, nil
 	case proto.OpSetWatches2:
 		var req proto.SetWatches2
-		if err := decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		t.setWatches(req.RelativeZxid, req.DataWatches, req.ExistWatches, req.ChildWatches, req.PersistentWatches, req.PersistentRecursiveWatches, c)
 		return nil, nil
 	case proto.OpAddWatch:
 		var req proto.AddWatchRequest
-		if err := decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		t.addWatch(req.Path, proto.AddWatchMode(req.Mode), c)
 		return &proto.ErrorResponse{Err: proto.OK}, nil
 	case proto.OpCheckWatches, proto.OpRemoveWatches:
 		var req proto.CheckWatchesRequest
-		if err := decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		var found bool
@@ -325,7 +317,7 @@ func (zk *zkServer) connectionRequest(r *request) (proto.Record, error) {
 		return &proto.WhoAmIResponse{ClientInfo: clientInfos(r.auth)}, nil
 	case proto.OpGetEphemerals:
 		var req proto.GetEphemeralsRequest
-		if err := decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		return &proto.GetEphemeralsResponse{Ephemerals: t.ephemeralsWithPrefix(r.sessionID, req.PrefixPath)}, nil

@@ -2,6 +2,7 @@ package zabmodel
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/zabsim/zabsim/clock"
@@ -32,12 +33,13 @@ type host struct {
 	node sim.NodeID
 	disk *storage.Disk
 	inc  uint32
-	// scratch is the ensemble's shared encoder (Ensemble.scratch).
+	// scratch and decoder are the ensemble's shared encoder and decoder (Ensemble.scratch).
 	scratch *proto.Encoder
+	decoder *proto.Decoder
 }
 
-func newHost(w *sim.World, nw *net.Network, node sim.NodeID, disk *storage.Disk, scratch *proto.Encoder) *host {
-	return &host{w: w, nw: nw, node: node, disk: disk, inc: w.Incarnation(node), scratch: scratch}
+func newHost(w *sim.World, nw *net.Network, node sim.NodeID, disk *storage.Disk, scratch *proto.Encoder, decoder *proto.Decoder) *host {
+	return &host{w: w, nw: nw, node: node, disk: disk, inc: w.Incarnation(node), scratch: scratch, decoder: decoder}
 }
 
 // alive reports whether the incarnation this host belongs to is still running.
@@ -94,6 +96,47 @@ func (h *host) sendRecords(c net.ConnID, records ...proto.Record) {
 // proto.Marshal does without its growing appends.
 func (h *host) encode(records ...proto.Record) []byte {
 	return slices.Clone(h.encodeScratch(records...))
+}
+
+// decodeLenient decodes a record and ignores any bytes after it, as
+// ByteBufferInputStream.byteBuffer2Record does. It uses the shared decoder: decoded records copy
+// what they keep, and no decoding calls back into a server, so one decoding never overlaps another.
+func (h *host) decodeLenient(b []byte, r proto.Record) error {
+	d := h.decoder
+	d.Reset(b)
+	r.Decode(d)
+	err := d.Err()
+	d.Reset(nil) // Hold no reference to the payload.
+	return err
+}
+
+// unmarshal is proto.Unmarshal of one record with the shared decoder: b must hold nothing else.
+func (h *host) unmarshal(b []byte, r proto.Record) error {
+	d := h.decoder
+	d.Reset(b)
+	r.Decode(d)
+	err := d.Finish()
+	d.Reset(nil)
+	return err
+}
+
+// decodeHeader decodes the record at the start of b and returns the offset of what follows it.
+func (h *host) decodeHeader(b []byte, r proto.Record) (int, error) {
+	d := h.decoder
+	d.Reset(b)
+	r.Decode(d)
+	offset, err := d.Offset(), d.Err()
+	d.Reset(nil)
+	return offset, err
+}
+
+// decodePacket is decodePacket with the shared decoder.
+func (h *host) decodePacket(b []byte) (proto.QuorumPacket, error) {
+	var qp proto.QuorumPacket
+	if err := h.unmarshal(b, &qp); err != nil {
+		return qp, fmt.Errorf("%w: %v", errPacket, err)
+	}
+	return qp, nil
 }
 
 // encodeScratch encodes records in the scratch encoder. The bytes are valid until its next use.

@@ -37,6 +37,8 @@ type learner struct {
 	tries        int
 	connectStart clock.Time
 	readTimer    sim.TimerID
+	// readTimedOut is the read timer's callback, made once: the timer is re-armed for every packet.
+	readTimedOut func()
 
 	newEpoch, newLeaderZxid int64
 
@@ -127,7 +129,10 @@ func (l *learner) send(qp *proto.QuorumPacket) { l.p.h.sendRecords(l.conn, qp) }
 
 func (l *learner) resetReadTimer(d clock.Duration) {
 	l.p.h.cancel(l.readTimer)
-	l.readTimer = l.p.h.after(d, func() { l.fail("read timed out") })
+	if l.readTimedOut == nil {
+		l.readTimedOut = func() { l.fail("read timed out") }
+	}
+	l.readTimer = l.p.h.after(d, l.readTimedOut)
 }
 
 func (l *learner) fail(reason string) {
@@ -163,7 +168,7 @@ func (l *learner) Received(_ net.ConnID, payload []byte) {
 		err = l.snapshotArrived(payload)
 	} else {
 		var qp proto.QuorumPacket
-		if qp, err = decodePacket(payload); err == nil {
+		if qp, err = l.p.h.decodePacket(payload); err == nil {
 			err = l.handle(qp)
 		}
 	}
@@ -275,7 +280,7 @@ func (l *learner) syncPacket(qp proto.QuorumPacket) error {
 	p := l.p
 	switch qp.Type {
 	case pktProposal, pktInform:
-		entry, err := decodeTxnEntry(qp.Data)
+		entry, err := l.p.h.decodeTxnEntry(qp.Data)
 		if err != nil {
 			return err
 		}
@@ -459,7 +464,7 @@ func (l *learner) followerPacket(qp proto.QuorumPacket) error {
 	case pktPing:
 		l.ping(qp)
 	case pktProposal:
-		entry, err := decodeTxnEntry(qp.Data)
+		entry, err := l.p.h.decodeTxnEntry(qp.Data)
 		if err != nil {
 			return err
 		}
@@ -488,7 +493,7 @@ func (l *learner) observerPacket(qp proto.QuorumPacket) error {
 	case pktPing:
 		l.ping(qp)
 	case pktInform:
-		entry, err := decodeTxnEntry(qp.Data)
+		entry, err := l.p.h.decodeTxnEntry(qp.Data)
 		if err != nil {
 			return err
 		}
@@ -557,9 +562,9 @@ func (zk *zkServer) commitRequest(entry *proto.TxnEntry) {
 	zk.commits.commit(r)
 }
 
-func decodeTxnEntry(b []byte) (*proto.TxnEntry, error) {
+func (h *host) decodeTxnEntry(b []byte) (*proto.TxnEntry, error) {
 	var entry proto.TxnEntry
-	if err := decodeLenient(b, &entry); err != nil {
+	if err := h.decodeLenient(b, &entry); err != nil {
 		return nil, fmt.Errorf("%w: txn: %v", errPacket, err)
 	}
 	return &entry, nil

@@ -44,6 +44,8 @@ type learnerHandler struct {
 
 	tickOfNextAckDeadline int
 	readTimer             sim.TimerID
+	// readTimedOut is the read timer's callback, made once: the timer is re-armed for every packet.
+	readTimedOut func()
 
 	// The syncLimit check: the oldest proposal sent and not yet acked (SyncLimitCheck).
 	syncCheckStarted        bool
@@ -66,7 +68,10 @@ func (h *learnerHandler) Closed(_ net.ConnID, err error) {
 func (h *learnerHandler) resetReadTimer(d clock.Duration) {
 	p := h.p()
 	p.h.cancel(h.readTimer)
-	h.readTimer = p.h.after(d, func() { h.shutdown("read timed out") })
+	if h.readTimedOut == nil {
+		h.readTimedOut = func() { h.shutdown("read timed out") }
+	}
+	h.readTimer = p.h.after(d, h.readTimedOut)
 }
 
 // expectRead arms the read timeout for the state the handler is in, if it is one where the Java
@@ -88,7 +93,7 @@ func (h *learnerHandler) Received(_ net.ConnID, payload []byte) {
 	if h.state == hsDead || h.l.stopped || !h.p().alive() {
 		return
 	}
-	qp, err := decodePacket(payload)
+	qp, err := h.p().h.decodePacket(payload)
 	if err == nil {
 		err = h.handle(qp)
 	}
@@ -129,7 +134,7 @@ func (h *learnerHandler) learnerInfo(qp proto.QuorumPacket) error {
 		return fmt.Errorf("first packet %s is not FOLLOWERINFO or OBSERVERINFO", packetName(qp.Type))
 	}
 	var li proto.LearnerInfo
-	if err := decodeLenient(qp.Data, &li); err != nil {
+	if err := h.p().h.decodeLenient(qp.Data, &li); err != nil {
 		return fmt.Errorf("%w: learner info: %v", errPacket, err)
 	}
 	h.sid = li.ServerID

@@ -24,9 +24,11 @@ type Ensemble struct {
 
 	// scratch is the encoder of every encoding that does not outlive the call that made it: the
 	// bytes hashed by TxnHash, and messages handed to the network, which copies what it is sent.
-	// A world runs on one goroutine and no encoding calls back into a server, so the servers of an
-	// ensemble can share it.
+	// decoder is the decoder of every decoding (decoded records copy what they keep). A world runs
+	// on one goroutine and no encoding or decoding calls back into a server, so the servers of an
+	// ensemble can share them.
 	scratch proto.Encoder
+	decoder proto.Decoder
 }
 
 // SetCrashHook installs the scenario's crash points: hook is asked, at each named point between two
@@ -169,7 +171,7 @@ func (s *Server) State() State {
 	st.LastProcessedZxid, st.Digest = p.db.lastProcessedZxid(), p.db.digest()
 	st.Leader, st.ElectionRound = p.vote.Leader, p.election.LogicalClock()
 	if p.db.tree != nil {
-		st.SessionCount = len(p.db.tree.t.Sessions())
+		st.SessionCount = p.db.tree.t.SessionCount()
 	}
 	st.ClientConnections = len(p.clients.conns)
 	if p.leader != nil && p.leader.established {
@@ -275,7 +277,7 @@ func (p *peer) txnHash(entry *proto.TxnEntry) uint64 {
 
 func newPeer(s *Server) *peer {
 	e := s.ens
-	p := &peer{s: s, ens: e, cfg: &e.cfg, sid: s.sid, h: newHost(e.w, e.nw, s.node, s.disk, &e.scratch)}
+	p := &peer{s: s, ens: e, cfg: &e.cfg, sid: s.sid, h: newHost(e.w, e.nw, s.node, s.disk, &e.scratch, &e.decoder)}
 	election, err := electionmodel.New(electionmodel.Config{
 		ID: s.sid, Voters: e.cfg.VoterSids(), Participant: e.cfg.IsVoter(s.sid),
 	})

@@ -21,10 +21,20 @@ type syncProcessor struct {
 	flushing  bool
 	stopped   bool
 	randRoll  int
+
+	// The fsync in progress (at most one: flushing): how many log records it covers and the
+	// requests it releases. turnFunc and flushedFunc are the callbacks of the processor's events,
+	// made once rather than for every turn and every fsync.
+	flushCovered int
+	flushBatch   []*request
+	turnFunc     func()
+	flushedFunc  func()
 }
 
 func newSyncProcessor(p *peer, next func(*request)) *syncProcessor {
 	sp := &syncProcessor{p: p, next: next}
+	sp.turnFunc = sp.turn
+	sp.flushedFunc = func() { sp.flushed(sp.flushCovered, sp.flushBatch) }
 	sp.resetSnapshotStats()
 	return sp
 }
@@ -53,7 +63,7 @@ func (sp *syncProcessor) schedule() {
 		return
 	}
 	sp.scheduled = true
-	sp.p.h.post(sp.turn)
+	sp.p.h.post(sp.turnFunc)
 }
 
 // turn drains the queue: it is the body of SyncRequestProcessor.run between two flushes.
@@ -96,10 +106,12 @@ func (sp *syncProcessor) flush() {
 	batch := sp.toFlush
 	sp.toFlush = nil
 	latency := sp.p.ens.w.Between(sp.p.cfg.FsyncLatencyMin, sp.p.cfg.FsyncLatencyMax, 100*clock.Microsecond)
-	sp.p.h.after(latency, func() { sp.flushed(covered, batch) })
+	sp.flushCovered, sp.flushBatch = covered, batch
+	sp.p.h.after(latency, sp.flushedFunc)
 }
 
 func (sp *syncProcessor) flushed(covered int, batch []*request) {
+	sp.flushBatch = nil
 	if !sp.p.alive() {
 		return
 	}

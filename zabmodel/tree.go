@@ -158,7 +158,7 @@ func (pr *preparer) prepare(r *request) {
 	var body proto.Record
 	if r.op != proto.OpCreateSession && r.op != proto.OpCloseSession {
 		if rec := proto.NewRequest(r.op); rec != nil {
-			if decodeLenient(r.body, rec) == nil {
+			if zk.p.h.decodeLenient(r.body, rec) == nil {
 				body = rec
 			}
 		}

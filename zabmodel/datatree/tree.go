@@ -207,6 +207,10 @@ func (t *Tree) Sessions() []Session {
 	return out
 }
 
+// SessionCount returns how many sessions the session table holds: len(Sessions()) without
+// building the sorted table.
+func (t *Tree) SessionCount() int { return len(t.sessions) }
+
 // Containers returns the paths of all container nodes, sorted.
 func (t *Tree) Containers() []string { return sortedKeys(t.containers) }
 
