@@ -106,6 +106,14 @@ func (r *runner) expireApp(a *app) {
 	a.killer.start(a.c.SessionID(), a.c.Password(), timeout)
 }
 
+// killerFirstXid is where a killer's xids start. A learner's CommitProcessor matches a commit to
+// its oldest pending write by session and cxid alone; a killer starting at 1, as a plain client
+// does, would have its closeSession answer a victim's pending write of the same xid on another
+// server, and for a reply with a Stat (create2, setData, setACL) Java's serializer would throw and
+// halt that server's CommitProcessor. That is an artifact of hijacking a session, which no
+// application does, so the killer keeps out of the victim's xid range instead.
+const killerFirstXid = 1 << 30
+
 // start makes the killer's client, which resumes the victim's session, as `new ZooKeeper(connect,
 // timeout, watcher, sessionId, sessionPasswd)` does.
 func (k *killer) start(session int64, password []byte, timeout clock.Duration) {
@@ -115,7 +123,7 @@ func (k *killer) start(session int64, password []byte, timeout clock.Duration) {
 	w.Note(k.node, "fault", "%s resumes session %#x of %s to close it", k.name, session, k.victim.name)
 	c, err := client.New(w, k.r.nw, k.node, client.Config{
 		Servers: k.r.ens.Nodes(), SessionTimeout: timeout, Name: fmt.Sprintf("%s.%d", k.name, k.attempts),
-		SessionID: session, Password: password,
+		SessionID: session, Password: password, FirstXid: killerFirstXid,
 	}, client.WatcherFunc(k.event))
 	if err != nil {
 		// The configuration is the victim's own, which its client accepted.

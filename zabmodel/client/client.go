@@ -72,6 +72,12 @@ type Config struct {
 	// Emulate chooses the client library whose client-side behaviour the client reproduces: Java
 	// (the zero value) or GoZookeeper. See Library.
 	Emulate Library
+	// FirstXid is the xid of the first request; zero means 1, where every client library starts.
+	// It is for harness tools that resume another client's session, such as a forced-expiry
+	// killer: a learner's CommitProcessor matches a commit to its oldest pending write by session
+	// and cxid alone, so two connections of one session whose xids collide answer each other's
+	// writes. Real applications never share a session, and start at 1.
+	FirstXid int32
 }
 
 // DefaultMaxQueuedRequests is the default bound on requests waiting to be sent.
@@ -209,7 +215,8 @@ func New(w *sim.World, nw *net.Network, node sim.NodeID, cfg Config, watcher Wat
 		password:           slices.Clone(cfg.Password),
 		seenRwServerBefore: cfg.SessionID != 0,
 		isFirstConnect:     true,
-		xid:                1,
+		xid:                max(cfg.FirstXid, 1),
+		goXid:              uint32(max(cfg.FirstXid, 1) - 1),
 		server:             sim.NoNode,
 	}
 	if c.password == nil {
@@ -243,6 +250,8 @@ func validateConfig(w *sim.World, nw *net.Network, node sim.NodeID, cfg *Config)
 		return fmt.Errorf("%w: negative MaxQueuedRequests %d", ErrInvalidArgument, cfg.MaxQueuedRequests)
 	case cfg.MaxPacketBytes < 0:
 		return fmt.Errorf("%w: negative MaxPacketBytes %d", ErrInvalidArgument, cfg.MaxPacketBytes)
+	case cfg.FirstXid < 0:
+		return fmt.Errorf("%w: negative FirstXid %d", ErrInvalidArgument, cfg.FirstXid)
 	case cfg.Emulate != Java && cfg.Emulate != GoZookeeper:
 		return fmt.Errorf("%w: unknown client library %d", ErrInvalidArgument, cfg.Emulate)
 	case cfg.Emulate == GoZookeeper && cfg.DisableAutoWatchReset:

@@ -47,6 +47,7 @@ func TestConfigRefusesBadNewFields(t *testing.T) {
 	bed := newTestbed(t, 1, 1)
 	cases := map[string]Config{
 		"negative MaxPacketBytes":                {MaxPacketBytes: -1},
+		"negative FirstXid":                      {FirstXid: -1},
 		"unknown library":                        {Emulate: Library(7)},
 		"go-zookeeper has no auto watch setting": {Emulate: GoZookeeper, DisableAutoWatchReset: true},
 	}
@@ -150,4 +151,35 @@ func TestAuthResultsCarryTheAuthXid(t *testing.T) {
 	require.NoError(t, c.AddAuth("digest", []byte("u:p"), func(r Result) { got = r }))
 	bed.run(10 * ms)
 	assert.Equal(t, Result{Xid: proto.AuthXid, Session: 0x101}, got, "Java writes credentials with AUTHPACKET_XID")
+}
+
+// TestFirstXidStartsTheRequestCounter: a harness tool that shares a session starts its xids where
+// it is told, with either library's counter; by default both start at 1.
+func TestFirstXidStartsTheRequestCounter(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		cfg      Config
+		firstTwo []int32
+	}{
+		{"java default", Config{}, []int32{1, 2}},
+		{"java", Config{FirstXid: 1 << 30}, []int32{1 << 30, 1<<30 + 1}},
+		{"go-zookeeper default", Config{Emulate: GoZookeeper}, []int32{1, 2}},
+		{"go-zookeeper", Config{Emulate: GoZookeeper, FirstXid: 1 << 30}, []int32{1 << 30, 1<<30 + 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bed := newTestbed(t, 1, 1)
+			var xids []int32
+			bed.servers[0].onRequest = func(fc *fakeConn, h proto.RequestHeader, body proto.Record) {
+				xids = append(xids, h.Xid)
+				fc.reply(proto.ReplyHeader{Xid: h.Xid, Zxid: 5}, &proto.GetDataResponse{})
+			}
+			c := bed.newClientWith(tc.cfg, &eventLog{w: bed.w})
+			bed.run(10 * ms)
+			for range 2 {
+				require.NoError(t, c.GetData("/a", nil, func(DataResult) {}))
+				bed.run(10 * ms)
+			}
+			assert.Equal(t, tc.firstTwo, xids)
+		})
+	}
 }
