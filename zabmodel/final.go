@@ -248,6 +248,8 @@ func (zk *zkServer) readResponse(r *request) (proto.Record, error) {
 			return nil, err
 		}
 		return &proto.GetChildren2Response{Children: children, Stat: stat}, nil
+	case proto.OpMultiRead:
+		return zk.multiRead(r)
 	case proto.OpGetACL:
 		var req proto.GetACLRequest
 		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
@@ -332,4 +334,48 @@ func clientInfos(auth []proto.ID) []proto.ClientInfo {
 		out = append(out, proto.ClientInfo{AuthScheme: id.Scheme, User: id.ID})
 	}
 	return out
+}
+
+// multiRead is FinalRequestProcessor's multiRead case: each read runs on its own, and its failure
+// (NONODE, NOAUTH) is its own error result, so the reply is OK with one result per op. The server
+// rebuilds the ops with Op.getData(path) and Op.getChildren(path), which drops any watch flag. A
+// body that mixes reads with writes does not decode (MultiOperationRecord refuses it), and a write
+// op alone fails the loop ("Invalid type of readOp"): both answer MARSHALLINGERROR.
+func (zk *zkServer) multiRead(r *request) (proto.Record, error) {
+	var req proto.MultiRequest
+	if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
+		return nil, proto.MarshallingError
+	}
+	t := zk.p.db.tree
+	resp := &proto.MultiResponse{Results: make([]proto.MultiResult, 0, len(req.Ops))}
+	for _, op := range req.Ops {
+		var result proto.MultiResult
+		switch sub := op.Request.(type) {
+		case *proto.GetChildrenRequest:
+			children, _, err := t.getChildren(sub.Path, r.auth, nil)
+			result = readResult(proto.OpGetChildren, &proto.GetChildrenResponse{Children: children}, err)
+		case *proto.GetDataRequest:
+			data, stat, err := t.getData(sub.Path, r.auth, nil)
+			result = readResult(proto.OpGetData, &proto.GetDataResponse{Data: data, Stat: stat}, err)
+		default:
+			return nil, proto.MarshallingError
+		}
+		if result.Type == 0 {
+			return nil, proto.MarshallingError // an error that is no KeeperException
+		}
+		resp.Results = append(resp.Results, result)
+	}
+	return resp, nil
+}
+
+// readResult is one multiRead result: the response, or the KeeperException's error result.
+func readResult(op proto.OpCode, response proto.Record, err error) proto.MultiResult {
+	if err == nil {
+		return proto.MultiResult{Type: op, Response: response}
+	}
+	var code proto.Code
+	if !errors.As(err, &code) {
+		return proto.MultiResult{}
+	}
+	return proto.MultiResult{Type: proto.OpError, Err: code}
 }

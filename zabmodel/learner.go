@@ -362,9 +362,11 @@ func (l *learner) newLeader() {
 		p.setCurrentEpoch(l.newEpoch)
 	}
 	switch {
-	case bugs.Has(BugZK4394):
-		// 3.8.0: everything pending goes to the asynchronous sync processor, and the list is
-		// cleared, so that a COMMIT before UPTODATE finds nothing.
+	case bugs.Has(BugZK4394) && !l.observer:
+		// 3.8.0: a follower hands everything pending to the asynchronous sync processor, and the
+		// list is cleared, so that a COMMIT before UPTODATE finds nothing. Only a follower
+		// (zk instanceof FollowerZooKeeperServer): an observer keeps its pending packets and
+		// commits them after UPTODATE.
 		l.zk.startup()
 		for _, entry := range l.notLogged {
 			l.zk.logRequest(entry)
