@@ -48,6 +48,17 @@ type Config struct {
 	// 1 ms and 10 ms), drawn from the world's Chooser.
 	FsyncLatencyMin, FsyncLatencyMax clock.Duration
 
+	// ContainerCheckInterval is how often the leader's (or a standalone server's) container
+	// manager looks for empty containers and expired TTL nodes to delete
+	// (znode.container.checkIntervalMs, default one minute).
+	ContainerCheckInterval clock.Duration
+	// ContainerMaxPerMinute bounds the deletes it submits (znode.container.maxPerMinute, default
+	// 10000): one every minute / ContainerMaxPerMinute.
+	ContainerMaxPerMinute int
+	// ContainerMaxNeverUsed, if positive, also deletes a container that never had a child once it
+	// is older than this (znode.container.maxNeverUsedIntervalMs, default 0: never).
+	ContainerMaxNeverUsed clock.Duration
+
 	// Bugs re-introduces real ZooKeeper bugs (see BugNames); none by default.
 	Bugs Bugs
 
@@ -65,6 +76,9 @@ const (
 	DefaultSnapshotSizeFactor = 0.33
 	DefaultFsyncLatencyMin    = clock.Millisecond
 	DefaultFsyncLatencyMax    = 10 * clock.Millisecond
+
+	DefaultContainerCheckInterval = clock.Minute
+	DefaultContainerMaxPerMinute  = 10000
 )
 
 // ErrConfig marks configuration errors.
@@ -95,6 +109,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.SnapshotSizeFactor == 0 {
 		c.SnapshotSizeFactor = DefaultSnapshotSizeFactor
+	}
+	if c.ContainerCheckInterval == 0 {
+		c.ContainerCheckInterval = DefaultContainerCheckInterval
+	}
+	if c.ContainerMaxPerMinute == 0 {
+		c.ContainerMaxPerMinute = DefaultContainerMaxPerMinute
 	}
 	if c.FsyncLatencyMin == 0 && c.FsyncLatencyMax == 0 {
 		c.FsyncLatencyMin, c.FsyncLatencyMax = DefaultFsyncLatencyMin, DefaultFsyncLatencyMax
@@ -139,6 +159,10 @@ func (c Config) Validate() error {
 	}
 	if c.FsyncLatencyMin < 0 || c.FsyncLatencyMax < c.FsyncLatencyMin {
 		bad("fsync latency bounds [%v, %v] make no sense", c.FsyncLatencyMin, c.FsyncLatencyMax)
+	}
+	if c.ContainerCheckInterval < clock.Millisecond || c.ContainerMaxPerMinute < 1 || c.ContainerMaxNeverUsed < 0 {
+		bad("container manager: check interval %v must be at least 1 ms, max per minute %d at least 1, never-used interval %v not negative",
+			c.ContainerCheckInterval, c.ContainerMaxPerMinute, c.ContainerMaxNeverUsed)
 	}
 	if c.InitialZxidCounter < 0 || c.InitialZxidCounter >= 0xffffffff {
 		bad("initial zxid counter %#x is out of range", c.InitialZxidCounter)

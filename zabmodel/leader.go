@@ -241,6 +241,7 @@ func (l *leader) startZkServer() {
 	l.established = true
 	p.observe(Event{Kind: EventEstablished, Epoch: l.epoch, Zxid: l.zk.hzxid})
 	l.zk.startup()
+	l.zk.startContainerManager() // LeaderZooKeeperServer.startup
 	p.election.UpdateElectionVote(l.epoch)
 	p.db.tree.setLastProcessedZxid(l.zk.hzxid)
 	if c := p.cfg.InitialZxidCounter; c > 0 {

@@ -74,6 +74,8 @@ type zkServer struct {
 
 	running bool
 
+	containers *containerManager // leader and standalone, once started
+
 	pendingTxns  []*request // FollowerZooKeeperServer.pendingTxns: logged, awaiting COMMIT
 	pendingSyncs []*request // local syncs forwarded to the leader, awaiting SYNC
 }
@@ -119,6 +121,7 @@ func (zk *zkServer) startup() {
 // processor is stopped (flushing what it holds) before the tree is fast-forwarded to the log.
 func (zk *zkServer) shutdown() {
 	zk.running = false
+	zk.containers.stop()
 	if zk.global != nil {
 		zk.global.shutdown()
 	}

@@ -339,6 +339,7 @@ func (p *peer) runStandalone() {
 	zk.hzxid = zk.loadData()
 	p.observe(Event{Kind: EventEstablished, Epoch: p.currentEpoch, Zxid: zk.hzxid})
 	zk.startup()
+	zk.startContainerManager() // ZooKeeperServerMain starts it after the server
 	p.startServing()
 }
 

@@ -156,7 +156,11 @@ func (pr *preparer) applied(zxid int64) { pr.pr.Applied(zxid) }
 func (pr *preparer) prepare(r *request) {
 	zk := pr.zk
 	var body proto.Record
-	if r.op != proto.OpCreateSession && r.op != proto.OpCloseSession {
+	if r.op == proto.OpDeleteContainer {
+		// The container manager's request carries the bare UTF-8 path, which PrepRequestProcessor
+		// reads as new String(request.request.array()).
+		body = &proto.DeleteRequest{Path: string(r.body)}
+	} else if r.op != proto.OpCreateSession && r.op != proto.OpCloseSession {
 		if rec := proto.NewRequest(r.op); rec != nil {
 			if zk.p.h.decodeLenient(r.body, rec) == nil {
 				body = rec

@@ -10,7 +10,9 @@ package datatree
 // candidate once it has no children and more than its TTL has passed since
 // its last setData (mtime). nowMilliseconds is the leader's wall clock; the
 // server runs the check on its own timer (zookeeper.containerCheckIntervalMs,
-// default one minute). The result is sorted; Java builds a HashSet.
+// default one minute). The result is in the iteration order of the HashSet
+// Java collects the candidates in, containers added before TTL nodes: the
+// order in which the manager submits the deletes, and so their zxids.
 func (t *Tree) ContainerCandidates(nowMilliseconds, maxNeverUsedIntervalMilliseconds int64) []string {
 	var out []string
 	for _, path := range t.Containers() {
@@ -36,13 +38,9 @@ func (t *Tree) ContainerCandidates(nowMilliseconds, maxNeverUsedIntervalMillisec
 			out = append(out, path)
 		}
 	}
-	return sortedKeys(setOf(out))
-}
-
-func setOf(paths []string) map[string]struct{} {
-	out := make(map[string]struct{}, len(paths))
-	for _, p := range paths {
-		out[p] = struct{}{}
+	var candidates javaHashSet
+	for _, path := range out {
+		candidates.add(path)
 	}
-	return out
+	return candidates.keys()
 }
