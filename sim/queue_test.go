@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"slices"
 	"testing"
 
@@ -17,21 +18,27 @@ import (
 func TestQueuePopsInTimeThenSequenceOrder(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var q eventQueue
+		maxDelay := rapid.SampledFrom([]int{0, 3, 40, 1000, 1 << 30}).Draw(t, "max delay")
 		var reference []event
 		var seq uint64
+		var now clock.Time
 		steps := rapid.IntRange(1, 400).Draw(t, "steps")
 		for range steps {
 			if len(reference) > 0 && rapid.IntRange(0, 2).Draw(t, "pop") == 0 {
+				if rapid.Bool().Draw(t, "peek first") {
+					require.Equal(t, reference[0].at, q.peekTime())
+				}
 				got := q.pop()
 				want := reference[0]
 				reference = reference[1:]
 				require.Equal(t, want.seq, got.seq, "popped the wrong event")
 				require.Equal(t, want, got, "the event came back changed")
+				now = got.at // As the world does: nothing is ever pushed before the present.
 				continue
 			}
 			seq++
 			e := event{
-				at:   clock.Time(rapid.IntRange(0, 8).Draw(t, "at")),
+				at:   now + clock.Time(rapid.IntRange(0, maxDelay).Draw(t, "delay")),
 				seq:  seq,
 				arg:  seq * 7,
 				node: NodeID(seq % 5),
@@ -40,13 +47,15 @@ func TestQueuePopsInTimeThenSequenceOrder(t *testing.T) {
 			q.push(e)
 			i, _ := slices.BinarySearchFunc(reference, e, func(a, b event) int {
 				if a.at != b.at {
-					return int(a.at - b.at)
+					return cmp.Compare(a.at, b.at)
 				}
-				return int(a.seq) - int(b.seq)
+				return cmp.Compare(a.seq, b.seq)
 			})
 			reference = slices.Insert(reference, i, e)
 			require.Equal(t, len(reference), q.len())
-			require.Equal(t, reference[0].at, q.peekTime())
+			if rapid.Bool().Draw(t, "peek") {
+				require.Equal(t, reference[0].at, q.peekTime())
+			}
 		}
 		for len(reference) > 0 {
 			got := q.pop()
