@@ -1,9 +1,7 @@
 package lockmodel
 
 import (
-	"fmt"
-	"slices"
-	"strings"
+	"github.com/zabsim/zabsim/internal/switches"
 )
 
 // Bug names a recipe bug of the bug zoo (shared/BUGS.md) that the recipes can re-introduce. A switch
@@ -37,20 +35,14 @@ const (
 	BugUnsyncedSearch
 )
 
-type bugEntry struct {
-	bug  Bug
-	name string
-	what string
-}
-
-var bugNames = []bugEntry{
-	{BugNoFencing, "lock-no-fencing", "the protected resource accepts any client that believes it holds the lock"},
-	{BugPersistentNode, "lock-persistent-node", "lock nodes are persistent, so a crashed holder never releases"},
-	{BugHerd, "lock-herd", "waiters watch the lock's children instead of their predecessor"},
-	{BugUnprotectedCreate, "lock-unprotected-create", "a lock node create is retried without looking for the node a lost reply created"},
-	{BugWriterSkipsReaders, "rwlock-writer-skips-readers", "a writer waits only for earlier writers, not for earlier readers"},
-	{BugUnsyncedSearch, "curator-unsynced-search", "the protected-mode search lists children without a sync first (Curator's own code)"},
-}
+var bugTable = switches.NewTable("recipe bug",
+	switches.Switch[Bug]{Bit: BugNoFencing, Name: "lock-no-fencing", Description: "the protected resource accepts any client that believes it holds the lock"},
+	switches.Switch[Bug]{Bit: BugPersistentNode, Name: "lock-persistent-node", Description: "lock nodes are persistent, so a crashed holder never releases"},
+	switches.Switch[Bug]{Bit: BugHerd, Name: "lock-herd", Description: "waiters watch the lock's children instead of their predecessor"},
+	switches.Switch[Bug]{Bit: BugUnprotectedCreate, Name: "lock-unprotected-create", Description: "a lock node create is retried without looking for the node a lost reply created"},
+	switches.Switch[Bug]{Bit: BugWriterSkipsReaders, Name: "rwlock-writer-skips-readers", Description: "a writer waits only for earlier writers, not for earlier readers"},
+	switches.Switch[Bug]{Bit: BugUnsyncedSearch, Name: "curator-unsynced-search", Description: "the protected-mode search lists children without a sync first (Curator's own code)"},
+)
 
 // Bugs is a set of recipe bug switches. The zero value switches nothing on.
 type Bugs struct{ mask Bug }
@@ -65,23 +57,10 @@ func (s Bugs) With(b Bug) Bugs { return Bugs{mask: s.mask | b} }
 func (s Bugs) Empty() bool { return s.mask == 0 }
 
 // Names returns the names of the bugs switched on, in zoo order.
-func (s Bugs) Names() []string {
-	var out []string
-	for _, b := range bugNames {
-		if s.Has(b.bug) {
-			out = append(out, b.name)
-		}
-	}
-	return out
-}
+func (s Bugs) Names() []string { return bugTable.Names(s.mask) }
 
 // String returns the names joined by commas, or "none".
-func (s Bugs) String() string {
-	if s.Empty() {
-		return "none"
-	}
-	return strings.Join(s.Names(), ",")
-}
+func (s Bugs) String() string { return bugTable.String(s.mask) }
 
 // BugInfo describes one switch for listings (simrun bugs).
 type BugInfo struct {
@@ -92,9 +71,10 @@ type BugInfo struct {
 
 // BugList returns the recipe bugs in zoo order.
 func BugList() []BugInfo {
-	out := make([]BugInfo, 0, len(bugNames))
-	for _, b := range bugNames {
-		out = append(out, BugInfo{Bug: b.bug, Name: b.name, Description: b.what})
+	list := bugTable.List()
+	out := make([]BugInfo, 0, len(list))
+	for _, b := range list {
+		out = append(out, BugInfo{Bug: b.Bit, Name: b.Name, Description: b.Description})
 	}
 	return out
 }
@@ -102,22 +82,6 @@ func BugList() []BugInfo {
 // ParseBugs parses a comma-separated list of recipe bug names ("lock-herd,lock-no-fencing"); "" and
 // "none" are the empty set. An unknown name is an error that lists the known ones.
 func ParseBugs(list string) (Bugs, error) {
-	var s Bugs
-	list = strings.TrimSpace(list)
-	if list == "" || list == "none" {
-		return s, nil
-	}
-	for _, name := range strings.Split(list, ",") {
-		name = strings.TrimSpace(name)
-		i := slices.IndexFunc(bugNames, func(b bugEntry) bool { return strings.EqualFold(b.name, name) })
-		if i < 0 {
-			known := make([]string, len(bugNames))
-			for j, b := range bugNames {
-				known[j] = b.name
-			}
-			return Bugs{}, fmt.Errorf("unknown recipe bug %q (known: %s)", name, strings.Join(known, ", "))
-		}
-		s = s.With(bugNames[i].bug)
-	}
-	return s, nil
+	mask, err := bugTable.Parse(list)
+	return Bugs{mask: mask}, err
 }

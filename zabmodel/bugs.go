@@ -2,8 +2,8 @@ package zabmodel
 
 import (
 	"fmt"
-	"slices"
-	"strings"
+
+	"github.com/zabsim/zabsim/internal/switches"
 )
 
 // Bug names a real ZooKeeper bug that the server can re-introduce, exactly where the real code had it.
@@ -72,28 +72,22 @@ const (
 	BugTruncSnapshot
 )
 
-type bugEntry struct {
-	bug  Bug
-	name string
-	what string
-}
-
-var bugNames = []bugEntry{
-	{BugZK3911, "ZK-3911", "learners ACK NEWLEADER before logging the DIFF's proposals"},
-	{BugZK4646, "ZK-4646", "learners ACK NEWLEADER before the DIFF's proposals are fsynced"},
-	{BugZK4643, "ZK-4643", "learners persist currentEpoch before the synced proposals"},
-	{BugZK2845, "ZK-2845", "a server leaving its role does not fast-forward its tree to its log"},
-	{BugZK4394, "ZK-4394", "a COMMIT between NEWLEADER and UPTODATE finds no pending proposal"},
-	{BugZK4712, "ZK-4712", "a follower's sync processor keeps writing after the tree was fast-forwarded"},
-	{BugZK335, "ZK-335", "epochs are taken without a quorum's acceptedEpoch agreement"},
-	{BugZK1653, "ZK-1653", "startup ignores currentEpoch.tmp"},
-	{BugZK1277, "ZK-1277", "the leader lets the zxid counter overflow"},
-	{BugZK4925, "ZK-4925", "txns applied during sync skip the committed log, whose hole a later DIFF propagates"},
-	{BugEpochRefusal, "epoch-refusal", "a crash between NEWLEADER's txns and currentEpoch leaves a server that refuses to start (4643's order)"},
-	{BugStaleAck, "stale-ack", "a leader keeps the acks of a learner whose connection ended, across its TRUNC (3.8.0 as released)"},
-	{BugSnapLogGap, "snap-log-gap", "after a SNAP sync the old txn log is kept, and a later txn-log DIFF skips the gap (3.8.0 as released)"},
-	{BugTruncSnapshot, "trunc-snapshot", "a TRUNC keeps snapshots newer than the truncation point (3.8.0 as released)"},
-}
+var bugTable = switches.NewTable("bug",
+	switches.Switch[Bug]{Bit: BugZK3911, Name: "ZK-3911", Description: "learners ACK NEWLEADER before logging the DIFF's proposals"},
+	switches.Switch[Bug]{Bit: BugZK4646, Name: "ZK-4646", Description: "learners ACK NEWLEADER before the DIFF's proposals are fsynced"},
+	switches.Switch[Bug]{Bit: BugZK4643, Name: "ZK-4643", Description: "learners persist currentEpoch before the synced proposals"},
+	switches.Switch[Bug]{Bit: BugZK2845, Name: "ZK-2845", Description: "a server leaving its role does not fast-forward its tree to its log"},
+	switches.Switch[Bug]{Bit: BugZK4394, Name: "ZK-4394", Description: "a COMMIT between NEWLEADER and UPTODATE finds no pending proposal"},
+	switches.Switch[Bug]{Bit: BugZK4712, Name: "ZK-4712", Description: "a follower's sync processor keeps writing after the tree was fast-forwarded"},
+	switches.Switch[Bug]{Bit: BugZK335, Name: "ZK-335", Description: "epochs are taken without a quorum's acceptedEpoch agreement"},
+	switches.Switch[Bug]{Bit: BugZK1653, Name: "ZK-1653", Description: "startup ignores currentEpoch.tmp"},
+	switches.Switch[Bug]{Bit: BugZK1277, Name: "ZK-1277", Description: "the leader lets the zxid counter overflow"},
+	switches.Switch[Bug]{Bit: BugZK4925, Name: "ZK-4925", Description: "txns applied during sync skip the committed log, whose hole a later DIFF propagates"},
+	switches.Switch[Bug]{Bit: BugEpochRefusal, Name: "epoch-refusal", Description: "a crash between NEWLEADER's txns and currentEpoch leaves a server that refuses to start (4643's order)"},
+	switches.Switch[Bug]{Bit: BugStaleAck, Name: "stale-ack", Description: "a leader keeps the acks of a learner whose connection ended, across its TRUNC (3.8.0 as released)"},
+	switches.Switch[Bug]{Bit: BugSnapLogGap, Name: "snap-log-gap", Description: "after a SNAP sync the old txn log is kept, and a later txn-log DIFF skips the gap (3.8.0 as released)"},
+	switches.Switch[Bug]{Bit: BugTruncSnapshot, Name: "trunc-snapshot", Description: "a TRUNC keeps snapshots newer than the truncation point (3.8.0 as released)"},
+)
 
 // Bugs is a set of bug switches.
 type Bugs struct{ mask Bug }
@@ -108,30 +102,13 @@ func (s Bugs) With(b Bug) Bugs { return Bugs{mask: s.mask | b} }
 func (s Bugs) Empty() bool { return s.mask == 0 }
 
 // Names returns the names of the bugs switched on, in zoo order.
-func (s Bugs) Names() []string {
-	var out []string
-	for _, b := range bugNames {
-		if s.Has(b.bug) {
-			out = append(out, b.name)
-		}
-	}
-	return out
-}
+func (s Bugs) Names() []string { return bugTable.Names(s.mask) }
 
-func (s Bugs) String() string {
-	if s.Empty() {
-		return "none"
-	}
-	return strings.Join(s.Names(), ",")
-}
+func (s Bugs) String() string { return bugTable.String(s.mask) }
 
 func (s Bugs) validate() error {
-	var known Bug
-	for _, b := range bugNames {
-		known |= b.bug
-	}
-	if s.mask&^known != 0 {
-		return fmt.Errorf("%w: unknown bug bits %#x", ErrConfig, s.mask&^known)
+	if unknown := s.mask &^ bugTable.Known(); unknown != 0 {
+		return fmt.Errorf("%w: unknown bug bits %#x", ErrConfig, unknown)
 	}
 	return nil
 }
@@ -145,9 +122,10 @@ type BugInfo struct {
 
 // BugList returns the zoo in order.
 func BugList() []BugInfo {
-	out := make([]BugInfo, 0, len(bugNames))
-	for _, b := range bugNames {
-		out = append(out, BugInfo{Bug: b.bug, Name: b.name, Description: b.what})
+	list := bugTable.List()
+	out := make([]BugInfo, 0, len(list))
+	for _, b := range list {
+		out = append(out, BugInfo{Bug: b.Bit, Name: b.Name, Description: b.Description})
 	}
 	return out
 }
@@ -155,22 +133,6 @@ func BugList() []BugInfo {
 // ParseBugs parses a comma-separated list of bug names ("ZK-3911,ZK-4646"); "" and "none" are the
 // empty set. An unknown name is an error that lists the known ones.
 func ParseBugs(list string) (Bugs, error) {
-	var s Bugs
-	list = strings.TrimSpace(list)
-	if list == "" || list == "none" {
-		return s, nil
-	}
-	for _, name := range strings.Split(list, ",") {
-		name = strings.TrimSpace(name)
-		i := slices.IndexFunc(bugNames, func(b bugEntry) bool { return strings.EqualFold(b.name, name) })
-		if i < 0 {
-			known := make([]string, len(bugNames))
-			for j, b := range bugNames {
-				known[j] = b.name
-			}
-			return Bugs{}, fmt.Errorf("unknown bug %q (known: %s)", name, strings.Join(known, ", "))
-		}
-		s = s.With(bugNames[i].bug)
-	}
-	return s, nil
+	mask, err := bugTable.Parse(list)
+	return Bugs{mask: mask}, err
 }
