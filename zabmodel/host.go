@@ -92,6 +92,23 @@ func (h *host) sendRecords(c net.ConnID, records ...proto.Record) {
 	}
 }
 
+// sendPacket sends a quorum packet as sendRecords does. Taking the packet as its own type rather
+// than as a proto.Record lets the caller's packet live on its stack.
+func (h *host) sendPacket(c net.ConnID, qp *proto.QuorumPacket) {
+	if h.alive() {
+		h.scratch.Reset()
+		qp.Encode(h.scratch)
+		_ = h.nw.Send(h.node, c, h.scratch.Bytes())
+	}
+}
+
+// encodePacket returns a quorum packet's encoding in a new slice of its exact size.
+func (h *host) encodePacket(qp *proto.QuorumPacket) []byte {
+	h.scratch.Reset()
+	qp.Encode(h.scratch)
+	return slices.Clone(h.scratch.Bytes())
+}
+
 // encode returns the concatenated encoding of records in a new slice of exactly their size, as
 // proto.Marshal does without its growing appends.
 func (h *host) encode(records ...proto.Record) []byte {
@@ -130,10 +147,16 @@ func (h *host) decodeHeader(b []byte, r proto.Record) (int, error) {
 	return offset, err
 }
 
-// decodePacket is decodePacket with the shared decoder.
+// decodePacket is decodePacket with the shared decoder. Decoding the packet as its own type rather
+// than as a proto.Record keeps it off the heap.
 func (h *host) decodePacket(b []byte) (proto.QuorumPacket, error) {
 	var qp proto.QuorumPacket
-	if err := h.unmarshal(b, &qp); err != nil {
+	d := h.decoder
+	d.Reset(b)
+	qp.Decode(d)
+	err := d.Finish()
+	d.Reset(nil)
+	if err != nil {
 		return qp, fmt.Errorf("%w: %v", errPacket, err)
 	}
 	return qp, nil

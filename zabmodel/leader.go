@@ -342,7 +342,7 @@ func (l *leader) propose(r *request) {
 	l.lastProposed = lp.zxid
 	l.outstanding[lp.zxid] = lp
 	l.p.observe(Event{Kind: EventPropose, Zxid: lp.zxid, Hash: lp.hash, Epoch: l.epoch, Txn: lp.entry})
-	pkt := l.p.h.encode(&proto.QuorumPacket{Type: pktProposal, Zxid: lp.zxid, Data: lp.data})
+	pkt := l.p.h.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: lp.zxid, Data: lp.data})
 	for _, h := range l.handlers {
 		if h.forwarding && !h.observer {
 			h.queuePacket(pkt)
@@ -394,13 +394,16 @@ func (l *leader) tryToCommit(lp *leaderProposal, zxid int64) bool {
 	l.toBeApplied = append(l.toBeApplied, lp)
 	l.lastCommitted = zxid
 	l.p.observe(Event{Kind: EventCommit, Zxid: zxid, Hash: lp.hash, Epoch: l.epoch, Txn: lp.entry})
-	commit := l.p.h.encode(&proto.QuorumPacket{Type: pktCommit, Zxid: zxid})
-	inform := l.p.h.encode(&proto.QuorumPacket{Type: pktInform, Zxid: zxid, Data: lp.data})
+	commit := l.p.h.encodePacket(&proto.QuorumPacket{Type: pktCommit, Zxid: zxid})
+	var inform []byte // Encoded for the first observer, if there is one.
 	for _, h := range l.handlers {
 		if !h.forwarding {
 			continue
 		}
 		if h.observer {
+			if inform == nil {
+				inform = l.p.h.encodePacket(&proto.QuorumPacket{Type: pktInform, Zxid: zxid, Data: lp.data})
+			}
 			h.queuePacket(inform)
 		} else {
 			h.queuePacket(commit)
@@ -435,15 +438,15 @@ func (l *leader) startForwarding(h *learnerHandler, lastSeenZxid int64) int64 {
 			if lp.zxid <= lastSeenZxid {
 				continue
 			}
-			h.queuePacket(l.p.h.encode(&proto.QuorumPacket{Type: pktProposal, Zxid: lp.zxid, Data: lp.data}))
-			h.queuePacket(l.p.h.encode(&proto.QuorumPacket{Type: pktCommit, Zxid: lp.zxid}))
+			h.queuePacket(l.p.h.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: lp.zxid, Data: lp.data}))
+			h.queuePacket(l.p.h.encodePacket(&proto.QuorumPacket{Type: pktCommit, Zxid: lp.zxid}))
 		}
 		if !h.observer {
 			for _, zxid := range sortedKeys(l.outstanding) {
 				if zxid <= lastSeenZxid {
 					continue
 				}
-				h.queuePacket(l.p.h.encode(&proto.QuorumPacket{Type: pktProposal, Zxid: zxid, Data: l.outstanding[zxid].data}))
+				h.queuePacket(l.p.h.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: zxid, Data: l.outstanding[zxid].data}))
 				h.proposalSent(zxid)
 			}
 		}
@@ -483,7 +486,7 @@ func (l *leader) revalidateSession(h *learnerHandler, qp proto.QuorumPacket) err
 			valid = false
 		}
 	}
-	h.queuePacket(l.p.h.encode(&proto.QuorumPacket{Type: pktRevalidate, Zxid: -1, Data: revalidateReplyData(id, valid)}))
+	h.queuePacket(l.p.h.encodePacket(&proto.QuorumPacket{Type: pktRevalidate, Zxid: -1, Data: revalidateReplyData(id, valid)}))
 	return nil
 }
 

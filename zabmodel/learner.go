@@ -125,7 +125,7 @@ func (l *learner) retryConnect(err error) {
 	})
 }
 
-func (l *learner) send(qp *proto.QuorumPacket) { l.p.h.sendRecords(l.conn, qp) }
+func (l *learner) send(qp *proto.QuorumPacket) { l.p.h.sendPacket(l.conn, qp) }
 
 func (l *learner) resetReadTimer(d clock.Duration) {
 	l.p.h.cancel(l.readTimer)

@@ -146,7 +146,7 @@ func (h *learnerHandler) learnerInfo(qp proto.QuorumPacket) error {
 		}
 		h.newEpoch, h.newLeaderZxid = epoch, MakeZxid(epoch, 0)
 		h.state = hsAwaitAckEpoch
-		h.p().h.sendRecords(h.conn, &proto.QuorumPacket{Type: pktLeaderInfo, Zxid: h.newLeaderZxid, Data: int32Data(protocolVersion)})
+		h.p().h.sendPacket(h.conn, &proto.QuorumPacket{Type: pktLeaderInfo, Zxid: h.newLeaderZxid, Data: int32Data(protocolVersion)})
 		h.expectRead()
 	}, func() { h.shutdown("timeout while waiting for epoch from quorum") })
 	return nil
@@ -177,10 +177,10 @@ func (h *learnerHandler) synchronize(peerLastZxid int64) {
 	if needSnap {
 		zxid := p.db.lastProcessedZxid()
 		p.note("sync", "sending SNAP at %s to %d (peer at %s)", FormatZxid(zxid), h.sid, FormatZxid(peerLastZxid))
-		p.h.sendRecords(h.conn, &proto.QuorumPacket{Type: pktSnap, Zxid: zxid})
+		p.h.sendPacket(h.conn, &proto.QuorumPacket{Type: pktSnap, Zxid: zxid})
 		p.h.send(h.conn, p.db.serializeSnapshot())
 	}
-	h.queuePacket(h.p().h.encode(&proto.QuorumPacket{Type: pktNewLeader, Zxid: h.newLeaderZxid}))
+	h.queuePacket(h.p().h.encodePacket(&proto.QuorumPacket{Type: pktNewLeader, Zxid: h.newLeaderZxid}))
 	h.state = hsAwaitNewLeaderAck
 	h.startSending()
 	h.expectRead()
@@ -276,7 +276,7 @@ func (h *learnerHandler) queueCommittedProposals(log []*proposal, peerLastZxid, 
 		if pr.zxid <= queuedZxid {
 			continue
 		}
-		h.queuePacket(h.p().h.encode(&proto.QuorumPacket{Type: pktProposal, Zxid: pr.zxid, Data: pr.data}))
+		h.queuePacket(h.p().h.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: pr.zxid, Data: pr.encoded()}))
 		h.queueOp(pktCommit, pr.zxid)
 		queuedZxid = pr.zxid
 	}
@@ -288,7 +288,7 @@ func (h *learnerHandler) queueCommittedProposals(log []*proposal, peerLastZxid, 
 }
 
 func (h *learnerHandler) queueOp(t int32, zxid int64) {
-	h.queuePacket(h.p().h.encode(&proto.QuorumPacket{Type: t, Zxid: zxid}))
+	h.queuePacket(h.p().h.encodePacket(&proto.QuorumPacket{Type: t, Zxid: zxid}))
 }
 
 // queuePacket is LearnerHandler.queuePacket: into the sender's queue, sent once the sender runs.

@@ -12,10 +12,12 @@ import (
 // (drawn from the world's Chooser), during which new requests queue up again. A crash can therefore
 // fall between an append and its fsync, and between the fsync and the ACK it triggers.
 type syncProcessor struct {
-	p       *peer
-	next    func(*request) // SendAckRequestProcessor, AckRequestProcessor or the final stage
-	queue   []*request
-	toFlush []*request
+	p    *peer
+	next func(*request) // SendAckRequestProcessor, AckRequestProcessor or the final stage
+	// queue[queueHead:] waits for the processor's next turn.
+	queue     []*request
+	queueHead int
+	toFlush   []*request
 
 	scheduled bool
 	flushing  bool
@@ -49,6 +51,8 @@ func (sp *syncProcessor) shouldSnapshot() bool {
 	return sp.p.db.txnsSinceSnapshot > sp.p.cfg.SnapCount/2+sp.randRoll
 }
 
+func (sp *syncProcessor) pending() int { return len(sp.queue) - sp.queueHead }
+
 // processRequest queues a request for the processor's next turn.
 func (sp *syncProcessor) processRequest(r *request) {
 	if sp.stopped {
@@ -72,9 +76,12 @@ func (sp *syncProcessor) turn() {
 	if sp.flushing || !sp.p.alive() {
 		return
 	}
-	for len(sp.queue) > 0 && !sp.flushing {
-		r := sp.queue[0]
-		sp.queue = sp.queue[1:]
+	// Requests may join the queue while it drains (a commit the loop passes on can lead to a new
+	// proposal), so the loop reads the queue's length afresh each time.
+	for sp.queueHead < len(sp.queue) && !sp.flushing {
+		r := sp.queue[sp.queueHead]
+		sp.queue[sp.queueHead] = nil
+		sp.queueHead++
 		if r.entry != nil && sp.p.db.append(r.entry) {
 			if sp.shouldSnapshot() {
 				sp.resetSnapshotStats()
@@ -89,6 +96,9 @@ func (sp *syncProcessor) turn() {
 			continue
 		}
 		sp.toFlush = append(sp.toFlush, r)
+	}
+	if sp.queueHead == len(sp.queue) {
+		sp.queue, sp.queueHead = sp.queue[:0], 0 // Drained: the array is reused.
 	}
 	if len(sp.toFlush) > 0 && sp.p.crashPoint("log-appended") {
 		return
@@ -127,7 +137,7 @@ func (sp *syncProcessor) flushed(covered int, batch []*request) {
 			sp.next(r)
 		}
 	}
-	if len(sp.queue) > 0 {
+	if sp.pending() > 0 {
 		sp.schedule()
 	}
 }
@@ -139,12 +149,12 @@ func (sp *syncProcessor) shutdown() {
 		return
 	}
 	sp.stopped = true
-	for _, r := range sp.queue {
+	for _, r := range sp.queue[sp.queueHead:] {
 		if r.entry != nil {
 			sp.p.db.append(r.entry)
 		}
 	}
-	sp.queue = nil
+	sp.queue, sp.queueHead = nil, 0
 	sp.toFlush = nil
 	sp.p.db.fsyncNow()
 }
@@ -153,7 +163,7 @@ func (sp *syncProcessor) shutdown() {
 // its own later events: the thread that was never told to stop (ZOOKEEPER-4712).
 func (sp *syncProcessor) abandon() {
 	sp.next = func(*request) {}
-	if len(sp.queue) > 0 {
+	if sp.pending() > 0 {
 		sp.schedule()
 	}
 }

@@ -13,13 +13,30 @@ type proposal struct {
 	zxid  int64
 	hash  uint64
 	entry *proto.TxnEntry
-	data  []byte // the encoded TxnEntry: a PROPOSAL's data
+	// data is the encoded TxnEntry, a PROPOSAL's data; see encoded.
+	data []byte
 }
 
-// newProposal wraps a transaction of server p, encoded as it is now (after an apply, a failed
-// multi's sub-txns are typed error).
+// newProposal wraps a transaction of server p, encoded as it is now: a leader's new proposal, whose
+// PROPOSAL goes out at once, before the apply that rewrites a failed multi's sub-txn types.
 func newProposal(p *peer, entry *proto.TxnEntry) *proposal {
 	return &proposal{zxid: entry.Header.Zxid, hash: p.txnHash(entry), entry: entry, data: p.h.encode(entry)}
+}
+
+// newCommittedProposal wraps a transaction for the committed log, to be encoded only if a DIFF
+// sends it. Its entry is either applied already (a failed multi's sub-txns typed error, and a
+// second apply would rewrite nothing more) or never applied (read back from the txn log for a
+// DIFF), so encoding it later gives the bytes encoding it now would.
+func newCommittedProposal(p *peer, entry *proto.TxnEntry) *proposal {
+	return &proposal{zxid: entry.Header.Zxid, hash: p.txnHash(entry), entry: entry}
+}
+
+// encoded returns the proposal's data, encoding it on first use.
+func (pr *proposal) encoded() []byte {
+	if pr.data == nil {
+		pr.data = proto.Marshal(pr.entry)
+	}
+	return pr.data
 }
 
 // zkDatabase is ZKDatabase: the in-memory tree, the sessions with their timeouts, the committed-log
@@ -88,7 +105,7 @@ func (db *zkDatabase) replayLog(source Source) {
 	for _, r := range db.disk().Records(db.tree.lastProcessedZxid()) {
 		entry := decodeLogRecord(r)
 		db.applyTxn(entry, source)
-		db.addCommittedProposal(newProposal(db.p, entry))
+		db.addCommittedProposal(newCommittedProposal(db.p, entry))
 	}
 }
 
@@ -197,7 +214,7 @@ func (db *zkDatabase) append(entry *proto.TxnEntry) bool {
 	if !db.p.alive() {
 		return false
 	}
-	if err := db.disk().Append(storage.Record{Zxid: entry.Header.Zxid, Data: db.p.h.encode(entry)}); err != nil {
+	if err := db.disk().Append(storage.Record{Zxid: entry.Header.Zxid, Data: db.p.h.encodeScratch(entry)}); err != nil { // Append copies the data.
 		db.p.note("log", "append refused: %v", err)
 		return false
 	}
@@ -260,7 +277,7 @@ func (db *zkDatabase) proposalsFromLog(peerZxid int64, sizeLimit int64) []*propo
 	}
 	out := make([]*proposal, 0, len(records))
 	for _, r := range records {
-		out = append(out, newProposal(db.p, decodeLogRecord(r)))
+		out = append(out, newCommittedProposal(db.p, decodeLogRecord(r)))
 	}
 	return out
 }
