@@ -26,11 +26,7 @@ func (r *runner) act(a Action) {
 			}
 		}
 	case "crashpoint":
-		for _, n := range r.targets(a.Args[0]) {
-			if sid, ok := r.sidOf(n); ok {
-				r.crashPoints[sid] = a.Args[1]
-			}
-		}
+		r.arm(a)
 	case "partition":
 		r.nw.Partition(r.groups(a.Args)...)
 	case "oneway":
@@ -161,13 +157,88 @@ func (r *runner) groups(args []string) [][]sim.NodeID {
 	return out
 }
 
-// crashHook is the ensemble's crash-point hook: a server armed for a point crashes there, once,
-// during the fault phase.
+// CrashPointHit is one time a running server reached a crash point (see CrashPoints).
+type CrashPointHit struct {
+	Sid   int64
+	Point string
+	At    clock.Time
+	// Crashed says that an armed crashpoint action made the server die here.
+	Crashed bool
+}
+
+// armedCrash is a crashpoint action waiting for its hit.
+type armedCrash struct {
+	point string
+	// remaining counts the hits of point still to come, this one included, before the crash.
+	remaining    int
+	restart      bool
+	restartAfter clock.Duration
+}
+
+// arm performs a crashpoint action: each target server is armed, replacing what it was armed for.
+// The parser has checked the arguments; a script built in code that bypassed it is refused here,
+// in the trace, rather than guessed at.
+func (r *runner) arm(a Action) {
+	spec, err := parseCrashpoint(a.Args)
+	if err != nil {
+		r.w.Note(sim.NoNode, "fault", "not armed: %v", err)
+		return
+	}
+	for _, n := range r.targets(spec.target) {
+		if sid, ok := r.sidOf(n); ok {
+			r.crashPoints[sid] = armedCrash{point: spec.point, remaining: spec.count, restart: spec.restart, restartAfter: spec.restartAfter}
+		}
+	}
+}
+
+// crashHook is the ensemble's crash-point hook. During the fault phase it tells the OnCrashPoint
+// observer of every hit, and crashes a server armed for the point at its count-th hit. It draws
+// nothing and traces nothing itself (zabmodel traces the crash), so that observing a run does not
+// change it.
 func (r *runner) crashHook(sid int64, point string) bool {
-	if r.crashPoints[sid] != point || r.w.Now() >= r.faultEnd {
+	now := r.w.Now()
+	if now < r.faultStart || now >= r.faultEnd {
+		return false
+	}
+	crashed := r.countHit(sid, point)
+	if r.opts.OnCrashPoint != nil {
+		r.opts.OnCrashPoint(CrashPointHit{Sid: sid, Point: point, At: now, Crashed: crashed})
+	}
+	return crashed
+}
+
+// countHit counts a hit against the server's armed crash point and reports whether it is the one
+// to crash at.
+func (r *runner) countHit(sid int64, point string) bool {
+	armed, ok := r.crashPoints[sid]
+	if !ok || armed.point != point {
+		return false
+	}
+	armed.remaining--
+	if armed.remaining > 0 {
+		r.crashPoints[sid] = armed
 		return false
 	}
 	delete(r.crashPoints, sid)
 	r.faultsInjected++
+	if armed.restart {
+		r.restartAfterCrash(sid, armed.restartAfter)
+	}
 	return true
+}
+
+// restartAfterCrash starts a server again d after the crash its crash point is about to cause
+// (zabmodel crashes it as soon as the hook returns). The restart is for that crash only: if the
+// server was restarted and crashed again meanwhile, its incarnation tells, and it stays down.
+func (r *runner) restartAfterCrash(sid int64, d clock.Duration) {
+	node := r.ens.Server(sid).Node()
+	crashed := r.w.Incarnation(node) + 1
+	r.w.After(d, func() {
+		if r.w.IsUp(node) || r.w.Incarnation(node) != crashed {
+			return
+		}
+		r.w.Note(sim.NoNode, "fault", "restart zk%d, %s after its crash point", sid, formatDuration(d))
+		r.faultsInjected++
+		r.w.Restart(node)
+	})
 }

@@ -61,6 +61,12 @@ type Options struct {
 	// reported. Simulated code never reads the host's clock itself; only a caller outside the
 	// simulation (simrun, a benchmark) may supply one.
 	Stopwatch func() time.Duration
+	// OnCrashPoint, if set, is told of every crash point (see CrashPoints) that a running server
+	// reaches during the fault phase, in the order reached, whether or not a crashpoint action
+	// armed the server there (the hit says whether it crashed). It only watches: it draws no
+	// choice, schedules no event and writes no trace record, so a run observed is the run
+	// unobserved. The explorer lists from it where a run can be made to crash.
+	OnCrashPoint func(CrashPointHit)
 	// Visualization, if set, is asked for a writer for each linearizability check (its model and
 	// prefix); porcupine's HTML visualization of the history is written there. nil means none.
 	Visualization func(model checkers.ModelKind, prefix string) io.Writer

@@ -29,8 +29,11 @@ import (
 // any), "follower" (some follower), clients "c1".."cN", or "all"):
 //
 //	crash T / restart T                   a server process dies / starts again
-//	crashpoint T POINT                    T crashes the next time it reaches POINT (between two
-//	                                      persistence steps), within the fault phase
+//	crashpoint T POINT [N] [restart DUR]  T crashes the N-th time (default 1) it reaches POINT, a
+//	                                      place between two persistence steps (see CrashPoints),
+//	                                      counting from this action, within the fault phase; with
+//	                                      "restart DUR" it starts again DUR after that crash. A
+//	                                      later crashpoint for the same server replaces this one.
 //	partition T... | T... [| T...]        groups that cannot talk to each other
 //	oneway T T                            messages from the first to the second are held
 //	isolate T                             T talks to nobody
@@ -67,9 +70,10 @@ func (a Action) String() string {
 	return strings.TrimSpace(fmt.Sprintf("at %s %s %s", formatDuration(a.At), a.Verb, strings.Join(a.Args, " ")))
 }
 
-// verbs maps each action to the number of arguments it takes (-1: one or more, with '|').
+// verbs maps each action to the number of arguments it takes (-1: one or more, with '|';
+// variableArgs: checked by the verb's own parser).
 var verbs = map[string]int{
-	"crash": 1, "restart": 1, "crashpoint": 2, "partition": -1, "oneway": 2, "isolate": 1, "heal": 0,
+	"crash": 1, "restart": 1, "crashpoint": variableArgs, "partition": -1, "oneway": 2, "isolate": 1, "heal": 0,
 	"clog": 2, "swizzle": 1, "reset": 1, "pause": 2, "kill": 1, "revive": 1, "drift": 2, "stepwall": 2,
 	"expire": 1,
 }
@@ -180,7 +184,7 @@ func (s *Script) parseAction(f []string) error {
 	if n >= 0 && len(args) != n {
 		return fmt.Errorf("%s takes %d argument(s), not %d", verb, n, len(args))
 	}
-	if n < 0 && (len(args) < 3 || !slices.Contains(args, "|")) {
+	if n == -1 && (len(args) < 3 || !slices.Contains(args, "|")) {
 		return fmt.Errorf("%s takes groups separated by '|'", verb)
 	}
 	if err := checkArgs(verb, args); err != nil {
@@ -206,6 +210,9 @@ func checkArgs(verb string, args []string) error {
 		if _, err := strconv.ParseInt(strings.TrimSuffix(args[1], "ppm"), 10, 64); err != nil {
 			return fmt.Errorf("drift takes a rate in ppm, like +200ppm, not %q", args[1])
 		}
+	case "crashpoint":
+		_, err := parseCrashpoint(args)
+		return err
 	case "expire":
 		// Only an application has a session to force out: a server or "leader" is a mistake
 		// worth reporting, not a target that happens to resolve to nothing.
@@ -214,6 +221,98 @@ func checkArgs(verb string, args []string) error {
 		}
 	}
 	return nil
+}
+
+// variableArgs marks a verb whose number of arguments its own parser checks.
+const variableArgs = -2
+
+// crashPointNames are the places between two persistence steps where a zabmodel server asks its
+// crash hook whether to die (grep crashPoint( in zabmodel: those names are the truth, and
+// TestEveryCrashPointIsReached keeps this list in step with them). The swarm draws from this list
+// by index, so a new point goes last: the scripts that seeds drew stay as they were.
+var crashPointNames = []string{
+	"epoch-file-renamed:acceptedEpoch", "epoch-file-renamed:currentEpoch",
+	"newleader-appended", "newleader-before-epoch", "log-appended", "fsynced-before-ack",
+}
+
+// CrashPoints returns the names a crashpoint action accepts, in a fixed order.
+func CrashPoints() []string { return slices.Clone(crashPointNames) }
+
+// maxCrashpointCount bounds N in "crashpoint T POINT N": far more hits than a run of an hour makes.
+const maxCrashpointCount = 10_000_000
+
+// crashpointSpec is a parsed "crashpoint T POINT [N] [restart DUR]".
+type crashpointSpec struct {
+	target string
+	point  string
+	// count is N: the server crashes at its count-th hit of the point after the action.
+	count        int
+	restart      bool
+	restartAfter clock.Duration
+}
+
+// crashpointForm is the grammar, quoted in every error about one.
+const crashpointForm = "crashpoint T POINT [N] [restart DUR]"
+
+// parseCrashpoint reads a crashpoint action's arguments: a server, a known point, an optional
+// positive count and an optional "restart DUR".
+func parseCrashpoint(args []string) (crashpointSpec, error) {
+	if len(args) < 2 || len(args) > 5 {
+		return crashpointSpec{}, fmt.Errorf("crashpoint takes 2 to 5 arguments (%s), not %d", crashpointForm, len(args))
+	}
+	spec := crashpointSpec{target: args[0], point: args[1], count: 1}
+	if !crashTarget(spec.target) {
+		return spec, fmt.Errorf("crashpoint takes a server (zk1, zk2, ...), leader, follower or all, not %q", spec.target)
+	}
+	if !slices.Contains(crashPointNames, spec.point) {
+		return spec, fmt.Errorf("unknown crash point %q (known: %s)", spec.point, strings.Join(crashPointNames, ", "))
+	}
+	rest := args[2:]
+	if len(rest) > 0 && rest[0] != "restart" {
+		n, err := strconv.Atoi(rest[0])
+		if err != nil || n < 1 || n > maxCrashpointCount || strings.TrimLeft(rest[0], "0123456789") != "" {
+			return spec, fmt.Errorf("crashpoint's count N must be a whole number from 1 to %d, not %q (%s)", maxCrashpointCount, rest[0], crashpointForm)
+		}
+		spec.count, rest = n, rest[1:]
+	}
+	switch {
+	case len(rest) == 0:
+		return spec, nil
+	case rest[0] != "restart":
+		return spec, fmt.Errorf("crashpoint: unexpected %q after the count (%s)", rest[0], crashpointForm)
+	case len(rest) != 2:
+		return spec, fmt.Errorf("crashpoint's restart takes one duration, like restart 2s (%s)", crashpointForm)
+	}
+	d, err := parseDuration(rest[1])
+	if err != nil {
+		return spec, fmt.Errorf("crashpoint's restart: %w", err)
+	}
+	spec.restart, spec.restartAfter = true, d
+	return spec, nil
+}
+
+// crashTarget reports whether a target names servers: zkN, leader, follower or all.
+func crashTarget(name string) bool {
+	switch name {
+	case "leader", "follower", "all":
+		return true
+	}
+	digits, ok := strings.CutPrefix(name, "zk")
+	n, err := strconv.Atoi(digits)
+	return ok && err == nil && n >= 1 && strings.TrimLeft(digits, "0123456789") == ""
+}
+
+// crashpointArgs renders a crashpoint action's arguments, which parseCrashpoint reads back; the
+// count and the restart are written only when they differ from the default.
+func crashpointArgs(spec crashpointSpec) []string {
+	args := []string{spec.target, spec.point}
+	if spec.count != 1 {
+		args = append(args, strconv.Itoa(spec.count))
+	}
+	if spec.restart {
+		args = append(args, "restart", formatDuration(spec.restartAfter))
+	}
+	return args
 }
 
 // parseDuration accepts Go durations ("1.5s", "200ms") and plain seconds ("12").

@@ -27,6 +27,43 @@ func TestNamedScriptsSurviveAFormatRoundTrip(t *testing.T) {
 	}
 }
 
+// TestCrashpointFormsSurviveAFormatRoundTrip writes every form of the crashpoint action back and
+// reads it again, and checks what each form means.
+func TestCrashpointFormsSurviveAFormatRoundTrip(t *testing.T) {
+	text := "servers 3\n" +
+		"at 1s crashpoint zk1 log-appended\n" +
+		"at 2s crashpoint zk2 newleader-before-epoch 3\n" +
+		"at 3s crashpoint leader fsynced-before-ack restart 1.5s\n" +
+		"at 4s crashpoint all epoch-file-renamed:currentEpoch 12 restart 250ms\n"
+	first, err := ParseScript(strings.NewReader(text))
+	require.NoError(t, err)
+	formatted := first.String()
+	for _, line := range []string{
+		"at 1s crashpoint zk1 log-appended\n", "at 2s crashpoint zk2 newleader-before-epoch 3\n",
+		"at 3s crashpoint leader fsynced-before-ack restart 1.5s\n",
+		"at 4s crashpoint all epoch-file-renamed:currentEpoch 12 restart 250ms\n",
+	} {
+		assert.Contains(t, formatted, line)
+	}
+	second, err := ParseScript(strings.NewReader(formatted))
+	require.NoError(t, err, formatted)
+	assert.Equal(t, first, second)
+
+	want := []crashpointSpec{
+		{target: "zk1", point: "log-appended", count: 1},
+		{target: "zk2", point: "newleader-before-epoch", count: 3},
+		{target: "leader", point: "fsynced-before-ack", count: 1, restart: true, restartAfter: 1500 * clock.Millisecond},
+		{target: "all", point: "epoch-file-renamed:currentEpoch", count: 12, restart: true, restartAfter: 250 * clock.Millisecond},
+	}
+	require.Len(t, second.Actions, len(want))
+	for i, a := range second.Actions {
+		spec, err := parseCrashpoint(a.Args)
+		require.NoError(t, err, a.String())
+		assert.Equal(t, want[i], spec, a.String())
+		assert.Equal(t, a.Args, crashpointArgs(spec), "the canonical form is the form written")
+	}
+}
+
 func TestScriptWallClockStepsMayGoBackwards(t *testing.T) {
 	s, err := ParseScript(strings.NewReader("servers 3\nat 1s stepwall zk1 -30s\nat 2s stepwall zk2 +1h\n"))
 	require.NoError(t, err)
@@ -56,6 +93,23 @@ func TestMalformedScriptsAreRejectedWithTheirLine(t *testing.T) {
 		{"servers 3\nat 1s expire c0\n", "line 2", `expire takes a client`},
 		{"servers 3\nat 1s expire leader\n", "line 2", `expire takes a client`},
 		{"servers 3\nat 1s expire\n", "line 2", "expire takes 1 argument(s), not 0"},
+		{"servers 3\nat 1s crashpoint zk1\n", "line 2", "crashpoint takes 2 to 5 arguments (crashpoint T POINT [N] [restart DUR]), not 1"},
+		{"servers 3\nat 1s crashpoint zk1 log-appended 2 restart 1s x\n", "line 2", "crashpoint takes 2 to 5 arguments"},
+		{"servers 3\n\nat 1s crashpoint zk1 nowhere\n", "line 3", `unknown crash point "nowhere" (known: epoch-file-renamed:acceptedEpoch,`},
+		{"servers 3\nat 1s crashpoint c1 log-appended\n", "line 2", `crashpoint takes a server (zk1, zk2, ...), leader, follower or all, not "c1"`},
+		{"servers 3\nat 1s crashpoint zk0 log-appended\n", "line 2", `crashpoint takes a server`},
+		{"servers 3\nat 1s crashpoint zk1 log-appended 0\n", "line 2", `count N must be a whole number from 1 to 10000000, not "0"`},
+		{"servers 3\nat 1s crashpoint zk1 log-appended -2\n", "line 2", `count N must be a whole number from 1`},
+		{"servers 3\nat 1s crashpoint zk1 log-appended +2\n", "line 2", `count N must be a whole number from 1`},
+		{"servers 3\nat 1s crashpoint zk1 log-appended 1.5\n", "line 2", `count N must be a whole number from 1`},
+		{"servers 3\nat 1s crashpoint zk1 log-appended twice\n", "line 2", `not "twice"`},
+		{"servers 3\nat 1s crashpoint zk1 log-appended 99999999\n", "line 2", `count N must be a whole number from 1`},
+		{"servers 3\nat 1s crashpoint zk1 log-appended restart\n", "line 2", "crashpoint's restart takes one duration, like restart 2s"},
+		{"servers 3\nat 1s crashpoint zk1 log-appended 2 restart\n", "line 2", "crashpoint's restart takes one duration"},
+		{"servers 3\nat 1s crashpoint zk1 log-appended restart 2s 3\n", "line 2", "crashpoint's restart takes one duration"},
+		{"servers 3\nat 1s crashpoint zk1 log-appended 2 restart soon\n", "line 2", `crashpoint's restart: bad duration "soon"`},
+		{"servers 3\nat 1s crashpoint zk1 log-appended restart -1s\n", "line 2", `crashpoint's restart: negative duration "-1s"`},
+		{"servers 3\nat 1s crashpoint zk1 log-appended 2 reboot 2s\n", "line 2", `crashpoint: unexpected "reboot" after the count`},
 	}
 	for _, c := range cases {
 		_, err := ParseScript(strings.NewReader(c.text))

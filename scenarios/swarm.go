@@ -8,13 +8,6 @@ import (
 	"github.com/zabsim/zabsim/sim"
 )
 
-// crashPoints are the named places between two persistence steps where a server can be made to
-// crash (zabmodel calls its crash hook there).
-var crashPoints = []string{
-	"epoch-file-renamed:acceptedEpoch", "epoch-file-renamed:currentEpoch",
-	"newleader-appended", "newleader-before-epoch", "log-appended", "fsynced-before-ack",
-}
-
 // scriptStream separates the random stream a seed's script is drawn from and the stream its run
 // uses, so that a seed's script, saved and run as a script with the same seed, is the same run.
 const scriptStream = 0x5c41b7_d3a2f1e9
@@ -131,7 +124,7 @@ func (d *drawer) crash(at clock.Duration) {
 	if d.w.Chance(1, 4) {
 		// A crash at a chosen point between persistence steps, the next time the server gets there.
 		server := d.server()
-		d.add(at, "crashpoint", server, crashPoints[d.w.Choose(len(crashPoints))])
+		d.add(at, "crashpoint", server, crashPointNames[d.w.Choose(len(crashPointNames))])
 		d.add(at+d.between(2*clock.Second, 20*clock.Second), "restart", server)
 		return
 	}
