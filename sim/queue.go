@@ -28,10 +28,10 @@ type event struct {
 	kind   eventKind
 }
 
-// queueKey is what the heap orders: the event's time and insertion sequence, and the slot that
-// holds the rest of the event. It holds no pointer, so that moving keys inside the heap costs no
-// write barrier while the garbage collector runs; with the target interface inside the heap, those
-// barriers cost more than the comparisons.
+// queueKey is what the queue orders: the event's time and insertion sequence, and the slot that
+// holds the rest of the event. It holds no pointer, so that moving keys costs no write barrier
+// while the garbage collector runs; with the target interface inside the heap, those barriers cost
+// more than the comparisons.
 type queueKey struct {
 	at   clock.Time
 	seq  uint64
@@ -49,25 +49,57 @@ func (k *queueKey) before(o *queueKey) bool {
 	return k.seq < o.seq
 }
 
-// queueArity is the heap's branching factor. A 4-ary heap is half as deep as a binary one: a pop
-// moves half as many keys, for a few more comparisons among children that share a cache line.
-const queueArity = 4
+// Calendar geometry. A bucket spans 2^24 ns (about 17 ms) and the ring 1024 buckets (about 17 s):
+// network deliveries and immediate events land in the near heap or the next buckets, and the
+// servers' read timeouts (10 s by default, re-armed for every packet, so that most of them are
+// cancelled long before they come due) land in the ring at the cost of an append.
+const (
+	defaultBucketShift = 24
+	defaultRingBuckets = 1024
+)
 
-// eventQueue is a 4-ary min-heap of keys over a slab of events. Events are stored by value in the
-// slab, whose slots are reused through a free list: no allocation per event once the slab has
-// grown to the run's working size.
+// eventQueue is a calendar queue over a slab of events. Keys with a time before the horizon are in
+// the near heap; keys in the next ring-length of buckets are in the ring, unsorted, one slice per
+// bucket; later keys are in the far heap. The earliest key is always the near heap's minimum once
+// the horizon has advanced over empty buckets, and a bucket's keys enter the near heap only when
+// the horizon reaches it. The run's queue is mostly cancelled timers that wait for their time (see
+// World.CancelTimer), thousands of them against a hundred or so live events: the calendar keeps
+// them out of the heap that every event is popped from.
+//
+// Events are stored by value in the slab, whose slots are reused through a free list: no
+// allocation per event once the slab and the buckets have grown to the run's working size.
 type eventQueue struct {
-	keys  []queueKey
 	slots []event
 	free  []uint32
+	n     int
+
+	near keyHeap
+	far  keyHeap
+	// ring[b % len(ring)] holds the keys of bucket b, for horizonBucket <= b < horizonBucket +
+	// len(ring). ringCount is their number.
+	ring          [][]queueKey
+	ringCount     int
+	horizonBucket int64
+	bucketShift   uint
 }
 
-func (q *eventQueue) len() int { return len(q.keys) }
+func (q *eventQueue) len() int { return q.n }
+
+func (q *eventQueue) bucket(at clock.Time) int64 { return int64(at) >> q.bucketShift }
 
 // peekTime returns the time of the earliest event. The queue must not be empty.
-func (q *eventQueue) peekTime() clock.Time { return q.keys[0].at }
+func (q *eventQueue) peekTime() clock.Time {
+	q.settle()
+	return q.near.keys[0].at
+}
 
 func (q *eventQueue) push(e event) {
+	if q.ring == nil {
+		if q.bucketShift == 0 {
+			q.bucketShift = defaultBucketShift
+		}
+		q.ring = make([][]queueKey, defaultRingBuckets)
+	}
 	var slot uint32
 	if k := len(q.free); k > 0 {
 		slot = q.free[k-1]
@@ -80,14 +112,94 @@ func (q *eventQueue) push(e event) {
 		slot = uint32(len(q.slots))
 		q.slots = append(q.slots, e)
 	}
-	q.keys = append(q.keys, queueKey{at: e.at, seq: e.seq, slot: slot})
-	q.siftUp(len(q.keys) - 1)
+	q.n++
+	q.place(queueKey{at: e.at, seq: e.seq, slot: slot})
+}
+
+// place puts a key where its time says: the near heap, a ring bucket, or the far heap.
+func (q *eventQueue) place(k queueKey) {
+	b := q.bucket(k.at)
+	switch {
+	case b < q.horizonBucket:
+		q.near.push(k)
+	case b < q.horizonBucket+int64(len(q.ring)):
+		i := b % int64(len(q.ring))
+		q.ring[i] = append(q.ring[i], k)
+		q.ringCount++
+	default:
+		q.far.push(k)
+	}
+}
+
+// pop removes and returns the earliest event. The queue must not be empty.
+func (q *eventQueue) pop() event {
+	q.settle()
+	top := q.near.pop()
+	q.n--
+	e := q.slots[top.slot]
+	q.slots[top.slot] = event{} // Drop references so that finished targets can be collected.
+	q.free = append(q.free, top.slot)
+	return e
+}
+
+// settle advances the horizon until the near heap holds the earliest key. The loop is bounded by
+// the ring's length between two keys found: an empty ring jumps straight to the far heap's first
+// bucket.
+func (q *eventQueue) settle() {
+	if q.near.len() > 0 {
+		return
+	}
+	if q.n == 0 {
+		panic("sim: the event queue is empty")
+	}
+	for q.near.len() == 0 {
+		if q.ringCount == 0 {
+			// Nothing in the ring: jump to the far heap's first bucket, and refill the ring.
+			q.horizonBucket = max(q.horizonBucket, q.bucket(q.far.keys[0].at))
+			q.refillRing()
+		}
+		i := q.horizonBucket % int64(len(q.ring))
+		for _, k := range q.ring[i] {
+			q.near.push(k)
+		}
+		q.ringCount -= len(q.ring[i])
+		q.ring[i] = q.ring[i][:0]
+		q.horizonBucket++
+		q.refillRing()
+	}
+}
+
+// refillRing moves the far heap's keys whose buckets the ring now covers into the ring.
+func (q *eventQueue) refillRing() {
+	end := q.horizonBucket + int64(len(q.ring))
+	for q.far.len() > 0 && q.bucket(q.far.keys[0].at) < end {
+		k := q.far.pop()
+		i := q.bucket(k.at) % int64(len(q.ring))
+		q.ring[i] = append(q.ring[i], k)
+		q.ringCount++
+	}
+}
+
+// queueArity is the heaps' branching factor. A 4-ary heap is half as deep as a binary one: a pop
+// moves half as many keys, for a few more comparisons among children that share a cache line.
+const queueArity = 4
+
+// keyHeap is a 4-ary min-heap of keys.
+type keyHeap struct {
+	keys []queueKey
+}
+
+func (h *keyHeap) len() int { return len(h.keys) }
+
+func (h *keyHeap) push(k queueKey) {
+	h.keys = append(h.keys, k)
+	h.siftUp(len(h.keys) - 1)
 }
 
 // siftUp moves the key at i towards the root until its parent is earlier. It moves a hole rather
 // than swapping, so each level costs one key copy.
-func (q *eventQueue) siftUp(i int) {
-	keys := q.keys
+func (h *keyHeap) siftUp(i int) {
+	keys := h.keys
 	k := keys[i]
 	for i > 0 {
 		parent := (i - 1) / queueArity
@@ -100,25 +212,22 @@ func (q *eventQueue) siftUp(i int) {
 	keys[i] = k
 }
 
-// pop removes and returns the earliest event. The queue must not be empty.
-func (q *eventQueue) pop() event {
-	top := q.keys[0]
-	last := len(q.keys) - 1
-	moved := q.keys[last]
-	q.keys = q.keys[:last]
+// pop removes and returns the earliest key. The heap must not be empty.
+func (h *keyHeap) pop() queueKey {
+	top := h.keys[0]
+	last := len(h.keys) - 1
+	moved := h.keys[last]
+	h.keys = h.keys[:last]
 	if last > 0 {
-		q.siftDown(moved)
+		h.siftDown(moved)
 	}
-	e := q.slots[top.slot]
-	q.slots[top.slot] = event{} // Drop references so that finished targets can be collected.
-	q.free = append(q.free, top.slot)
-	return e
+	return top
 }
 
 // siftDown places k, which replaces the root, by moving the hole at the root down past every
 // child that is earlier than k.
-func (q *eventQueue) siftDown(k queueKey) {
-	keys := q.keys
+func (h *keyHeap) siftDown(k queueKey) {
+	keys := h.keys
 	n := len(keys)
 	i := 0
 	for {

@@ -12,12 +12,18 @@ import (
 	"github.com/zabsim/zabsim/clock"
 )
 
-// TestQueuePopsInTimeThenSequenceOrder checks the heap against the simplest correct queue, a list
-// kept sorted by (time, sequence), over random interleavings of pushes and pops with many equal
-// times: the order of equal times is what makes a run reproducible.
+// TestQueuePopsInTimeThenSequenceOrder checks the calendar queue against the simplest correct
+// queue, a list kept sorted by (time, sequence), over random interleavings of pushes and pops with
+// many equal times (the order of equal times is what makes a run reproducible). Small bucket and
+// ring sizes drive keys through every part of the calendar: the near heap, the ring, the far heap,
+// a horizon that walks over empty buckets and one that jumps over an empty ring.
 func TestQueuePopsInTimeThenSequenceOrder(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var q eventQueue
+		if !rapid.Bool().Draw(t, "default geometry") {
+			q.bucketShift = uint(rapid.IntRange(0, 4).Draw(t, "bucket shift"))
+			q.ring = make([][]queueKey, rapid.IntRange(1, 8).Draw(t, "ring buckets"))
+		}
 		maxDelay := rapid.SampledFrom([]int{0, 3, 40, 1000, 1 << 30}).Draw(t, "max delay")
 		var reference []event
 		var seq uint64

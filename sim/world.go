@@ -368,6 +368,12 @@ func (w *World) AfterFunc(node NodeID, d clock.Duration, fn func()) TimerID {
 
 // CancelTimer disarms a timer. It reports whether the timer was still pending; cancelling a fired,
 // cancelled or zero timer is harmless.
+//
+// The timer's event stays queued until its time and is skipped then. That skip is part of a run:
+// it moves the clock (which shows when it is the last event of a run), it is deferred with its
+// node while the node is paused (and counted in the resume's trace record), and it counts towards
+// the queue budget, so taking cancelled timers out of the queue would change runs. The queue is
+// built to carry them cheaply instead.
 func (w *World) CancelTimer(id TimerID) bool {
 	slot, gen := uint32(uint64(id)>>32), uint32(id)
 	if id == 0 || int(slot) >= len(w.timers) {
