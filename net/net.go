@@ -168,8 +168,10 @@ type Network struct {
 	w   *sim.World
 	cfg Config
 
-	nextConn  ConnID
-	conns     map[ConnID]*conn
+	nextConn ConnID
+	// conns[id] is the connection with that ID until it is retired, then nil. IDs are dense, so a
+	// slice serves where a map would cost a hash on every send.
+	conns     []*conn
 	order     []*conn // live connections in ID order, for deterministic iteration
 	deadCount int
 	listeners map[listenKey]Listener
@@ -198,7 +200,7 @@ func New(w *sim.World, cfg Config) (*Network, error) {
 	n := &Network{
 		w:          w,
 		cfg:        cfg,
-		conns:      make(map[ConnID]*conn),
+		conns:      []*conn{nil}, // ID 0 is never issued.
 		listeners:  make(map[listenKey]Listener),
 		clogPair:   make(map[[2]sim.NodeID]clock.Time),
 		describers: make(map[Port]func([]byte) string),
@@ -259,7 +261,10 @@ func (n *Network) Dial(from, to sim.NodeID, port Port, timeout clock.Duration, h
 	for i := range c.dirs {
 		c.dirs[i] = direction{net: n, conn: c, from: i, to: 1 - i}
 	}
-	n.conns[c.id] = c
+	n.conns = append(n.conns, c)
+	if c.id != ConnID(len(n.conns)-1) {
+		panic(fmt.Sprintf("net: connection %d stored at index %d", c.id, len(n.conns)-1))
+	}
 	n.order = append(n.order, c)
 	n.ensure(int(max(from, to)) + 1)
 	if n.w.Tracing() {
@@ -316,8 +321,8 @@ func (n *Network) Close(node sim.NodeID, c ConnID) {
 // Reset breaks c at once, as a middlebox or a fault would: queued data in both directions is lost
 // and each end that is still open sees ErrReset after a one-way latency.
 func (n *Network) Reset(c ConnID) {
-	cn, ok := n.conns[c]
-	if !ok || cn.dead {
+	cn := n.lookup(c)
+	if cn == nil || cn.dead {
 		return
 	}
 	n.w.TraceEvent(sim.NoNode, sim.KindReset, uint64(c), 0, nil, n.detail(func() string { return fmt.Sprintf("conn=%d", c) }))
@@ -357,9 +362,17 @@ func (n *Network) Peer(node sim.NodeID, c ConnID) (sim.NodeID, bool) {
 	return cn.ends[1-side].node, true
 }
 
+// lookup returns the connection with ID c, or nil if there is none (never issued, or retired).
+func (n *Network) lookup(c ConnID) *conn {
+	if c >= ConnID(len(n.conns)) {
+		return nil
+	}
+	return n.conns[c]
+}
+
 func (n *Network) endOf(node sim.NodeID, c ConnID) (*conn, int, error) {
-	cn, ok := n.conns[c]
-	if !ok || cn.dead {
+	cn := n.lookup(c)
+	if cn == nil || cn.dead {
 		return nil, 0, ErrClosed
 	}
 	for side := range cn.ends {
@@ -412,7 +425,7 @@ func (n *Network) maybeRetire(c *conn) {
 		}
 	}
 	c.dead = true
-	delete(n.conns, c.id)
+	n.conns[c.id] = nil
 	n.deadCount++
 	if n.deadCount > 64 && n.deadCount > len(n.order)/2 {
 		n.order = slices.DeleteFunc(n.order, func(c *conn) bool { return c.dead })

@@ -106,6 +106,22 @@ func TestDialSendReceiveClose(t *testing.T) {
 	assert.False(t, closedLocally, "the closing end hears nothing")
 	assert.Empty(t, f.nw.Conns(f.peers[0].id))
 	assert.Empty(t, f.nw.Conns(f.peers[1].id))
+	assert.ErrorIs(t, f.nw.Send(f.peers[1].id, c, []byte("x")), ErrClosed, "a retired connection")
+	f.nw.Reset(c) // Harmless on a retired connection.
+}
+
+func TestSendOnConnectionsNeverIssued(t *testing.T) {
+	f := newFixture(t, 1, 2, Config{})
+	c := f.dial(t, 0, 1)
+	for _, id := range []ConnID{0, c + 1, 1 << 62} {
+		assert.ErrorIs(t, f.nw.Send(f.peers[0].id, id, []byte("x")), ErrClosed, "conn %d", id)
+		_, ok := f.nw.Peer(f.peers[0].id, id)
+		assert.False(t, ok, "conn %d", id)
+		f.nw.Reset(id)
+		f.nw.Close(f.peers[0].id, id)
+	}
+	f.runFor(clock.Second)
+	assert.Equal(t, []ConnID{c}, f.peers[0].conns, "the real connection is untouched")
 }
 
 func TestDialRefusedWithoutListenerOrWhenDown(t *testing.T) {
