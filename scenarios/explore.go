@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -219,6 +220,11 @@ func (o ExploreOptions) withDefaults() (ExploreOptions, error) {
 	if o.Script == nil {
 		o.Script = DefaultExploreScript()
 	}
+	// The base as the runner will run it, so that the result and every saved script say what ran.
+	o.Script = cloneScript(o.Script)
+	o.Script.Clients = cmp.Or(o.Script.Clients, DefaultClients)
+	o.Script.Duration = cmp.Or(o.Script.Duration, DefaultDuration)
+	o.Script.Workload = cmp.Or(o.Script.Workload, "registers")
 	if o.RestartAfter == 0 {
 		o.RestartAfter = DefaultExploreRestartAfter
 	}
