@@ -1,8 +1,10 @@
 // Command simrun drives zabsim from the shell: it sweeps seeds in parallel and reports the failing
 // ones with the command that replays each, replays one seed with its full trace and checks that it
-// replays bit for bit, shrinks a failing seed's fault script, prints the script a seed draws, runs
-// conformance sequences against the simulated server, lists the bug switches, hunts each bug of the
-// zoo to measure how fast a sweep finds it, and benchmarks the simulator.
+// replays bit for bit, shrinks a failing seed's fault script, explores a small configuration crash
+// point by crash point (one run per place where a server could die between two persistence
+// steps), prints the script a seed draws, runs conformance sequences against the simulated server,
+// lists the bug switches, hunts each bug of the zoo to measure how fast a sweep finds it, and
+// benchmarks the simulator.
 //
 // A seed's script is drawn from a random stream of its own (scenarios.DrawScript), so 'simrun
 // script --seed S' does not run the seed, and replaying that script with --seed S is the seed's
@@ -21,6 +23,9 @@
 //	simrun replay --seed S [scenario flags] [--trace-json]
 //	simrun replay --script FILE [--seed S] [scenario flags]
 //	simrun shrink --seed S [scenario flags] [--out FILE] [--max-runs N]
+//	simrun explore [--seed S] [--script FILE | --servers N --clients N --workload W --duration D]
+//	               [--points LIST] [--restart-after D] [--max-runs N] [--parallel P] [--bug NAME]...
+//	               [--out DIR] [--json]
 //	simrun script --seed S [scenario flags]
 //	simrun conform [--normalize] [--seed S] [--extended-types] < sequence.jsonl
 //	simrun bugs
@@ -44,6 +49,7 @@ Examples:
   simrun run --seeds 200 --bug ZK-3911         # find a real bug again
   simrun replay --seed 17 --bug ZK-3911        # the failing seed's full trace, and a determinism check
   simrun shrink --seed 17 --bug ZK-3911        # its minimal fault script
+  simrun explore --bug ZK-1653                 # crash a small ensemble at every crash point it reaches
   simrun hunt                                  # the bug zoo: seeds and time until each bug is found
   simrun conform --normalize < seq.jsonl       # conformance results of the simulated server
 `

@@ -44,6 +44,7 @@ func commands() []command {
 		{"run", "sweep seeds and report the failing ones", runUsage, cmdRun},
 		{"replay", "run one seed or script with its trace, and check determinism", replayUsage, cmdReplay},
 		{"shrink", "shrink a failing seed's script to a minimal one", shrinkUsage, cmdShrink},
+		{"explore", "crash a small configuration at every crash point it reaches, one run each", exploreUsage, cmdExplore},
 		{"script", "print the fault script a seed draws", scriptUsage, cmdScript},
 		{"conform", "run conformance sequences (JSON lines on stdin) against the simulated server", conformUsage, cmdConform},
 		{"bugs", "list the re-introducible ZooKeeper and lock recipe bugs", bugsUsage, cmdBugs},
@@ -209,6 +210,9 @@ func flagSetFor(name string) *flag.FlagSet {
 		return fs
 	case "hunt":
 		fs, _ := newHuntFlags()
+		return fs
+	case "explore":
+		fs, _ := newExploreFlags()
 		return fs
 	}
 	return nil
