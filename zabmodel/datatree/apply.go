@@ -170,7 +170,8 @@ func (t *Tree) finishTxn(zxid int64, rc *Result) {
 		}
 		return
 	}
-	t.lastZxidDigest = &ZxidDigest{Zxid: zxid, Version: DigestVersion, Digest: t.Digest()}
+	t.lastZxidDigest = ZxidDigest{Zxid: zxid, Version: DigestVersion, Digest: t.Digest()}
+	t.hasLastZxidDigest = true
 }
 
 // compareSnapshotDigest is DataTree.compareSnapshotDigests: once the zxid

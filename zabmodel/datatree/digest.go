@@ -40,11 +40,31 @@ func nodeDigest(path string, data []byte, stat *proto.StatPersisted) int64 {
 	binary.BigEndian.PutUint32(b[44:], uint32(stat.Cversion))
 	binary.BigEndian.PutUint32(b[48:], uint32(stat.Aversion))
 	binary.BigEndian.PutUint64(b[52:], uint64(stat.EphemeralOwner))
-	crc := crc32.NewIEEE()
-	crc.Write([]byte(path))
-	crc.Write(data)
-	crc.Write(b[:])
-	return int64(crc.Sum32())
+	// The CRC of the three parts in a row is the CRC of their concatenation. The path and the
+	// stat go through a plain table loop, which lets them stay on the stack (crc32.Update would
+	// move both to the heap); the data, which may be large, gets crc32's fast path.
+	crc := crcUpdateString(0, path)
+	crc = crc32.Update(crc, crc32.IEEETable, data)
+	crc = crcUpdate(crc, b[:])
+	return int64(crc)
+}
+
+// crcUpdateString is crc32.Update with the IEEE table over a string, one byte at a time.
+func crcUpdateString(crc uint32, s string) uint32 {
+	crc = ^crc
+	for i := 0; i < len(s); i++ {
+		crc = crc32.IEEETable[byte(crc)^s[i]] ^ (crc >> 8)
+	}
+	return ^crc
+}
+
+// crcUpdate is crc32.Update with the IEEE table, one byte at a time.
+func crcUpdate(crc uint32, p []byte) uint32 {
+	crc = ^crc
+	for _, v := range p {
+		crc = crc32.IEEETable[byte(crc)^v] ^ (crc >> 8)
+	}
+	return ^crc
 }
 
 // node is DataNode: data, an ACL index, the persisted stat, the child names,

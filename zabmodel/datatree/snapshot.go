@@ -41,8 +41,8 @@ func (t *Tree) Serialize(sessions []Session) []byte {
 	t.serializeSnapshot(&e, sessions)
 	seal(&e)
 	digest := ZxidDigest{Version: DigestVersion}
-	if t.lastZxidDigest != nil {
-		digest = *t.lastZxidDigest
+	if t.hasLastZxidDigest {
+		digest = t.lastZxidDigest
 	}
 	e.WriteInt64(digest.Zxid)
 	e.WriteInt32(digest.Version)

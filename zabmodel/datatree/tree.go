@@ -51,8 +51,10 @@ type Tree struct {
 	childWatches      *watchManager
 	lastProcessedZxid int64
 	// lastZxidDigest is DataTree.lastProcessedZxidDigest, what a snapshot
-	// stores after the tree; nil until a txn has been applied.
-	lastZxidDigest *ZxidDigest
+	// stores after the tree; hasLastZxidDigest is false (Java's null) until a
+	// txn has been applied. It is kept by value: it changes with every txn.
+	lastZxidDigest    ZxidDigest
+	hasLastZxidDigest bool
 	// snapshotDigest is digestFromLoadedSnapshot: the digest a loaded
 	// snapshot promises for a later zxid, pending until that zxid is applied.
 	snapshotDigest *ZxidDigest
@@ -164,10 +166,10 @@ func (t *Tree) Digest() int64 { return t.nodes.hash }
 // LastZxidDigest returns the digest recorded with the last applied txn
 // (DataTree.getLastProcessedZxidDigest), and false if there is none yet.
 func (t *Tree) LastZxidDigest() (ZxidDigest, bool) {
-	if t.lastZxidDigest == nil {
+	if !t.hasLastZxidDigest {
 		return ZxidDigest{}, false
 	}
-	return *t.lastZxidDigest, true
+	return t.lastZxidDigest, true
 }
 
 // DigestMismatchOnLoad reports that the tree came from a snapshot whose
