@@ -235,8 +235,9 @@ func (n *Network) UnclogPair(a, b sim.NodeID) {
 	n.kick()
 }
 
-// UnclogAll lifts every clog now.
+// UnclogAll lifts every clog now, and stops every swizzle in progress.
 func (n *Network) UnclogAll() {
+	n.swizzles++
 	now := n.w.Now()
 	for i, until := range n.clogNode {
 		if until > now {
@@ -301,14 +302,24 @@ func (n *Network) Swizzle(candidates []sim.NodeID, step, hold clock.Duration) cl
 	chosen := pool[:1+n.w.Choose(len(pool))]
 	unclogOrder := slices.Clone(chosen)
 	n.w.Shuffle(len(unclogOrder), func(i, j int) { unclogOrder[i], unclogOrder[j] = unclogOrder[j], unclogOrder[i] })
+	// An UnclogAll (the end of all faults) also ends the swizzle: its later steps do nothing.
+	generation := n.swizzles
 	for i, node := range chosen {
 		node := node
-		n.w.After(clock.Duration(i)*step, func() { n.ClogNode(node, 0) })
+		n.w.After(clock.Duration(i)*step, func() {
+			if n.swizzles == generation {
+				n.ClogNode(node, 0)
+			}
+		})
 	}
 	start := clock.Duration(len(chosen)-1)*step + hold
 	for i, node := range unclogOrder {
 		node := node
-		n.w.After(start+clock.Duration(i)*step, func() { n.UnclogNode(node) })
+		n.w.After(start+clock.Duration(i)*step, func() {
+			if n.swizzles == generation {
+				n.UnclogNode(node)
+			}
+		})
 	}
 	return start + clock.Duration(len(unclogOrder)-1)*step
 }

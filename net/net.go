@@ -180,7 +180,9 @@ type Network struct {
 	blocked []bool
 	size    int
 	// clogNode and clogPair hold messages until a virtual time (clock.Never: until unclogged).
-	clogNode   []clock.Time
+	clogNode []clock.Time
+	// swizzles counts UnclogAll calls: a swizzle still stepping when one comes stops there.
+	swizzles   uint64
 	clogPair   map[[2]sim.NodeID]clock.Time
 	faultCount int // partitions and clogs in force; zero lets the hot path skip every check
 

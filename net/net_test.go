@@ -365,3 +365,30 @@ func TestDefaultNetworkNeverLeavesTheFaultModel(t *testing.T) {
 	assert.True(t, slices.IsSorted(f.peers[1].got[c]))
 	assert.Empty(t, f.w.Outcome().OutsideFaultModel)
 }
+
+// TestUnclogAllStopsASwizzle: the end of all faults (UnclogAll) also ends a swizzle in progress,
+// which would otherwise go on clogging nodes after it. Seeds whose swizzle picks one node clog it
+// at once; the test needs those that pick several.
+func TestUnclogAllStopsASwizzle(t *testing.T) {
+	step, hold := 500*clock.Millisecond, 2*clock.Second
+	several := 0
+	for seed := uint64(1); seed <= 20; seed++ {
+		f := newFixture(t, seed, 5, Config{})
+		var ids []sim.NodeID
+		for _, p := range f.peers {
+			ids = append(ids, p.id)
+		}
+		f.runFor(clock.Second)
+		total := f.nw.Swizzle(ids, step, hold)
+		if total > hold {
+			several++
+		}
+		f.runFor(100 * clock.Millisecond) // the first node is clogged, the others follow a step apart
+		f.nw.UnclogAll()
+		for elapsed := clock.Duration(0); elapsed <= total; elapsed += 100 * clock.Millisecond {
+			f.runFor(100 * clock.Millisecond)
+			require.Zero(t, f.nw.faultCount, "seed %d: nothing is clogged after UnclogAll (at +%v)", seed, elapsed)
+		}
+	}
+	require.Positive(t, several, "some seed swizzles several nodes")
+}

@@ -22,7 +22,7 @@ func FuzzRun(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rep, err := Run(Options{
 			Seed: 1, Chooser: sim.NewBytes(data), Observers: -1,
-			Clients: 3, Duration: 10 * clock.Second, LivenessBound: 60 * clock.Second,
+			Clients: 3, Duration: 10 * clock.Second,
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -269,7 +269,13 @@ func (c *Checker) dispatchStorage(s *server, e zabmodel.Event) {
 	case zabmodel.EventServing:
 		c.onServing(s, e)
 	case zabmodel.EventStopServing:
-		s.established = false // A leader that stopped serving no longer broadcasts.
+		// A leader that stopped serving has left its role: it no longer broadcasts, and no
+		// learner's connection can reach it as a leader any more (see boundLeader). Its next
+		// EventElected says what it becomes.
+		s.established = false
+		if s.role == zabmodel.Leading {
+			s.role = zabmodel.Looking
+		}
 	case zabmodel.EventCrash:
 		c.onCrash(s)
 	case zabmodel.EventRestart:

@@ -89,3 +89,28 @@ func TestProcessConsistencyWhenServing(t *testing.T) {
 	v := s.requireViolation(t, threeVoters, ProcessConsistency)
 	assert.Equal(t, zabmodel.EventServing, v.Event.Kind)
 }
+
+// TestALearnerIsNotJudgedAgainstALeaderThatSteppedDown: server 3 elected leader 1 and was paused
+// in its sync; leader 1 crashed, came back, led epoch 2 with server 2 (proposing 2:1) and stepped
+// down again. Server 3 then reads what leader 1's first process had sent before it died, and
+// persists currentEpoch 1. It synchronized with that dead process, not with the one that led epoch
+// 2: only a leader that still leads is the process a learner's connection can have reached.
+func TestALearnerIsNotJudgedAgainstALeaderThatSteppedDown(t *testing.T) {
+	run := func(stepDown bool) *script {
+		s := newScript().start(1, 1, 2).write(1, z(1, 1), 2)
+		s.add(zabmodel.Event{Kind: zabmodel.EventElected, Server: 3, Role: zabmodel.Following, Leader: 1, Epoch: 1})
+		s.add(zabmodel.Event{Kind: zabmodel.EventCrash, Server: 1}, zabmodel.Event{Kind: zabmodel.EventRestart, Server: 1})
+		s.apply(1, z(1, 1), zabmodel.SourceStartup)
+		s.add(zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 2})
+		s.elect(2, 1, 2).ackNewLeader(2, 1, 2).establish(2, 1, 2).write(1, z(2, 1), 2)
+		if stepDown {
+			s.add(zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 1})
+		}
+		return s.add(zabmodel.Event{Kind: zabmodel.EventCurrentEpoch, Server: 3, Epoch: 1})
+	}
+	run(true).requireClean(t, threeVoters)
+	// While leader 1 still leads, server 3's connection can only have reached it: it is judged
+	// against that process's history, which it does not hold.
+	v := run(false).requireViolation(t, threeVoters, ProcessConsistency)
+	assert.Equal(t, []int64{3, 1}, v.Servers)
+}
