@@ -74,8 +74,8 @@ type Options struct {
 
 // Defaults.
 const (
-	DefaultClients       = 5
-	DefaultDuration      = 60 * clock.Second
+	DefaultClients  = 5
+	DefaultDuration = 60 * clock.Second
 	// DefaultLivenessBound leaves room for the slowest recovery ZooKeeper is designed for: a
 	// server whose election backed off to FLE's longest notification interval (60 s) before the
 	// heal sends its next notification only that much later, and then syncs (initLimit: 20 s).
