@@ -161,7 +161,7 @@ func (c *clientConn) processConnectRequest(zk *zkServer, payload []byte) {
 // processPacket is ZooKeeperServer.processPacket for an established connection.
 func (c *clientConn) processPacket(zk *zkServer, payload []byte) {
 	var h proto.RequestHeader
-	offset, err := c.p().h.decodeHeader(payload, &h)
+	offset, err := c.p().h.decodeRequestHeader(payload, &h)
 	if err != nil {
 		c.close(fmt.Sprintf("bad request header: %v", err))
 		return

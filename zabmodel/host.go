@@ -137,8 +137,9 @@ func (h *host) unmarshal(b []byte, r proto.Record) error {
 	return err
 }
 
-// decodeHeader decodes the record at the start of b and returns the offset of what follows it.
-func (h *host) decodeHeader(b []byte, r proto.Record) (int, error) {
+// decodeRequestHeader decodes the request header at the start of b and returns the offset of what
+// follows it. The header is decoded as its own type so that the caller's stays on its stack.
+func (h *host) decodeRequestHeader(b []byte, r *proto.RequestHeader) (int, error) {
 	d := h.decoder
 	d.Reset(b)
 	r.Decode(d)

@@ -272,7 +272,11 @@ func (zk *zkServer) commit(zxid int64) {
 		zk.p.exit("committing zxid %s but next pending txn %s", FormatZxid(zxid), FormatZxid(head.zxid()))
 		return
 	}
-	zk.pendingTxns = zk.pendingTxns[1:]
+	// Shift rather than reslice, so that the array is reused: a follower has only the proposals in
+	// flight pending, a handful to copy.
+	n := copy(zk.pendingTxns, zk.pendingTxns[1:])
+	zk.pendingTxns[n] = nil
+	zk.pendingTxns = zk.pendingTxns[:n]
 	zk.commits.commit(head)
 }
 

@@ -25,10 +25,12 @@ type syncProcessor struct {
 	randRoll  int
 
 	// The fsync in progress (at most one: flushing): how many log records it covers and the
-	// requests it releases. turnFunc and flushedFunc are the callbacks of the processor's events,
-	// made once rather than for every turn and every fsync.
+	// requests it releases. spareBatch is the array of the batch before, which the next batch
+	// reuses. turnFunc and flushedFunc are the callbacks of the processor's events, made once
+	// rather than for every turn and every fsync.
 	flushCovered int
 	flushBatch   []*request
+	spareBatch   []*request
 	turnFunc     func()
 	flushedFunc  func()
 }
@@ -114,7 +116,7 @@ func (sp *syncProcessor) flush() {
 	sp.flushing = true
 	covered := sp.p.s.disk.Len()
 	batch := sp.toFlush
-	sp.toFlush = nil
+	sp.toFlush, sp.spareBatch = sp.spareBatch[:0], nil
 	latency := sp.p.ens.w.Between(sp.p.cfg.FsyncLatencyMin, sp.p.cfg.FsyncLatencyMax, 100*clock.Microsecond)
 	sp.flushCovered, sp.flushBatch = covered, batch
 	sp.p.h.after(latency, sp.flushedFunc)
@@ -137,6 +139,10 @@ func (sp *syncProcessor) flushed(covered int, batch []*request) {
 			sp.next(r)
 		}
 	}
+	// No flush can have started during the loop (turns are events of their own), so the batch's
+	// array is free for the next one.
+	clear(batch)
+	sp.spareBatch = batch[:0]
 	if sp.pending() > 0 {
 		sp.schedule()
 	}
