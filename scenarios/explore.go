@@ -153,7 +153,11 @@ func (r *ExploreResult) HitsByPoint() []PointCount {
 		counts[i].Point = point
 	}
 	for _, h := range r.Hits {
-		counts[slices.Index(crashPointNames, h.Point)].Hits++
+		i := slices.Index(crashPointNames, h.Point)
+		if i < 0 {
+			panic(fmt.Sprintf("scenarios: the base run reached crash point %q, which CrashPoints does not list", h.Point))
+		}
+		counts[i].Hits++
 	}
 	return counts
 }
@@ -203,8 +207,8 @@ func Explore(o ExploreOptions) (*ExploreResult, error) {
 		res.Runs[job], errs[job] = o.exploreHit(selected[job])
 	})
 	res.Wall = o.elapsed()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	if failed := slices.DeleteFunc(errs, func(err error) bool { return err == nil }); len(failed) > 0 {
+		return nil, fmt.Errorf("%w (and %d more runs could not be made)", failed[0], len(failed)-1)
 	}
 	return res, nil
 }
