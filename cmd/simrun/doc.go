@@ -30,7 +30,7 @@
 //	simrun conform [--normalize] [--seed S] [--extended-types] < sequence.jsonl
 //	simrun bugs
 //	simrun hunt [--seeds N] [--seed-start S] [--parallel P] [--only BUG,...] [--duration D] [--json]
-//	simrun bench [--seeds N] [--parallel P] [--cpuprofile FILE]
+//	simrun bench [--seeds N] [--parallel P] [--cpuprofile FILE] [--memprofile FILE]
 //	simrun help [command]
 //
 // Exit status: 0 when everything passed, 1 when a run failed (or a determinism bug was seen, or a
