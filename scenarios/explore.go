@@ -107,10 +107,11 @@ type ExploreRun struct {
 	// Class is the run's Report.Failure ("" for a pass), or ClassMisplaced.
 	Class       string
 	Explanation string
-	// CrashedAt is when the armed server crashed, clock.Never if it did not.
+	// CrashedAt is when the server crashed at the hit's occurrence of its point, clock.Never if it
+	// did not crash there.
 	CrashedAt clock.Time
 	// Landed says that the crash happened at the hit: the same server, point, occurrence and
-	// virtual time as in the base run.
+	// virtual time as in the base run. (Crashes that the base script arms itself may come too.)
 	Landed bool
 }
 
@@ -341,28 +342,33 @@ func (o ExploreOptions) exploreHit(hit ExploreHit) (run ExploreRun, err error) {
 	}()
 	run = ExploreRun{Hit: hit, Script: CrashScript(o.Script, hit, o.RestartAfter), Seed: o.Seed, CrashedAt: clock.Never}
 	occurrences := 0 // of the hit's server and point, so far
-	var crash CrashPointHit
+	var aimed CrashPointHit
 	observe := func(h CrashPointHit) {
 		if h.Sid == hit.Sid && h.Point == hit.Point {
-			occurrences++
-		}
-		if h.Crashed && run.CrashedAt == clock.Never {
-			crash, run.CrashedAt = h, h.At
-			run.Landed = h.Sid == hit.Sid && h.Point == hit.Point && h.At == hit.At && occurrences == hit.Occurrence
+			if occurrences++; occurrences == hit.Occurrence {
+				aimed = h
+			}
 		}
 	}
 	report, err := Run(o.runOptions(run.Script, observe))
 	if err != nil {
 		return run, fmt.Errorf("scenarios: exploring %s: %w", hit, err)
 	}
+	if aimed.Crashed {
+		run.CrashedAt = aimed.At
+	}
+	run.Landed = aimed.Crashed && aimed.At == hit.At
 	run.Class = report.Failure()
 	if run.Class != "" {
 		run.Explanation = report.Explain()
 	}
 	if !run.Landed {
-		what := "no server crashed at a crash point"
-		if run.CrashedAt != clock.Never {
-			what = fmt.Sprintf("zk%d crashed at %s at %s", crash.Sid, crash.Point, strings.TrimSpace(crash.At.String()))
+		what := fmt.Sprintf("zk%d reached %s only %d times", hit.Sid, hit.Point, occurrences)
+		switch {
+		case occurrences >= hit.Occurrence && !aimed.Crashed:
+			what = fmt.Sprintf("that hit came at %s without a crash", strings.TrimSpace(aimed.At.String()))
+		case occurrences >= hit.Occurrence:
+			what = fmt.Sprintf("that hit came at %s", strings.TrimSpace(aimed.At.String()))
 		}
 		run.Explanation = fmt.Sprintf("explorer: the crash was aimed at %s, but %s\n", hit, what) + run.Explanation
 		run.Class = ClassMisplaced

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -330,10 +331,57 @@ func TestExploreReportsACrashThatMissesItsHit(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, clock.Never, run.CrashedAt)
 	assert.Equal(t, ClassMisplaced, run.Class)
-	assert.Contains(t, run.Explanation, "no server crashed at a crash point")
+	assert.Contains(t, run.Explanation, fmt.Sprintf("zk%d reached %s only ", aimed.Sid, aimed.Point))
 
 	run, err = o.exploreHit(aimed)
 	require.NoError(t, err)
 	assert.True(t, run.Landed, run.Explanation)
 	assert.False(t, run.Failed(), run.Explanation)
+}
+
+// TestCrashpointsOnOneServerEachCrashIt arms zk1 twice, at two points: each action crashes it
+// once (the second after the restart the first scheduled), neither replaces the other.
+func TestCrashpointsOnOneServerEachCrashIt(t *testing.T) {
+	script := DefaultExploreScript()
+	script.Actions = append([]Action{
+		{At: 0, Verb: "crashpoint", Args: []string{"zk1", "log-appended", "2", "restart", "1s"}},
+		{At: 0, Verb: "crashpoint", Args: []string{"zk1", "fsynced-before-ack", "40", "restart", "1s"}},
+	}, script.Actions...)
+	var crashes []CrashPointHit
+	rep, err := Run(Options{Seed: 4, Script: script, Duration: script.Duration, Clients: script.Clients,
+		OnCrashPoint: func(h CrashPointHit) {
+			if h.Crashed {
+				crashes = append(crashes, h)
+			}
+		}})
+	require.NoError(t, err)
+	assert.False(t, rep.Failed(), rep.Explain())
+	require.Len(t, crashes, 2, "seed 4: %v", crashes)
+	assert.Equal(t, []string{"log-appended", "fsynced-before-ack"}, []string{crashes[0].Point, crashes[1].Point})
+	assert.Equal(t, []int64{1, 1}, []int64{crashes[0].Sid, crashes[1].Sid})
+	assert.GreaterOrEqual(t, crashes[1].At, crashes[0].At.Add(clock.Second), "the second crash comes after the first one's restart")
+}
+
+// TestExploreABaseThatArmsItsOwnCrashPoint explores a named script whose base crashes zk1 inside
+// NEWLEADER by itself: the explorer's crashes come beside the base's, every one lands at its hit,
+// and every run passes.
+func TestExploreABaseThatArmsItsOwnCrashPoint(t *testing.T) {
+	maxRuns := 40
+	if testing.Short() {
+		maxRuns = 10
+	}
+	res, err := Explore(ExploreOptions{Seed: 1, Script: namedScript(t, "crash-inside-newleader"), MaxRuns: maxRuns, Execute: testPool})
+	require.NoError(t, err)
+	require.Empty(t, res.BaseFailure, res.BaseExplanation)
+	own := 0
+	for _, h := range res.Hits {
+		if h.Sid == 1 && h.Point == "newleader-before-epoch" {
+			own++
+		}
+	}
+	require.Positive(t, own, "the base reaches its own crash point")
+	for _, run := range res.Failures() {
+		t.Errorf("seed 1, crash at %s: %s\n%s", run.Hit, run.Class, run.Explanation)
+	}
+	assert.Len(t, res.Runs, maxRuns)
 }

@@ -166,7 +166,8 @@ type CrashPointHit struct {
 	Crashed bool
 }
 
-// armedCrash is a crashpoint action waiting for its hit.
+// armedCrash is a crashpoint action waiting for its hit. A server may have several, each counting
+// the hits of its own point.
 type armedCrash struct {
 	point string
 	// remaining counts the hits of point still to come, this one included, before the crash.
@@ -175,9 +176,9 @@ type armedCrash struct {
 	restartAfter clock.Duration
 }
 
-// arm performs a crashpoint action: each target server is armed, replacing what it was armed for.
-// The parser has checked the arguments; a script built in code that bypassed it is refused here,
-// in the trace, rather than guessed at.
+// arm performs a crashpoint action: each target server gets one more armed crash, beside any it
+// already has. The parser has checked the arguments; a script built in code that bypassed it is
+// refused here, in the trace, rather than guessed at.
 func (r *runner) arm(a Action) {
 	spec, err := parseCrashpoint(a.Args)
 	if err != nil {
@@ -186,15 +187,16 @@ func (r *runner) arm(a Action) {
 	}
 	for _, n := range r.targets(spec.target) {
 		if sid, ok := r.sidOf(n); ok {
-			r.crashPoints[sid] = armedCrash{point: spec.point, remaining: spec.count, restart: spec.restart, restartAfter: spec.restartAfter}
+			r.crashPoints[sid] = append(r.crashPoints[sid],
+				armedCrash{point: spec.point, remaining: spec.count, restart: spec.restart, restartAfter: spec.restartAfter})
 		}
 	}
 }
 
 // crashHook is the ensemble's crash-point hook. During the fault phase it tells the OnCrashPoint
-// observer of every hit, and crashes a server armed for the point at its count-th hit. It draws
-// nothing and traces nothing itself (zabmodel traces the crash), so that observing a run does not
-// change it.
+// observer of every hit, and crashes a server at the hit that completes one of its armed crashes.
+// It draws nothing and traces nothing itself (zabmodel traces the crash), so that observing a run
+// does not change it.
 func (r *runner) crashHook(sid int64, point string) bool {
 	now := r.w.Now()
 	if now < r.faultStart || now >= r.faultEnd {
@@ -207,23 +209,35 @@ func (r *runner) crashHook(sid int64, point string) bool {
 	return crashed
 }
 
-// countHit counts a hit against the server's armed crash point and reports whether it is the one
-// to crash at.
+// countHit counts a hit against each of the server's armed crashes at this point and reports
+// whether it completes any. Every crash it completes is disarmed and has its restart scheduled;
+// they are one crash, counted as one fault, and the earliest restart wins.
 func (r *runner) countHit(sid int64, point string) bool {
-	armed, ok := r.crashPoints[sid]
-	if !ok || armed.point != point {
+	armed := r.crashPoints[sid]
+	crashed := false
+	kept := armed[:0]
+	for _, a := range armed {
+		if a.point == point {
+			a.remaining--
+		}
+		if a.remaining > 0 {
+			kept = append(kept, a)
+			continue
+		}
+		crashed = true
+		if a.restart {
+			r.restartAfterCrash(sid, a.restartAfter)
+		}
+	}
+	if !crashed {
 		return false
 	}
-	armed.remaining--
-	if armed.remaining > 0 {
-		r.crashPoints[sid] = armed
-		return false
+	if len(kept) == 0 {
+		delete(r.crashPoints, sid)
+	} else {
+		r.crashPoints[sid] = kept
 	}
-	delete(r.crashPoints, sid)
 	r.faultsInjected++
-	if armed.restart {
-		r.restartAfterCrash(sid, armed.restartAfter)
-	}
 	return true
 }
 

@@ -36,7 +36,7 @@ type runner struct {
 	leaders              int     // establishments seen
 	opsCompleted         int
 	faultsInjected       int
-	crashPoints          map[int64]armedCrash // armed crash points by sid
+	crashPoints          map[int64][]armedCrash // armed crash points by sid, in arming order
 	paused               map[sim.NodeID]bool
 	health               *healthSampler
 	zabViolation         *zab.Violation
@@ -63,7 +63,7 @@ func newRunner(opts Options) (*runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{opts: opts, w: w, rec: checkers.NewRecorder(), crashPoints: map[int64]armedCrash{}, paused: map[sim.NodeID]bool{},
+	r := &runner{opts: opts, w: w, rec: checkers.NewRecorder(), crashPoints: map[int64][]armedCrash{}, paused: map[sim.NodeID]bool{},
 		proposed: map[txnKey]*proto.TxnEntry{}}
 	r.script = opts.Script
 	switch {

@@ -33,7 +33,8 @@ import (
 //	                                      place between two persistence steps (see CrashPoints),
 //	                                      counting from this action, within the fault phase; with
 //	                                      "restart DUR" it starts again DUR after that crash. A
-//	                                      later crashpoint for the same server replaces this one.
+//	                                      server may be armed at several points at once; each
+//	                                      action counts its own hits and crashes it once.
 //	partition T... | T... [| T...]        groups that cannot talk to each other
 //	oneway T T                            messages from the first to the second are held
 //	isolate T                             T talks to nobody
