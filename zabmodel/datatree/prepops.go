@@ -267,17 +267,7 @@ func (p *Preparer) prepareSetData(r *pending, body proto.Record) error {
 	if err != nil {
 		return err
 	}
-	if err := validatePath(b.Path); err != nil {
-		return err
-	}
-	record, err := p.recordForPath(b.Path)
-	if err != nil {
-		return err
-	}
-	if err := CheckACL(record.acl, proto.PermWrite, r.req.Auth); err != nil {
-		return err
-	}
-	version, err := checkAndIncVersion(record.stat.Version, b.Version)
+	record, version, err := p.versionedRecord(r, b.Path, proto.PermWrite, b.Version)
 	if err != nil {
 		return err
 	}
@@ -344,17 +334,7 @@ func (p *Preparer) prepareCheck(r *pending, body proto.Record) error {
 	if err != nil {
 		return err
 	}
-	if err := validatePath(b.Path); err != nil {
-		return err
-	}
-	record, err := p.recordForPath(b.Path)
-	if err != nil {
-		return err
-	}
-	if err := CheckACL(record.acl, proto.PermRead, r.req.Auth); err != nil {
-		return err
-	}
-	version, err := checkAndIncVersion(record.stat.Version, b.Version)
+	_, version, err := p.versionedRecord(r, b.Path, proto.PermRead, b.Version)
 	if err != nil {
 		return err
 	}
@@ -410,4 +390,25 @@ func (p *Preparer) prepareCloseSession(r *pending) error {
 	r.txn = &proto.CloseSessionTxn{PathsToDelete: append([]string{}, list...)}
 	p.sessions.SetSessionClosing(session)
 	return nil
+}
+
+// versionedRecord is what setData and check share, in Java's order: the path is valid, the node
+// exists (as its pending change record), the connection holds perm on it, and the expected
+// version matches. It returns the record and the version the txn carries.
+func (p *Preparer) versionedRecord(r *pending, path string, perm proto.Perm, expected int32) (*changeRecord, int32, error) {
+	if err := validatePath(path); err != nil {
+		return nil, 0, err
+	}
+	record, err := p.recordForPath(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := CheckACL(record.acl, perm, r.req.Auth); err != nil {
+		return nil, 0, err
+	}
+	version, err := checkAndIncVersion(record.stat.Version, expected)
+	if err != nil {
+		return nil, 0, err
+	}
+	return record, version, nil
 }
