@@ -4,7 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,16 +21,44 @@ import (
 // The sweep's seeds come from flags, so that `go test ./scenarios -run TestSweep -seeds 5000` or
 // `-seed 1234` work like simrun: go test -run TestSweep ./scenarios -args -seed 1234.
 var (
-	flagSeed     = flag.Uint64("seed", 0, "run only this seed in TestSweep")
-	flagSeeds    = flag.Int("seeds", 60, "how many seeds TestSweep runs, from -seed-start")
+	flagSeed     optionalSeed
+	flagSeeds    = flag.Int("seeds", 60, "how many seeds TestSweep runs, from -seed-start (at least 1)")
 	flagStart    = flag.Uint64("seed-start", 1, "the first seed TestSweep runs")
 	flagWorkload = flag.String("workload", "", "the workload of every seed (default: drawn per seed)")
 )
 
+func init() {
+	flag.Var(&flagSeed, "seed", "run only this seed `S` in TestSweep (any unsigned 64-bit integer, 0 included)")
+}
+
+// optionalSeed is -seed: it remembers whether it was given, so that seed 0 can be asked for like
+// any other seed (simrun accepts it too).
+type optionalSeed struct {
+	value uint64
+	given bool
+}
+
+func (s *optionalSeed) String() string {
+	if s == nil {
+		return "0"
+	}
+	return strconv.FormatUint(s.value, 10)
+}
+
+func (s *optionalSeed) Set(text string) error {
+	v, err := strconv.ParseUint(text, 10, 64)
+	if err != nil {
+		return fmt.Errorf("a seed is an unsigned 64-bit integer, not %q", text)
+	}
+	s.value, s.given = v, true
+	return nil
+}
+
 // TestSweep runs seeds of the default swarm (every workload, every fault family) and requires every
 // checker to pass. A failure prints the seed, what failed and the command that replays it.
 func TestSweep(t *testing.T) {
-	seeds := sweepSeeds()
+	seeds, err := sweepSeeds(flagSeed, *flagSeeds, *flagStart)
+	require.NoError(t, err)
 	failures := runSeeds(t, seeds, func(seed uint64) Options {
 		return Options{Seed: seed, Observers: -1, Workload: *flagWorkload}
 	})
@@ -38,15 +68,44 @@ func TestSweep(t *testing.T) {
 	t.Logf("%d seeds, %d failed", len(seeds), len(failures))
 }
 
-func sweepSeeds() []uint64 {
-	if *flagSeed != 0 {
-		return []uint64{*flagSeed}
+// sweepSeeds turns the flags into the seeds to run. A sweep of no seeds would pass without running
+// anything, so -seeds must be at least 1; the range must not wrap past the largest seed.
+func sweepSeeds(one optionalSeed, count int, start uint64) ([]uint64, error) {
+	if one.given {
+		return []uint64{one.value}, nil
 	}
-	seeds := make([]uint64, *flagSeeds)
+	if count < 1 {
+		return nil, fmt.Errorf("-seeds must be at least 1, not %d", count)
+	}
+	if start > math.MaxUint64-uint64(count-1) {
+		return nil, fmt.Errorf("-seed-start %d with -seeds %d runs past the largest seed", start, count)
+	}
+	seeds := make([]uint64, count)
 	for i := range seeds {
-		seeds[i] = *flagStart + uint64(i)
+		seeds[i] = start + uint64(i)
 	}
-	return seeds
+	return seeds, nil
+}
+
+func TestSweepSeedsFromFlags(t *testing.T) {
+	seeds, err := sweepSeeds(optionalSeed{}, 3, 7)
+	require.NoError(t, err)
+	assert.Equal(t, []uint64{7, 8, 9}, seeds)
+
+	var zero optionalSeed
+	require.NoError(t, zero.Set("0"))
+	seeds, err = sweepSeeds(zero, 60, 1)
+	require.NoError(t, err)
+	assert.Equal(t, []uint64{0}, seeds, "-seed 0 runs seed 0, not the default sweep")
+
+	for _, count := range []int{0, -1} {
+		_, err = sweepSeeds(optionalSeed{}, count, 1)
+		assert.ErrorContains(t, err, "-seeds must be at least 1")
+	}
+	_, err = sweepSeeds(optionalSeed{}, 2, math.MaxUint64)
+	assert.ErrorContains(t, err, "past the largest seed")
+	assert.Error(t, new(optionalSeed).Set("-1"))
+	assert.Error(t, new(optionalSeed).Set("abc"))
 }
 
 // runSeeds runs the seeds in parallel (one world per goroutine) and returns a description of every
