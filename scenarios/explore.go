@@ -257,6 +257,10 @@ func (o ExploreOptions) withDefaults() (ExploreOptions, error) {
 	if o.Script.Servers == 0 {
 		problems = append(problems, fmt.Errorf("%w: the base script sets no servers", ErrOptions))
 	}
+	if !o.RecipeBugs.Empty() && !slices.Contains(LockWorkloads, o.Script.Workload) {
+		problems = append(problems, fmt.Errorf("%w: recipe bug %s acts only on the %s workloads, and the base runs %s",
+			ErrOptions, o.RecipeBugs, strings.Join(LockWorkloads, ", "), o.Script.Workload))
+	}
 	return o, errors.Join(problems...)
 }
 

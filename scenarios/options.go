@@ -107,7 +107,9 @@ var ErrOptions = errors.New("scenarios: invalid options")
 func ParseFaults(s string) ([]string, error) {
 	s = strings.TrimSpace(s)
 	switch s {
-	case "", "all":
+	case "":
+		return nil, fmt.Errorf("%w: an empty fault list; say all, none, or name families (%s)", ErrOptions, strings.Join(FaultFamilies, ", "))
+	case "all":
 		return slices.Clone(FaultFamilies), nil
 	case "none":
 		return []string{}, nil
@@ -167,6 +169,9 @@ func (o Options) Validate() error {
 	}
 	if o.Workload != "" && o.Workload != "mixed" && !slices.Contains(Workloads(), o.Workload) {
 		bad("unknown workload %q (known: %s, mixed)", o.Workload, strings.Join(Workloads(), ", "))
+	}
+	if !o.RecipeBugs.Empty() && o.Workload != "" && o.Workload != "mixed" && !slices.Contains(LockWorkloads, o.Workload) {
+		bad("recipe bug %s acts only on the %s workloads, never on %q", o.RecipeBugs, strings.Join(LockWorkloads, ", "), o.Workload)
 	}
 	for _, f := range o.Faults {
 		if !slices.Contains(FaultFamilies, f) {

@@ -84,7 +84,7 @@ func newRunner(opts Options) (*runner, error) {
 		r.script.Duration = opts.Duration
 	}
 	if r.script.Workload == "" {
-		r.script.Workload = "registers"
+		r.script.Workload = scriptWorkload(opts)
 	}
 	if err := r.build(); err != nil {
 		return nil, err
@@ -225,4 +225,13 @@ func cloneTxn(entry *proto.TxnEntry) *proto.TxnEntry {
 		panic("scenarios: a committed txn does not round-trip: " + err.Error())
 	}
 	return &c
+}
+
+// scriptWorkload is the workload of a script that names none: the options' workload if they name
+// one (a script may leave it to the command line), registers otherwise.
+func scriptWorkload(opts Options) string {
+	if opts.Workload != "" && opts.Workload != "mixed" {
+		return opts.Workload
+	}
+	return "registers"
 }

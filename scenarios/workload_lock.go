@@ -26,6 +26,10 @@ import (
 // resource while SUSPENDED, resumes when RECONNECTED, and abandons the lock when LOST; what it
 // cannot see (a garbage-collection pause past its session timeout) is what fencing is for.
 
+// LockWorkloads lists the workloads whose applications run lock recipes: the only ones on which a
+// recipe bug switch (Options.RecipeBugs) acts.
+var LockWorkloads = []string{"lock", "rwlock", "election"}
+
 func init() {
 	workloadMakers["lock"] = func(*sim.World) workload { return newLockWorkload(lockKindMutex) }
 	workloadMakers["rwlock"] = func(*sim.World) workload { return newLockWorkload(lockKindRW) }

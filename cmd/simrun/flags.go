@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -141,7 +142,10 @@ func (f *scenarioFlags) options() (scenarios.Options, error) {
 		LinearizableReadsAfterSync: f.linearizableReadsAfterSync, DatagramFaults: f.datagramFaults,
 	}
 	var problems []error
-	if f.workload != "mixed" {
+	switch {
+	case f.workload == "":
+		problems = append(problems, fmt.Errorf("--workload must name a workload (%s) or mixed", strings.Join(scenarios.Workloads(), ", ")))
+	case f.workload != "mixed":
 		opts.Workload = f.workload
 	}
 	if f.clients < 1 || f.clients > 100 {
@@ -165,6 +169,13 @@ func (f *scenarioFlags) options() (scenarios.Options, error) {
 			return opts, err
 		}
 		opts.Script = script
+		// A script without a workload line runs the --workload given, or registers; a recipe bug
+		// would never act on a workload without locks.
+		workload := cmp.Or(script.Workload, opts.Workload, "registers")
+		if !opts.RecipeBugs.Empty() && !slices.Contains(scenarios.LockWorkloads, workload) {
+			return opts, fmt.Errorf("--bug %s acts only on the %s workloads, and %s runs %s",
+				opts.RecipeBugs, strings.Join(scenarios.LockWorkloads, ", "), f.scriptPath, workload)
+		}
 		// The script's own duration and clients are the run's: the runner's budgets follow the
 		// options, and a scripted run must be the very run the script's seed made.
 		if script.Duration > 0 {
