@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/zabsim/zabsim/checkers"
 	"github.com/zabsim/zabsim/checkers/zab"
@@ -12,16 +13,19 @@ import (
 
 // Report is the verdict on one run.
 type Report struct {
-	Seed     uint64
-	Script   *Script
-	Bugs     string
-	Outcome  sim.Outcome
-	Zab      []zab.Violation
-	Checks   checkers.Report
-	CheckErr error
-	Liveness *checkers.LivenessFacts
-	History  *checkers.History
-	Stats    Stats
+	Seed    uint64
+	Script  *Script
+	Bugs    string
+	Outcome sim.Outcome
+	Zab     []zab.Violation
+	Checks  checkers.Report
+	// ZabCheckTime estimates the host time the streaming ZAB invariant checker took, if
+	// Options.Stopwatch was set (see zab.Config.Stopwatch); Checks.Total holds the rest.
+	ZabCheckTime time.Duration
+	CheckErr     error
+	Liveness     *checkers.LivenessFacts
+	History      *checkers.History
+	Stats        Stats
 }
 
 // Stats are the run's counts.
@@ -96,6 +100,7 @@ func (r *runner) judge(liveness *checkers.LivenessFacts) *Report {
 			Committed: len(h.Committed), Leaders: r.leaders, FaultsInjected: r.faultsInjected},
 	}
 	rep.Zab = r.zab.Violations()
+	rep.ZabCheckTime = r.zab.Summary().HostTime
 	if rep.Outcome.Kind == sim.Running {
 		r.w.Finish()
 		rep.Outcome = r.w.Outcome()
@@ -119,7 +124,11 @@ func (r *runner) judge(liveness *checkers.LivenessFacts) *Report {
 	// A workload's own checks come before convergence: an application stuck waiting for a lock
 	// also keeps the run from settling, and the lock checkers say which lock and why.
 	if j, ok := r.gen.(judged); ok && rep.CheckErr == nil {
-		rep.Checks.Results = append(rep.Checks.Results, j.judge(r, h)...)
+		own := j.judge(r, h)
+		for _, res := range own {
+			rep.Checks.Total += res.Duration
+		}
+		rep.Checks.Results = append(rep.Checks.Results, own...)
 	}
 	if rep.CheckErr == nil && liveness != nil {
 		rep.Checks.Results = append(rep.Checks.Results, r.convergence(liveness))

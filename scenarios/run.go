@@ -110,6 +110,7 @@ func (r *runner) build() error {
 	checker, err := zab.New(zab.Config{
 		Voters: cfg.WithDefaults().VoterSids(), Observers: cfg.WithDefaults().Sids()[s.Servers:],
 		InitialZxidCounter: s.InitialZxidCounter, OnViolation: r.zabFailed, OnCommit: r.onCommitted,
+		Stopwatch: r.opts.Stopwatch,
 	})
 	if err != nil {
 		return err

@@ -33,7 +33,8 @@ type Summary struct {
 	Proposals, Committed int
 	// First and Last are the virtual times of the first and last events seen.
 	First, Last clock.Time
-	// HostTime is the host time spent checking, measured only if Config.Stopwatch was set.
+	// HostTime is the host time spent checking, estimated from one event in every
+	// HostTimeSampleEvery, and only if Config.Stopwatch was set.
 	HostTime time.Duration
 	// Halted says the checker stopped checking because a budget was exceeded.
 	Halted bool

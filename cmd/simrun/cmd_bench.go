@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/zabsim/zabsim/checkers/zab"
 	"github.com/zabsim/zabsim/scenarios"
 )
 
@@ -182,6 +183,9 @@ func writeBench(env *environment, f *benchFlags, t totals, wall time.Duration) {
 	fmt.Fprintf(tw, "  events/s\t%.0f\n", ratio(float64(t.events), wall.Seconds()))
 	fmt.Fprintf(tw, "  mean events per seed\t%.0f\n", ratio(float64(t.events), float64(t.run)))
 	fmt.Fprintf(tw, "  checker share of run time\t%.1f%%\n", 100*ratio(t.checkers.Seconds(), t.busy.Seconds()))
+	fmt.Fprintf(tw, "    streaming ZAB invariants\t%.1f%% (estimated from one event in %d)\n",
+		100*ratio(t.zabCheckers.Seconds(), t.busy.Seconds()), zab.HostTimeSampleEvery)
+	fmt.Fprintf(tw, "    client-visible and lock checks\t%.1f%%\n", 100*ratio((t.checkers-t.zabCheckers).Seconds(), t.busy.Seconds()))
 	fmt.Fprintf(tw, "  wall time\t%s\n", wall.Round(time.Millisecond))
 	_ = tw.Flush()
 }

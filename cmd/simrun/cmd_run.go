@@ -148,6 +148,7 @@ type totals struct {
 	events              int64
 	virtual, busy       time.Duration
 	checkers            time.Duration
+	zabCheckers         time.Duration
 	beyondGuarantee     int64
 }
 
@@ -157,6 +158,7 @@ func (t *totals) add(r seedResult) {
 	t.virtual += r.virtual
 	t.busy += r.wall
 	t.checkers += r.checkers
+	t.zabCheckers += r.zabCheckers
 	if !r.failed() {
 		t.passed++
 		return

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -223,6 +224,12 @@ func TestBenchReportsItsMeasures(t *testing.T) {
 	for _, measure := range []string{"seeds/s", "virtual s per wall s", "events/s", "checker share of run time"} {
 		assert.Regexp(t, regexp.MustCompile(regexp.QuoteMeta(measure)+`\s+[0-9.]+`), r.stdout)
 	}
+	// The streaming ZAB checker runs on every event, so its share is measured, not left out.
+	zabShare := regexp.MustCompile(`streaming ZAB invariants\s+([0-9.]+)%`).FindStringSubmatch(r.stdout)
+	require.Len(t, zabShare, 2, r.stdout)
+	share, err := strconv.ParseFloat(zabShare[1], 64)
+	require.NoError(t, err)
+	assert.Positive(t, share, r.stdout)
 	info, err := os.Stat(profile)
 	require.NoError(t, err)
 	assert.Positive(t, info.Size(), "the CPU profile was written")

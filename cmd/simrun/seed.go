@@ -24,7 +24,8 @@ type seedResult struct {
 	events          int64
 	virtual         time.Duration
 	wall            time.Duration
-	checkers        time.Duration
+	checkers        time.Duration // every checker: the streaming ZAB one and those at the end
+	zabCheckers     time.Duration // the streaming ZAB checker alone (estimated from samples)
 	traceHash       uint64
 	outside         []string
 	explanation     string
@@ -108,7 +109,8 @@ func measureSeed(env *environment, opts scenarios.Options, index int64, seed uin
 	result.class = classify(report)
 	result.events = report.Stats.Events
 	result.virtual = time.Duration(report.Stats.VirtualTime)
-	result.checkers = report.Checks.Total
+	result.checkers = report.Checks.Total + report.ZabCheckTime
+	result.zabCheckers = report.ZabCheckTime
 	result.traceHash = report.Outcome.TraceHash
 	result.outside = report.Outcome.OutsideFaultModel
 	if result.failed() {
