@@ -244,6 +244,9 @@ func TestExploreFindsEpochBugsAtTheirCrashPoints(t *testing.T) {
 				Clients: first.Script.Clients, Bugs: bugs})
 			require.NoError(t, err)
 			assert.Equal(t, first.Class, rep.Failure(), "the failing script replays to the same failure")
+			// Both bugs leave a server that refuses to start: only the convergence check sees it.
+			assert.Equal(t, CheckerConvergence, rep.Failure())
+			assert.Regexp(t, `server \d exited: the current epoch, \d+, is older than the last zxid`, rep.Explain())
 			fixed, err := Run(Options{Seed: first.Seed, Script: first.Script, Duration: first.Script.Duration,
 				Clients: first.Script.Clients})
 			require.NoError(t, err)

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/zabsim/zabsim/checkers/zab"
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/sim"
+	"github.com/zabsim/zabsim/zabmodel"
 )
 
 // Report is the verdict on one run.
@@ -142,22 +144,39 @@ func (r *runner) judge(liveness *checkers.LivenessFacts) *Report {
 const CheckerConvergence = "convergence"
 
 func (r *runner) convergence(l *checkers.LivenessFacts) checkers.Result {
+	var ends []serverEnd
+	for _, s := range r.ens.Servers() {
+		ends = append(ends, serverEnd{State: s.State(), Exit: s.Exit()})
+	}
+	return judgeConvergence(ends, l, r.opts.LivenessBound)
+}
+
+// serverEnd is what the convergence check reads of a server at the end of a run.
+type serverEnd struct {
+	zabmodel.State
+	Exit string // why the process stopped on its own, if it did
+}
+
+// judgeConvergence passes a run whose applications all got through their final sync after the
+// heal (l.Completed); otherwise it names what kept the cluster from converging: a server that
+// exited (a refused start), one that is up and not serving, or serving servers whose trees differ.
+// When every server looks converged and still some application did not finish, it says so.
+func judgeConvergence(ends []serverEnd, l *checkers.LivenessFacts, bound clock.Duration) checkers.Result {
 	res := checkers.Result{Checker: CheckerConvergence, Status: checkers.Pass,
 		Summary: "every server serves and holds the same tree after the heal"}
 	if l.Completed {
 		return res
 	}
 	var problems []string
-	digests := map[int64][]int64{}
-	for _, s := range r.ens.Servers() {
-		st := s.State()
+	var digests []int64 // the distinct trees of the serving servers
+	for _, st := range ends {
 		switch {
-		case !st.Up && s.Exit() != "":
-			problems = append(problems, fmt.Sprintf("server %d exited: %s", st.Sid, s.Exit()))
+		case !st.Up && st.Exit != "":
+			problems = append(problems, fmt.Sprintf("server %d exited: %s", st.Sid, st.Exit))
 		case !st.Serving:
 			problems = append(problems, fmt.Sprintf("server %d is %s and not serving", st.Sid, st.Role))
-		default:
-			digests[st.Digest] = append(digests[st.Digest], st.Sid)
+		case !slices.Contains(digests, st.Digest):
+			digests = append(digests, st.Digest)
 		}
 	}
 	if len(digests) > 1 {
@@ -169,7 +188,7 @@ func (r *runner) convergence(l *checkers.LivenessFacts) checkers.Result {
 	res.Status = checkers.Violation
 	res.Findings = append(res.Findings, checkers.Finding{Checker: CheckerConvergence, Rule: "converge-after-heal",
 		Message: fmt.Sprintf("%s after the liveness bound of %v following the heal at %s",
-			strings.Join(problems, "; "), r.opts.LivenessBound, strings.TrimSpace(l.HealTime.String()))})
+			strings.Join(problems, "; "), bound, strings.TrimSpace(l.HealTime.String()))})
 	return res
 }
 
