@@ -358,3 +358,11 @@ func TestShrinkFallsBackToASeedWithWhichTheScriptFailsAlike(t *testing.T) {
 	assert.Equal(t, exitFailure, tooFew.code)
 	assert.Contains(t, tooFew.stderr, "neither with seed 5 nor with the 1 seeds after it")
 }
+
+// The smallest session timeout the driver accepts connects, as go-zookeeper's does: its handshake
+// is timed in nanoseconds, and the server raises the timeout to its minimum.
+func TestConformAcceptsTheSmallestSessionTimeout(t *testing.T) {
+	r := runCLI(t, `{"session":"s1","op":"create","path":"/a","timeout_ms":1}`+"\n", "conform")
+	require.Equal(t, exitPass, r.code, r.stderr)
+	assert.JSONEq(t, `{"i":0,"session":"s1","op":"create","err":"OK","path":"/a"}`, strings.TrimSpace(r.stdout))
+}

@@ -617,7 +617,7 @@ func TestGoZookeeperWaitsLongerForAHandshake(t *testing.T) {
 		reason  string
 	}{
 		{Java, "have not heard from server in 4000ms"},         // the session timeout over one server
-		{GoZookeeper, "have not heard from server in 26660ms"}, // ten read timeouts of 2666 ms
+		{GoZookeeper, "have not heard from server in 26666ms"}, // ten read timeouts of 2666.67 ms
 	} {
 		t.Run(tc.library.String(), func(t *testing.T) {
 			bed := newTestbed(t, 1, 1)
@@ -632,4 +632,34 @@ func TestGoZookeeperWaitsLongerForAHandshake(t *testing.T) {
 	bed.newClientWith(Config{Emulate: GoZookeeper}, &eventLog{w: bed.w})
 	bed.run(1500 * ms)
 	assert.Contains(t, bed.trace.String(), "have not heard from server in 1000ms", "go-zookeeper dials for a second")
+}
+
+// go-zookeeper keeps the negotiated timeout as the one it asks for on its next connection (its
+// setTimeouts), and times its handshake in nanoseconds: a 1 ms request still leaves a handshake of
+// ten 0.67 ms read timeouts. Java asks again for what the application gave.
+func TestGoZookeeperAsksAgainForTheNegotiatedTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		library   Library
+		requested clock.Duration
+		again     int32
+	}{
+		{Java, 4 * clock.Second, 4000},
+		{GoZookeeper, 4 * clock.Second, 6000},
+		{GoZookeeper, 1 * ms, 6000},
+	} {
+		t.Run(fmt.Sprintf("%s/%v", tc.library, tc.requested), func(t *testing.T) {
+			bed := newTestbed(t, 1, 1)
+			s := bed.servers[0]
+			s.negotiate = func(int32) int32 { return 6000 }
+			c := bed.newClientWith(Config{Emulate: tc.library, SessionTimeout: tc.requested}, &eventLog{w: bed.w})
+			bed.run(50 * ms)
+			require.Equal(t, StateConnected, c.State(), bed.trace.String())
+			assert.Equal(t, int32(tc.requested/ms), s.last().connect.TimeoutMilliseconds, "the first request")
+
+			s.last().close()
+			bed.run(2 * clock.Second)
+			require.Len(t, s.conns, 2, "reconnected: %s", bed.trace.String())
+			assert.Equal(t, tc.again, s.last().connect.TimeoutMilliseconds)
+		})
+	}
 }

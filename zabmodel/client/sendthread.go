@@ -214,7 +214,10 @@ func (c *Client) selectStep(confirmed bool) {
 // idleBudget is how long the client may still go without hearing from the server: readTimeout once
 // a session is established, connectTimeout before.
 //
-// go-zookeeper instead gives the dial a second and the handshake ten read timeouts.
+// go-zookeeper instead gives the dial a second and the handshake ten read timeouts. It keeps its
+// read timeout (recvTimeout) as a time.Duration, so that ten of them are 20/3 of the session
+// timeout without Java's truncation to whole milliseconds first: a 1 ms session timeout leaves
+// Java a read timeout of 0 but go-zookeeper a handshake of 6.7 ms.
 func (c *Client) idleBudget(now int64) int64 {
 	idleRecv := now - c.lastHeard
 	switch {
@@ -223,7 +226,7 @@ func (c *Client) idleBudget(now int64) int64 {
 	case c.goZookeeper() && !c.tcpConnected:
 		return goZookeeperDialTimeoutMs - idleRecv
 	case c.goZookeeper():
-		return 10*c.readTimeout - idleRecv
+		return 20*int64(c.sessionTimeout)/3 - idleRecv
 	}
 	return c.connectTimeout - idleRecv
 }

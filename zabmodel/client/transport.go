@@ -60,6 +60,11 @@ func (c *Client) readConnectResult(payload []byte) error {
 	// go-zookeeper never reads it.
 	readOnly := resp.ReadOnly && !resp.OmitReadOnly && !c.goZookeeper()
 	c.readTimeout = int64(resp.TimeoutMilliseconds) * 2 / 3
+	if c.goZookeeper() {
+		// go-zookeeper's setTimeouts keeps the negotiated timeout as its sessionTimeoutMs, which
+		// its next ConnectRequest asks for; Java keeps asking for what the application gave.
+		c.sessionTimeout = resp.TimeoutMilliseconds
+	}
 	c.connectTimeout = int64(resp.TimeoutMilliseconds) / int64(c.hosts.size())
 	c.hosts.onConnected()
 	c.sessionID = resp.SessionID
