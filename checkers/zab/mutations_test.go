@@ -147,6 +147,31 @@ var mutations = []mutation{
 		},
 	},
 	{
+		// ZOOKEEPER-1277's shape: a leader of an older epoch proposes a zxid that reads as a later
+		// epoch's (its counter overflowed), and a server that already applied that later epoch's
+		// transactions applies it too. The zxids still increase; only the proposer's epoch tells.
+		name: "an older epoch's proposal applied after a newer epoch's", expect: GlobalPrimaryOrder,
+		sites: func(_ *refModel, events []zabmodel.Event) []int {
+			var out []int
+			for _, i := range indexesOf(events, isKind(zabmodel.EventPropose)) {
+				if _, ok := laterEpochApply(events, i); ok {
+					out = append(out, i)
+				}
+			}
+			return out
+		},
+		apply: func(_ *refModel, events []zabmodel.Event, site int) []zabmodel.Event {
+			at, _ := laterEpochApply(events, site)
+			later := events[at]
+			wrapped := zabmodel.MakeZxid(zabmodel.EpochOf(later.Zxid), 0xfffffff0)
+			proposal := zabmodel.Event{Kind: zabmodel.EventPropose, Server: events[site].Server, Zxid: wrapped, Hash: hashOf(wrapped)}
+			applied := zabmodel.Event{Kind: zabmodel.EventApply, Server: later.Server, Zxid: wrapped, Hash: hashOf(wrapped),
+				Source: zabmodel.SourceFastForward}
+			// The apply goes in first, so that the proposal's index stays site.
+			return insertAfter(insertAfter(events, at, applied), site, proposal)
+		},
+	},
+	{
 		name: "vote circle", expect: NoVoteCircle,
 		sites: func(_ *refModel, events []zabmodel.Event) []int {
 			if len(events) == 0 {
@@ -234,4 +259,24 @@ func leaderLosesSites(m *refModel, events []zabmodel.Event) []int {
 		}
 	}
 	return out
+}
+
+// laterEpochApply finds, after the proposal at site, the last apply of a transaction of a later
+// epoch than the proposal's, by a server that applies nothing after it in that run (so that a
+// transaction with a larger zxid can follow it in that server's history).
+func laterEpochApply(events []zabmodel.Event, site int) (int, bool) {
+	epoch := zabmodel.EpochOf(events[site].Zxid)
+	for i := len(events) - 1; i > site; i-- {
+		e := events[i]
+		if e.Kind != zabmodel.EventApply || zabmodel.EpochOf(e.Zxid) <= epoch {
+			continue
+		}
+		if slices.ContainsFunc(events[i+1:], func(after zabmodel.Event) bool {
+			return after.Server == e.Server && after.Kind == zabmodel.EventApply
+		}) {
+			continue
+		}
+		return i, true
+	}
+	return 0, false
 }
