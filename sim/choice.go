@@ -114,6 +114,28 @@ func (b *Bytes) Choose(n int) int {
 // Exhausted returns how many questions were answered after the stream ran out.
 func (b *Bytes) Exhausted() int { return b.exhausted }
 
+// EncodeBytes is the inverse of Bytes: the byte stream from which Bytes gives exactly the recorded
+// answers to the recorded questions. A fuzz corpus made of a seeded run's recorded choices starts
+// the fuzzer from that realistic run instead of from a stream that soon answers only 0. It fails
+// on a choice whose value does not fit its range.
+func EncodeBytes(choices []Choice) ([]byte, error) {
+	var out []byte
+	for i, c := range choices {
+		if c.N < 1 || c.Value < 0 || c.Value >= c.N {
+			return nil, fmt.Errorf("sim: choice %d: value %d does not fit its range %d", i, c.Value, c.N)
+		}
+		// As many bytes as Choose reads for n: one per byte of n-1, big-endian.
+		width := 0
+		for span := uint64(c.N - 1); span > 0; span >>= 8 {
+			width++
+		}
+		for shift := 8 * (width - 1); shift >= 0; shift -= 8 {
+			out = append(out, byte(uint64(c.Value)>>shift))
+		}
+	}
+	return out, nil
+}
+
 // Choice is one recorded decision: the question's range and the answer.
 type Choice struct {
 	N     int

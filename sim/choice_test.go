@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
 
@@ -96,4 +97,27 @@ func TestWorldChoiceHelpers(t *testing.T) {
 	items := []string{"a", "b", "c"}
 	w.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
 	assert.Equal(t, []string{"b", "c", "a"}, items, "Fisher-Yates: swap(2,0) then swap(1,0)")
+}
+
+// EncodeBytes inverts Bytes: the encoded stream answers every recorded question with the recorded
+// value, whatever the ranges, and then runs out exactly.
+func TestEncodeBytesReplaysTheRecordedAnswers(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ranges := rapid.SliceOf(rapid.OneOf(rapid.IntRange(1, 300), rapid.IntRange(1, 1<<20), rapid.IntRange(1, 1<<40))).Draw(t, "ranges")
+		rec := NewRecorder(NewPCG(rapid.Uint64().Draw(t, "seed")), 0)
+		for _, n := range ranges {
+			rec.Choose(n)
+		}
+		data, err := EncodeBytes(rec.Choices())
+		require.NoError(t, err)
+		b := NewBytes(data)
+		for i, c := range rec.Choices() {
+			require.Equal(t, c.Value, b.Choose(c.N), "choice %d of range %d", i, c.N)
+		}
+		require.Zero(t, b.Exhausted())
+		b.Choose(2)
+		require.Equal(t, 1, b.Exhausted(), "the stream holds nothing more")
+	})
+	_, err := EncodeBytes([]Choice{{N: 4, Value: 4}})
+	require.ErrorContains(t, err, "does not fit")
 }
