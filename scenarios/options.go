@@ -67,6 +67,10 @@ type Options struct {
 	// choice, schedules no event and writes no trace record, so a run observed is the run
 	// unobserved. The explorer lists from it where a run can be made to crash.
 	OnCrashPoint func(CrashPointHit)
+	// CheckTimeLimit bounds each linearizability check's search in host time (0 means
+	// checkers.DefaultTimeLimit). Past it the verdict is Unknown: the one verdict that depends on
+	// the host's speed and not on the seed alone.
+	CheckTimeLimit time.Duration
 	// Visualization, if set, is asked for a writer for each linearizability check (its model and
 	// prefix); porcupine's HTML visualization of the history is written there. nil means none.
 	Visualization func(model checkers.ModelKind, prefix string) io.Writer
@@ -183,6 +187,9 @@ func (o Options) Validate() error {
 	}
 	if o.LivenessBound < 0 || o.LivenessBound > clock.Hour {
 		bad("liveness bound %v must be between 0 and 1h", o.LivenessBound)
+	}
+	if o.CheckTimeLimit < 0 {
+		bad("check time limit %v must not be negative", o.CheckTimeLimit)
 	}
 	if o.SnapCount < 0 {
 		bad("snapCount must not be negative")

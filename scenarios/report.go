@@ -111,6 +111,9 @@ func (r *runner) judge(liveness *checkers.LivenessFacts) *Report {
 		return rep // The history of a broken run would only echo what broke it.
 	}
 	lin := r.gen.checks()
+	for i := range lin {
+		lin[i].TimeLimit = r.opts.CheckTimeLimit
+	}
 	if r.opts.Visualization != nil {
 		for i := range lin {
 			lin[i].Visualization = r.opts.Visualization(lin[i].Model, lin[i].Prefix)

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/zabsim/zabsim/checkers"
 	"github.com/zabsim/zabsim/lockmodel"
 	"github.com/zabsim/zabsim/scenarios"
 	"github.com/zabsim/zabsim/zabmodel"
@@ -108,6 +109,7 @@ func defaultScenarioFlags() scenarioFlags {
 	return scenarioFlags{
 		servers: defaultServers, observers: defaultObservers, clients: scenarios.DefaultClients, workload: "mixed",
 		faults: defaultFaults, duration: scenarios.DefaultDuration, livenessBound: scenarios.DefaultLivenessBound,
+		checkTimeLimit: checkers.DefaultTimeLimit,
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zabsim/zabsim/checkers"
 	"github.com/zabsim/zabsim/lockmodel"
 	"github.com/zabsim/zabsim/scenarios"
 	"github.com/zabsim/zabsim/zabmodel"
@@ -106,6 +107,7 @@ type scenarioFlags struct {
 	bugs                       bugFlag
 	linearizableReadsAfterSync bool
 	datagramFaults             bool
+	checkTimeLimit             time.Duration
 	scriptPath                 string
 
 	// set records which flags the user gave, so that conflicts can be named.
@@ -124,6 +126,8 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 		"which acts only on the lock, rwlock and election workloads (repeatable or comma-separated; see 'simrun bugs')")
 	fs.BoolVar(&f.linearizableReadsAfterSync, "linearizable-reads-after-sync", false, "add the opt-in check that reads after sync are linearizable (ZooKeeper does not promise it)")
 	fs.BoolVar(&f.datagramFaults, "datagram-faults", false, "inject loss, duplication and reordering inside connections: OUTSIDE ZAB's fault model")
+	fs.DurationVar(&f.checkTimeLimit, "check-time-limit", checkers.DefaultTimeLimit, "host time each linearizability check may search before its verdict is Unknown (never a pass); "+
+		"the only verdict that depends on the machine's speed, not on the seed alone")
 	fs.StringVar(&f.scriptPath, "script", "", "run this scenario script `FILE` instead of the one each seed draws")
 }
 
@@ -140,6 +144,7 @@ func (f *scenarioFlags) options() (scenarios.Options, error) {
 		Servers: f.servers, Observers: f.observers, Clients: f.clients, Duration: f.duration,
 		LivenessBound: f.livenessBound, Bugs: f.bugs.bugs, RecipeBugs: f.bugs.recipe,
 		LinearizableReadsAfterSync: f.linearizableReadsAfterSync, DatagramFaults: f.datagramFaults,
+		CheckTimeLimit: f.checkTimeLimit,
 	}
 	var problems []error
 	switch {
@@ -151,7 +156,8 @@ func (f *scenarioFlags) options() (scenarios.Options, error) {
 	if f.clients < 1 || f.clients > 100 {
 		problems = append(problems, fmt.Errorf("--clients must be 1 to 100, not %d", f.clients))
 	}
-	problems = append(problems, positiveDuration("--duration", f.duration), positiveDuration("--liveness-bound", f.livenessBound))
+	problems = append(problems, positiveDuration("--duration", f.duration), positiveDuration("--liveness-bound", f.livenessBound),
+		positiveDuration("--check-time-limit", f.checkTimeLimit))
 	faults, err := scenarios.ParseFaults(f.faults)
 	if err != nil {
 		problems = append(problems, fmt.Errorf("--faults: %w", err))
@@ -263,6 +269,9 @@ func (f *scenarioFlags) replayArgs() []string {
 	}
 	if f.datagramFaults {
 		args = append(args, "--datagram-faults")
+	}
+	if f.checkTimeLimit != checkers.DefaultTimeLimit {
+		add("check-time-limit", f.checkTimeLimit.String())
 	}
 	return args
 }

@@ -96,6 +96,7 @@ func TestUsageErrorsExitTwoWithAClearMessage(t *testing.T) {
 		{"recipe bug on a registers script", "", []string{"replay", "--script", goodScript, "--bug", "lock-herd"}, "runs registers"},
 		{"zero duration", "", []string{"run", "--duration", "0s"}, "--duration must be more than 0"},
 		{"duration too long", "", []string{"run", "--liveness-bound", "2h"}, "--liveness-bound must be"},
+		{"zero check time limit", "", []string{"run", "--check-time-limit", "0s"}, "--check-time-limit must be more than 0"},
 		{"bad parallel", "", []string{"run", "--parallel", "0"}, "--parallel must be"},
 		{"negative out-max", "", []string{"run", "--out-max", "-1"}, "--out-max must not be negative"},
 		{"replay without seed", "", []string{"replay"}, "--seed is required"},
