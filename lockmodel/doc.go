@@ -19,6 +19,22 @@
 //   - Resource and ResourceClient: the protected service, on its own node, recording every access
 //     with the holder's fencing token (its lock node's czxid), with fencing on or off.
 //
+// Every recipe creates its lock's parent as Curator 5 does, with creatingParentContainersIfNeeded:
+// ZKPaths.mkdirs (as of Curator 5.8) makes each missing ancestor as a CONTAINER znode, which the
+// leader's container manager deletes once it is empty and has had a child. A lock's parent may
+// therefore vanish between two acquisitions, or between the mkdirs that made it and the create of
+// the lock node, and the recipes handle that as Curator does:
+//
+//   - Mutex (and the read-write lock's two): the foreground create makes the parents and creates
+//     once more; a NONODE of that create, or a listing of a parent that is gone (getSortedChildren
+//     takes it for no children, so the node is "not found"), is the NoNodeException that
+//     LockInternals.attemptLock catches: it starts over after the retry policy's sleep.
+//   - LeaderLatch: its create runs in the background, where a NONODE makes the parents and queues
+//     the whole create again (backgroundCreateParentsThenNode); a listing of a parent that is gone
+//     resets the latch with a new node (CURATOR-724).
+//   - ExclusiveLock (not a Curator recipe) starts over after the retry policy's sleep, as
+//     attemptLock does.
+//
 // A recipe bound to a Session lives and dies with its ZooKeeper session: when the session is LOST
 // (expired), every acquisition fails with ErrLost and a holder is told it lost the lock; the
 // application starts over with a new client and a new Session. The recipe bugs of the bug zoo are
@@ -37,8 +53,6 @@
 //   - Curator 3+ declares LOST by itself once SUSPENDED has lasted a session timeout (injecting an
 //     expiry into its handle); this model learns LOST only from the server, so a holder cut off
 //     from every server stays SUSPENDED (and idle) until it reconnects and hears of the expiry.
-//   - Parents are created persistent (creatingParentsIfNeeded, as LockInternals did before
-//     containers); the client-visible checkers do not model containers.
 //   - One watcher per session carries every recipe watch, so that the client registers a path once
 //     per table, as the client-visible checkers expect; recipes see the same events.
 //   - Acquire timeouts run on the node's monotonic clock (Curator reads the wall clock).

@@ -14,6 +14,12 @@ import (
 // creates again once it changes. It is not fair, and every release wakes every waiter (the herd
 // effect the sequential recipes avoid).
 //
+// Curator has no such recipe; this one is written as a Curator 5 application would write it, with
+// create().creatingParentContainersIfNeeded().withMode(EPHEMERAL): a missing parent is made as a
+// container, which the server deletes once it is empty again. A create that still finds no
+// parent (the container manager deleted the new container before the create reached it) starts
+// over after the retry policy's sleep, as LockInternals.attemptLock does for the fair lock.
+//
 // After a connection loss the outcome of a create is unknown, and the retried create may find the
 // node its own lost reply made: the recipe recognises its own node by the node's ephemeral owner,
 // and also checks the owner before retrying a delete whose reply was lost, so that it never deletes
@@ -29,12 +35,13 @@ type ExclusiveLock struct {
 }
 
 type exclusiveAcquisition struct {
-	id       int
-	waiting  bool
-	deadline clock.Time
-	timer    sim.TimerID
-	done     func(Grant)
-	ended    bool
+	id            int
+	noNodeRetries int
+	waiting       bool
+	deadline      clock.Time
+	timer         sim.TimerID
+	done          func(Grant)
+	ended         bool
 }
 
 // NewExclusiveLock returns the lock whose node is path.
@@ -115,8 +122,25 @@ func (l *ExclusiveLock) tryCreate(a *exclusiveAcquisition) {
 			l.finish(a, r.stat.Czxid, r.stat.Czxid)
 		case proto.NodeExists:
 			l.check(a)
+		case proto.NoNode:
+			l.noParent(a)
 		default:
 			l.fail(a, &CodeError{Op: "create", Path: l.path, Code: r.code})
+		}
+	})
+}
+
+// noParent creates again after the retry policy's sleep, or fails once the policy gives up.
+func (l *ExclusiveLock) noParent(a *exclusiveAcquisition) {
+	d, ok := l.s.cfg.Retry.sleep(l.s.w, a.noNodeRetries)
+	if !ok {
+		l.fail(a, &CodeError{Op: "create", Path: l.path, Code: proto.NoNode})
+		return
+	}
+	a.noNodeRetries++
+	l.s.later(d, func() {
+		if !a.ended {
+			l.tryCreate(a)
 		}
 	})
 }

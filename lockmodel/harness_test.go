@@ -32,12 +32,19 @@ type harness struct {
 
 func newHarness(t *testing.T, seed uint64, voters int, fencing bool) *harness {
 	t.Helper()
+	return newHarnessConfig(t, seed, zabmodel.Config{Voters: voters}, fencing)
+}
+
+// newHarnessConfig makes the harness with an ensemble of cfg (its observer is the harness's).
+func newHarnessConfig(t *testing.T, seed uint64, cfg zabmodel.Config, fencing bool) *harness {
+	t.Helper()
 	h := &harness{t: t, seed: seed}
 	w, err := sim.New(sim.Config{Seed: seed})
 	require.NoError(t, err)
 	nw, err := net.New(w, net.Config{})
 	require.NoError(t, err)
-	e, err := zabmodel.NewEnsemble(w, nw, zabmodel.Config{Voters: voters, Observer: zabmodel.ObserverFunc(h.observe)})
+	cfg.Observer = zabmodel.ObserverFunc(h.observe)
+	e, err := zabmodel.NewEnsemble(w, nw, cfg)
 	require.NoError(t, err)
 	res, err := NewResource(w, nw, ResourceConfig{Fencing: fencing})
 	require.NoError(t, err)

@@ -133,8 +133,10 @@ func (l *LeaderLatch) createMode() proto.CreateMode {
 	return proto.EphemeralSequential
 }
 
-// reset gives up leadership and the current node, and creates a new one in the background; a
-// failed create is only logged, as Curator does (the next RECONNECTED starts over).
+// reset gives up leadership and the current node, and creates a new one in the background, making
+// the election's parent as a container if it is missing (and again whenever the container
+// manager deleted it before the create got there); a failed create is only logged, as Curator
+// does (the next RECONNECTED starts over).
 func (l *LeaderLatch) reset() {
 	l.resets++
 	if l.resets > maxResets {
@@ -142,7 +144,7 @@ func (l *LeaderLatch) reset() {
 	}
 	l.setLeadership(false, 0, EventLost)
 	l.setNode("", 0)
-	l.s.createLockNode(joinPath(l.path, LatchLockName), l.id, l.createMode(), func(r created) {
+	l.s.createLockNode(joinPath(l.path, LatchLockName), l.id, l.createMode(), true, func(r created) {
 		if r.code != proto.OK {
 			l.s.w.Note(l.s.node, "lock", "%s leader latch %s: create failed: %v", l.s.cfg.Name, l.path, r.code)
 			return
@@ -210,10 +212,19 @@ func (l *LeaderLatch) setNode(path string, token int64) {
 	}
 }
 
+// getChildren lists the election's nodes and checks leadership. A missing parent means the
+// container manager deleted the election's empty container, so the participant's node is gone
+// too: it starts over with a new node (CURATOR-724, Curator 5.8; before it, the latch logged the
+// error and waited for the next RECONNECTED).
 func (l *LeaderLatch) getChildren() {
 	l.s.getChildrenRetrying(l.path, nil, func(r client.ChildrenResult) {
-		if r.Err == proto.OK {
+		switch r.Err {
+		case proto.OK:
 			l.checkLeadership(r.Children, r.Zxid)
+		case proto.NoNode:
+			if l.state == LatchStarted {
+				l.reset()
+			}
 		}
 	})
 }

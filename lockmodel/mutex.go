@@ -179,10 +179,17 @@ func (m *Mutex) createMode() proto.CreateMode {
 	return proto.EphemeralSequential
 }
 
-// attemptLock creates the acquisition's node, then runs the lock loop.
+// attemptLock creates the acquisition's node (StandardLockInternalsDriver.createsTheLock), then runs
+// the lock loop. A create that ends in NONODE found no parent even after making it: the container
+// manager deleted the empty container between mkdirs and the create. attemptLock catches that
+// NoNodeException like the lock loop's, and starts over after the retry policy's sleep.
 func (m *Mutex) attemptLock(a *acquisition) {
-	m.s.createLockNode(m.path, m.data, m.createMode(), func(r created) {
+	m.s.createLockNode(m.path, m.data, m.createMode(), false, func(r created) {
 		if a.ended {
+			return
+		}
+		if r.code == proto.NoNode {
+			m.noNode(a)
 			return
 		}
 		if r.code != proto.OK {
@@ -201,7 +208,10 @@ func (m *Mutex) attemptLock(a *acquisition) {
 
 // loop is one turn of internalLockLoop: list and sort the children, and either hold the lock or
 // watch the node the driver names. With BugHerd the listing itself leaves a watch on the children,
-// and the waiter waits for any change among them.
+// and the waiter waits for any change among them. A parent that is gone (a container the manager
+// deleted once it was empty, which means our node is gone too) lists as no children
+// (getSortedChildren ignores NoNodeException), so our node is not found: "Sequential path not
+// found", a NoNodeException that starts the attempt over.
 func (m *Mutex) loop(a *acquisition) {
 	var target watchTarget
 	if m.s.cfg.Bugs.Has(BugHerd) {
@@ -214,13 +224,12 @@ func (m *Mutex) loop(a *acquisition) {
 		switch r.Err {
 		case proto.OK:
 		case proto.NoNode:
-			m.noNode(a)
-			return
+			r.Children = nil
 		default:
 			m.failDeleting(a, &CodeError{Op: "getChildren", Path: m.base, Code: r.Err})
 			return
 		}
-		if target != nil {
+		if target != nil && r.Err == proto.OK {
 			m.emit(Event{Kind: EventWatching, Attempt: a.id, Node: a.node, Path: m.base, Children: true, Zxid: r.Zxid})
 		}
 		sorted := sortChildren(r.Children, m.driver.sortKey)
@@ -342,7 +351,11 @@ func (m *Mutex) noNode(a *acquisition) {
 		}
 		d, ok := m.s.cfg.Retry.sleep(m.s.w, a.noNodeRetries)
 		if !ok {
-			m.fail(a, &CodeError{Op: "lock", Path: a.node, Code: proto.NoNode})
+			path := a.node
+			if path == "" {
+				path = m.path // The create itself found no parent.
+			}
+			m.fail(a, &CodeError{Op: "lock", Path: path, Code: proto.NoNode})
 			return
 		}
 		a.noNodeRetries++

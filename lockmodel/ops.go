@@ -274,12 +274,21 @@ type created struct {
 
 func codeOfCreated(r created) proto.Code { return r.code }
 
-// createLockNode is CreateBuilderImpl.pathInForeground for
-// create().creatingParentsIfNeeded().withProtection().withMode(mode).forPath(path, data): the node's
-// name gets a protected prefix with a fresh random id, and every retry after the first attempt
-// first looks among the parent's children for a node with that prefix, which a create whose reply
-// was lost may have made. With BugUnprotectedCreate the name has no prefix and a retry creates
-// again blindly.
+// createLockNode is CreateBuilderImpl's create for
+// create().creatingParentContainersIfNeeded().withProtection().withMode(mode).forPath(path, data),
+// in the foreground (pathInForeground, as LockInternals calls it) or, with background, as
+// inBackground makes it (pathInBackground, as LeaderLatch calls it). The node's name gets a
+// protected prefix with a fresh random id, and every attempt after the first looks among the
+// parent's children for a node with that prefix, which a create whose reply was lost may have
+// made. With BugUnprotectedCreate the name has no prefix and a retry creates again blindly.
+//
+// The two forms differ only when the create finds no parent. The foreground create makes the
+// missing ancestors as containers (ZKPaths.mkdirs) and creates the node once more; if that create
+// finds no parent either (the container manager deleted an empty container between the two), the
+// NONODE goes to the caller, since RetryLoop does not retry it. The background create
+// (backgroundCreateParentsThenNode) makes the ancestors, ignoring a retryable error, and queues
+// the whole operation again, protected-mode search first, as often as it takes; an error of
+// mkdirs that is not retryable goes to the callback (CURATOR-665).
 //
 // One deviation from Curator: the search syncs first. Curator lists the children straight away,
 // from whatever server the client reconnected to, and that server may not have applied the lost
@@ -289,7 +298,7 @@ func codeOfCreated(r created) proto.Code { return r.code }
 // every proposal it had outstanding when the sync arrived, and a create that reaches a leader after
 // the session moved to another server is refused with SESSIONMOVED, so a synced search sees every
 // create of the session that can still commit. BugUnsyncedSearch restores Curator's search.
-func (s *Session) createLockNode(path string, data []byte, mode proto.CreateMode, done func(created)) {
+func (s *Session) createLockNode(path string, data []byte, mode proto.CreateMode, background bool, done func(created)) {
 	parent := parentOf(path)
 	protected := !s.cfg.Bugs.Has(BugUnprotectedCreate)
 	target := path
@@ -298,9 +307,25 @@ func (s *Session) createLockNode(path string, data []byte, mode proto.CreateMode
 		id = newProtectedID(s.w)
 		target = joinPath(parent, protectedPrefix(id)+nodeName(path))
 	}
-	retrying(s, codeOfCreated, func(count int, cb func(created)) {
-		if count == 0 || !protected {
+	first, requeues := true, 0
+	var attempt func(count int, cb func(created))
+	create := func(count int, cb func(created)) {
+		if !background {
 			s.createWithParents(target, data, mode, cb)
+			return
+		}
+		s.createOrMkdirs(target, data, mode, true, cb, func() {
+			requeues++
+			if requeues > maxRequeues {
+				panic(fmt.Sprintf("lockmodel: %s's background create of %s found no parent %d times", s.cfg.Name, target, requeues))
+			}
+			s.whenConnected(func() { attempt(count, cb) })
+		})
+	}
+	attempt = func(count int, cb func(created)) {
+		if first || !protected {
+			first = false
+			create(count, cb)
 			return
 		}
 		s.findProtectedNode(parent, id, func(found string, code proto.Code) {
@@ -310,51 +335,98 @@ func (s *Session) createLockNode(path string, data []byte, mode proto.CreateMode
 			case found != "":
 				cb(created{path: found, code: proto.OK})
 			default:
-				s.createWithParents(target, data, mode, cb)
+				create(count, cb)
 			}
 		})
-	}, done)
+	}
+	retrying(s, codeOfCreated, attempt, done)
 }
 
-// createWithParents creates path and, if its parent is missing, the parent's missing ancestors as
-// persistent nodes first (creatingParentsIfNeeded), then the node again.
+// maxRequeues bounds how often a background create queues itself again after finding no parent.
+// Curator has no bound; each round needs the container manager to delete the parent between
+// mkdirs and the create, so a create that reaches the bound is stuck in a loop the model must
+// report.
+const maxRequeues = 1 << 12
+
+// createWithParents is the create of CreateBuilderImpl.pathInForeground with
+// creatingParentContainersIfNeeded: it creates path, and if the parent is missing, makes the
+// missing ancestors as containers (ZKPaths.mkdirs) and creates path once more. A NONODE of that
+// second create (the container manager deleted the new parent's empty container, or an ancestor,
+// in between) is the result, as Curator throws it.
 func (s *Session) createWithParents(path string, data []byte, mode proto.CreateMode, cb func(created)) {
+	s.createOrMkdirs(path, data, mode, false, cb, func() {
+		s.create(path, data, mode, func(r client.CreateResult) {
+			cb(created{path: r.Path, stat: statIf(r.Err, r.Stat), code: r.Err})
+		})
+	})
+}
+
+// createOrMkdirs creates path and hands cb the outcome, unless the parent is missing: then it
+// makes the missing ancestors with mkdirs and calls again, which goes on as the caller's form of
+// the create does. An error of mkdirs goes to cb, except that with background a retryable one is
+// swallowed and again is called anyway (the queued operation meets the connection problem
+// itself), as backgroundCreateParentsThenNode does.
+func (s *Session) createOrMkdirs(path string, data []byte, mode proto.CreateMode, background bool, cb func(created), again func()) {
 	s.create(path, data, mode, func(r client.CreateResult) {
 		if r.Err != proto.NoNode {
 			cb(created{path: r.Path, stat: statIf(r.Err, r.Stat), code: r.Err})
 			return
 		}
-		s.mkdirs(parentOf(path), func(code proto.Code) {
-			if code != proto.OK {
+		s.mkdirs(path, func(code proto.Code) {
+			if code != proto.OK && !(background && retryable(code)) {
 				cb(created{code: code})
 				return
 			}
-			s.create(path, data, mode, func(r client.CreateResult) {
-				cb(created{path: r.Path, stat: statIf(r.Err, r.Stat), code: r.Err})
-			})
+			again()
 		})
 	})
 }
 
-// mkdirs creates every missing node on the way to dir, root first, as ZKPaths.mkdirs does.
-func (s *Session) mkdirs(dir string, done func(proto.Code)) {
-	parts := strings.Split(strings.TrimPrefix(dir, "/"), "/")
-	var step func(i int)
-	step = func(i int) {
-		if i == len(parts) {
+// mkdirs is ZKPaths.mkdirs(zk, path, false, acl, true) as Curator 5.8 has it (CURATOR-715 and
+// CURATOR-728): from path itself up towards the root it asks exists until it finds a node that
+// exists (the root is taken to), then creates each missing node below that one down to path's
+// parent (path itself is not made), root side first, as containers, ignoring NODEEXISTS: someone
+// else made it since. Any other error of an exists or a create ends it with that code, as the
+// KeeperException Curator lets through. Each node is created at most once: a container deleted
+// again meanwhile is the caller's NONODE to handle.
+func (s *Session) mkdirs(path string, done func(proto.Code)) {
+	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	prefixes := make([]string, len(parts))
+	for i := range parts {
+		prefixes[i] = "/" + strings.Join(parts[:i+1], "/")
+	}
+	var create func(i int)
+	create = func(i int) {
+		if i >= len(prefixes)-1 {
 			done(proto.OK)
 			return
 		}
-		path := "/" + strings.Join(parts[:i+1], "/")
-		s.create(path, nil, proto.Persistent, func(r client.CreateResult) {
+		s.create(prefixes[i], nil, proto.Container, func(r client.CreateResult) {
 			if r.Err != proto.OK && r.Err != proto.NodeExists {
 				done(r.Err)
 				return
 			}
-			step(i + 1)
+			create(i + 1)
 		})
 	}
-	step(0)
+	var find func(i int)
+	find = func(i int) {
+		if i < 0 {
+			create(0)
+			return
+		}
+		s.exists(prefixes[i], nil, func(r client.StatResult) {
+			switch r.Err {
+			case proto.OK:
+				create(i + 1)
+			case proto.NoNode:
+				find(i - 1)
+			default:
+				done(r.Err)
+			}
+		})
+	}
+	find(len(prefixes) - 1)
 }
 
 // findProtectedNode is findProtectedNodeInForeground: the parent's children, with the retry policy,
