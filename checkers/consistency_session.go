@@ -28,7 +28,7 @@ func judgeWrite(h *History, tree *refTree, p probe, idx int, col *collector) {
 		}
 		return
 	}
-	if !txnFits(op.Kind, hdr.Type) {
+	if !txnFits(op, hdr.Type) {
 		col.add(probeFinding(p, "write-committed", fmt.Sprintf("%s was answered with its own zxid, but was committed as %v",
 			describeOperation(p.ref, op), describeTxnBody(hdr.Type, entry.Txn))))
 		return

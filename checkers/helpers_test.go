@@ -50,6 +50,9 @@ func (f *fixture) nextXid(session int64) int32 {
 func txnFor(op Operation, version int32) (proto.OpCode, proto.Record) {
 	switch op.Kind {
 	case proto.OpCreate, proto.OpCreate2:
+		if op.Mode.IsContainer() {
+			return proto.OpCreateContainer, &proto.CreateContainerTxn{Path: op.Path, Data: op.Data, ACL: proto.OpenACLUnsafe, ParentCVersion: -1}
+		}
 		return op.Kind, &proto.CreateTxn{Path: op.Path, Data: op.Data, ACL: proto.OpenACLUnsafe, Ephemeral: op.Mode.IsEphemeral(), ParentCVersion: -1}
 	case proto.OpSetData:
 		return op.Kind, &proto.SetDataTxn{Path: op.Path, Data: op.Data, Version: version}

@@ -90,7 +90,12 @@ func (o Outcome) Indeterminate() bool { return o == OutcomeUnknown || o == Outco
 // delete, setData, check, getData, exists, getChildren (getChildren2 with a stat), multi, sync,
 // closeSession, addWatch, getACL and setACL (whose ACLs no checker judges, though their replies'
 // zxids and stats are). The input fields that apply to the kind are filled; the others are left
-// zero. Containers, TTL nodes, removeWatches and reconfig are not supported.
+// zero. The create of a container (sent as createContainer) is a create with Mode
+// proto.Container; the committed log then holds its createContainer transaction, and the
+// deleteContainer transactions of the leader's container manager, which no client issued, are
+// changes like any other: reads, watches and stats must reflect them. Containers inside a multi,
+// TTL nodes, removeWatches and reconfig are not supported, nor are containers by the
+// linearizability models, which cannot represent the server's own deletes.
 type Operation struct {
 	// Session is the session id the request was sent on, or 0 if the client had none yet.
 	Session int64

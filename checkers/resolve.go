@@ -72,24 +72,28 @@ func (r *resolver) resolve(op *Operation) (verdict, int) {
 	switch {
 	case !found:
 		return didNotHappen, -1
-	case idx < 0 || !txnFits(op.Kind, r.log[idx].Entry.Header.Type):
+	case idx < 0 || !txnFits(op, r.log[idx].Entry.Header.Type):
 		return undecided, -1
 	default:
 		return happened, idx
 	}
 }
 
-// txnFits reports whether a transaction of type txn can be the one a request of kind op produced:
-// its own type, or error for a write the leader rejected.
-func txnFits(op, txn proto.OpCode) bool {
+// txnFits reports whether a transaction of type txn can be the one the request op produced: its
+// own type (createContainer for the create of a container, which the client sends as
+// createContainer), or error for a write the leader rejected.
+func txnFits(op *Operation, txn proto.OpCode) bool {
 	if txn == proto.OpError {
-		return op != proto.OpCloseSession
+		return op.Kind != proto.OpCloseSession
 	}
-	switch op {
+	switch op.Kind {
 	case proto.OpCreate, proto.OpCreate2:
+		if op.Mode.IsContainer() {
+			return txn == proto.OpCreateContainer
+		}
 		return txn == proto.OpCreate || txn == proto.OpCreate2
 	default:
-		return txn == op
+		return txn == op.Kind
 	}
 }
 
@@ -109,6 +113,9 @@ func outcomeOf(entry *proto.TxnEntry) txnOutcome {
 	case *proto.ErrorTxn:
 		out.err = txn.Err
 	case *proto.CreateTxn:
+		out.path = txn.Path
+		out.version = 0
+	case *proto.CreateContainerTxn:
 		out.path = txn.Path
 		out.version = 0
 	case *proto.SetDataTxn:

@@ -89,6 +89,12 @@ func (s scoper) inScope(ref OpRef, op *Operation) (bool, error) {
 	case proto.OpSync, proto.OpAddWatch, proto.OpGetACL, proto.OpSetACL:
 		// None of the models holds ACLs; a setACL changes nothing they hold.
 		return false, nil
+	case proto.OpCreate, proto.OpCreate2:
+		if op.Mode.IsContainer() {
+			// The server deletes an empty container by itself, a change no operation in the
+			// history makes, so no model can follow the node's life.
+			return false, outside(ref, op, s.opts.Model, "the create of a container, which the server may delete by itself")
+		}
 	}
 	switch s.opts.Model {
 	case RegisterModel:

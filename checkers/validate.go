@@ -106,7 +106,7 @@ func validateOperation(h *History, op *Operation) error {
 	}
 	switch op.Kind {
 	case proto.OpCreate, proto.OpCreate2:
-		return validateCreate(op.Path, op.Mode)
+		return validateCreate(op.Path, op.Mode, true)
 	case proto.OpDelete, proto.OpSetData, proto.OpCheck, proto.OpGetData, proto.OpExists,
 		proto.OpGetChildren, proto.OpGetChildren2, proto.OpSync, proto.OpAddWatch,
 		proto.OpGetACL, proto.OpSetACL:
@@ -123,12 +123,15 @@ func validateOperation(h *History, op *Operation) error {
 	}
 }
 
-func validateCreate(path string, mode proto.CreateMode) error {
+// validateCreate checks a create's path and mode. A container (the parents Curator's recipes make)
+// is supported as a create of its own, not inside a multi, where the checkers would have to map
+// the sub-operation to a createContainer sub-transaction; TTL nodes are not supported.
+func validateCreate(path string, mode proto.CreateMode, containerAllowed bool) error {
 	if _, err := proto.CreateModeFromFlag(int32(mode)); err != nil {
 		return invalid("create mode: %v", err)
 	}
-	if mode.IsTTL() || mode.IsContainer() {
-		return invalid("create mode %v is not supported by the checkers", mode)
+	if mode.IsTTL() || (mode.IsContainer() && !containerAllowed) {
+		return invalid("create mode %v is not supported by the checkers here", mode)
 	}
 	check := proto.ValidatePath
 	if mode.IsSequential() {
@@ -151,7 +154,7 @@ func validateMulti(op *Operation) error {
 		sub := &op.Multi[i]
 		switch sub.Kind {
 		case proto.OpCreate, proto.OpCreate2:
-			if err := validateCreate(sub.Path, sub.Mode); err != nil {
+			if err := validateCreate(sub.Path, sub.Mode, false); err != nil {
 				return fmt.Errorf("multi sub-operation %d: %w", i, err)
 			}
 		case proto.OpDelete, proto.OpSetData, proto.OpCheck:

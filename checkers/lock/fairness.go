@@ -12,19 +12,22 @@ import (
 // granted only at a later state (Zh > Zg), unless both are read grants, which share the lock. That
 // earlier node existed at Zg (it was created before and still granted after), so the later node was
 // not first when it took the lock. Grants of a read lock to the holder of the write lock, and grants
-// whose state is unknown, are not judged.
-func checkFairness(h *History, _ *lockTree, _ Options) checkers.Result {
+// whose state is unknown, are not judged. The queue's parent is a container: once the server has
+// deleted it and a recipe made it again, sequence numbers start from 0 again, so the order is by
+// the parent's incarnation (its czxid) first.
+func checkFairness(h *History, t *lockTree, _ Options) checkers.Result {
 	col := newCollector(CheckerFairness)
 	checked := 0
 	for _, l := range h.Locks {
 		if !l.Kind.queued() {
 			continue
 		}
-		grants := fairGrants(h, l.Path)
+		grants := fairGrants(h, t, l.Path)
 		checked += len(grants)
 		for _, g := range grants {
 			for _, e := range grants {
-				if e.seq < g.seq && e.Zxid > g.Zxid && e.Token != g.Token && (e.Mode != ModeRead || g.Mode != ModeRead) {
+				earlier := queueBefore(e.generation, e.seq, g.generation, g.seq)
+				if earlier && e.Zxid > g.Zxid && e.Token != g.Token && (e.Mode != ModeRead || g.Mode != ModeRead) {
 					col.add(outOfOrder(l, g, e))
 					break
 				}
@@ -36,17 +39,17 @@ func checkFairness(h *History, _ *lockTree, _ Options) checkers.Result {
 
 type queuedGrant struct {
 	Grant
-	seq int64
+	generation, seq int64
 }
 
-func fairGrants(h *History, lock string) []queuedGrant {
+func fairGrants(h *History, t *lockTree, lock string) []queuedGrant {
 	var out []queuedGrant
 	for _, g := range h.Grants {
 		if g.Lock != lock || g.ViaWriteLock || g.Zxid <= 0 {
 			continue
 		}
 		if seq := sequenceKey(g.Node); seq >= 0 {
-			out = append(out, queuedGrant{Grant: g, seq: seq})
+			out = append(out, queuedGrant{Grant: g, generation: t.generationOf(g.Token), seq: seq})
 		}
 	}
 	return out

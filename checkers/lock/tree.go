@@ -17,6 +17,11 @@ type node struct {
 	created   clock.Time
 	owner     int64 // the session whose create made it
 	ephemeral bool
+	// generation is the czxid of the queue's parent when the node was created (0 if the log does
+	// not show the parent's create). The parent of a queued lock is a container, which the server
+	// deletes once it is empty; made again, it numbers its children from 0 again, so the queue's
+	// order is by generation, then sequence number.
+	generation int64
 	// deleted is the zxid that deleted it, 0 while it lives; deletedAt its commit time, byClose
 	// says the owner's closeSession deleted it.
 	deleted   int64
@@ -45,8 +50,10 @@ type closeInfo struct {
 
 // lockTree is the checkers' replay of the committed log, restricted to the locks' nodes: each lock
 // node's life, the changes that fire watches on lock paths, and the sessions' ends. It follows
-// DataTree.processTxn for what matters here: creates, deletes, closeSession deleting the session's
-// ephemeral nodes, and multi transactions (all or nothing).
+// DataTree.processTxn for what matters here: creates (of containers too: the recipes make a lock's
+// parent as one), deletes (also the deleteContainer of the leader's container manager, which no
+// session issued, when it removes an empty parent), closeSession deleting the session's ephemeral
+// nodes, and multi transactions (all or nothing).
 type lockTree struct {
 	locks   []Lock
 	nodes   []*node          // in czxid order
@@ -56,11 +63,12 @@ type lockTree struct {
 	owned   map[int64][]*node
 	changes map[string][]change
 	closes  map[int64]closeInfo
+	parents map[string]int64 // a queued lock's path to the czxid of its live parent node
 }
 
 func newLockTree(locks []Lock, log []checkers.CommittedTxn) *lockTree {
 	t := &lockTree{locks: locks, byToken: map[int64]*node{}, byPath: map[string]*node{}, alive: map[string]*node{},
-		owned: map[int64][]*node{}, changes: map[string][]change{}, closes: map[int64]closeInfo{}}
+		owned: map[int64][]*node{}, changes: map[string][]change{}, closes: map[int64]closeInfo{}, parents: map[string]int64{}}
 	for i := range log {
 		t.apply(&log[i].Entry, log[i].Time)
 	}
@@ -88,11 +96,18 @@ func (t *lockTree) watched(path string) bool {
 	return slices.ContainsFunc(t.locks, func(l Lock) bool { return l.Path == path })
 }
 
+// isQueue reports whether path is the parent of a queued lock.
+func (t *lockTree) isQueue(path string) bool {
+	return slices.ContainsFunc(t.locks, func(l Lock) bool { return l.Kind.queued() && l.Path == path })
+}
+
 func (t *lockTree) apply(e *proto.TxnEntry, at clock.Time) {
 	h := e.Header
 	switch body := e.Txn.(type) {
 	case *proto.CreateTxn:
 		t.create(body.Path, body.Ephemeral, h, at)
+	case *proto.CreateContainerTxn:
+		t.create(body.Path, false, h, at)
 	case *proto.DeleteTxn:
 		t.delete(body.Path, h.Zxid, at, false)
 	case *proto.SetDataTxn:
@@ -111,11 +126,14 @@ func (t *lockTree) apply(e *proto.TxnEntry, at clock.Time) {
 func (t *lockTree) create(path string, ephemeral bool, h proto.TxnHeader, at clock.Time) {
 	t.record(parentOf(path), change{zxid: h.Zxid, at: at, child: true, what: "the create of " + path})
 	t.record(path, change{zxid: h.Zxid, at: at, what: "the create of " + path})
+	if t.isQueue(path) {
+		t.parents[path] = h.Zxid
+	}
 	lock, ok := t.lockFor(path)
 	if !ok {
 		return
 	}
-	n := &node{path: path, lock: lock, czxid: h.Zxid, created: at, owner: h.ClientID, ephemeral: ephemeral}
+	n := &node{path: path, lock: lock, czxid: h.Zxid, created: at, owner: h.ClientID, ephemeral: ephemeral, generation: t.parents[lock]}
 	t.nodes = append(t.nodes, n)
 	t.byToken[n.czxid] = n
 	t.byPath[path] = n
@@ -128,6 +146,7 @@ func (t *lockTree) create(path string, ephemeral bool, h proto.TxnHeader, at clo
 func (t *lockTree) delete(path string, zxid int64, at clock.Time, byClose bool) {
 	t.record(parentOf(path), change{zxid: zxid, at: at, child: true, what: "the delete of " + path})
 	t.record(path, change{zxid: zxid, at: at, gone: true, what: "the delete of " + path})
+	delete(t.parents, path)
 	n, ok := t.alive[path]
 	if !ok {
 		return
@@ -166,6 +185,8 @@ func (t *lockTree) multi(m *proto.MultiTxn, h proto.TxnHeader, at clock.Time) {
 		switch b := body.(type) {
 		case *proto.CreateTxn:
 			t.create(b.Path, b.Ephemeral, h, at)
+		case *proto.CreateContainerTxn:
+			t.create(b.Path, false, h, at)
 		case *proto.DeleteTxn:
 			t.delete(b.Path, h.Zxid, at, false)
 		case *proto.SetDataTxn:
@@ -206,18 +227,35 @@ func (t *lockTree) trigger(path string, children bool, zxid, session int64) (cha
 	return change{}, false
 }
 
-// lowestAlive returns the lowest live node of a queued lock at the end of the log.
+// lowestAlive returns the first live node in the queue of a queued lock at the end of the log.
 func (t *lockTree) lowestAlive(lock string) *node {
 	var best *node
 	for _, n := range t.nodes {
 		if n.lock != lock || n.deleted != 0 {
 			continue
 		}
-		if best == nil || sequenceKey(n.path) < sequenceKey(best.path) {
+		if best == nil || queueBefore(n.generation, sequenceKey(n.path), best.generation, sequenceKey(best.path)) {
 			best = n
 		}
 	}
 	return best
+}
+
+// queueBefore reports whether a node of generation g1 with sequence number s1 comes before one of
+// generation g2 with s2 in a queue whose parent may have been deleted and made again.
+func queueBefore(g1, s1, g2, s2 int64) bool {
+	if g1 != g2 {
+		return g1 < g2
+	}
+	return s1 < s2
+}
+
+// generationOf returns the generation of the node a grant's token names (0 if unknown).
+func (t *lockTree) generationOf(token int64) int64 {
+	if n, ok := t.byToken[token]; ok {
+		return n.generation
+	}
+	return 0
 }
 
 func parentOf(path string) string {
