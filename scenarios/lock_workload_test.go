@@ -132,3 +132,34 @@ func TestUnsyncedProtectedSearchLeavesAnOrphan(t *testing.T) {
 	}
 	t.Fatal("no seed in 300 showed the unsynced search's orphan")
 }
+
+// TestLockWorkloadsMeetContainerDeletions: the recipes make their parents as containers, and in
+// the seeds whose applications leave the queues empty now and then (with a short container check
+// interval), the container manager deletes them under the recipes; those runs pass every checker
+// too, with the deletions in the committed log the checkers replay.
+func TestLockWorkloadsMeetContainerDeletions(t *testing.T) {
+	for _, workload := range []string{"lock", "rwlock", "election"} {
+		seeds, reaps, containers := 0, 0, 0
+		for seed := uint64(1); seed <= 30; seed++ {
+			rep, err := Run(Options{Seed: seed, Observers: -1, Workload: workload})
+			require.NoError(t, err)
+			require.False(t, rep.Failed(), "%s seed %d: %s", workload, seed, rep.Explain())
+			n := 0
+			for _, c := range rep.History.Committed {
+				switch c.Entry.Header.Type {
+				case proto.OpDeleteContainer:
+					n++
+				case proto.OpCreateContainer:
+					containers++
+				}
+			}
+			if n > 0 {
+				seeds++
+			}
+			reaps += n
+		}
+		assert.Positive(t, containers, "%s: the recipes make containers", workload)
+		assert.GreaterOrEqual(t, seeds, 2, "%s: the container manager deleted lock parents in some seeds", workload)
+		t.Logf("%s: %d container deletions in %d of 30 seeds", workload, reaps, seeds)
+	}
+}

@@ -22,6 +22,7 @@ import (
 //	clients 5
 //	workload registers
 //	duration 30s
+//	containercheck 5s
 //	at 5s crash leader
 //	at 12s restart zk3
 //
@@ -57,7 +58,11 @@ type Script struct {
 	// InitialZxidCounter, if positive, starts every new leader's zxid counter there (the
 	// zookeeper.testingonly.initialZxid knob), so that a run can reach the counter's overflow.
 	InitialZxidCounter int64
-	Actions            []Action
+	// ContainerCheckInterval, if positive, is how often the leader's container manager looks for
+	// empty containers to delete (znode.container.checkIntervalMs); 0 keeps ZooKeeper's default,
+	// one minute.
+	ContainerCheckInterval clock.Duration
+	Actions                []Action
 }
 
 // Action is one timed fault.
@@ -163,10 +168,23 @@ func (s *Script) parseLine(f []string) error {
 		}
 		s.InitialZxidCounter = n
 		return nil
+	case "containercheck":
+		if len(f) != 2 {
+			return fmt.Errorf("containercheck takes one duration")
+		}
+		d, err := parseDuration(f[1])
+		if err != nil {
+			return err
+		}
+		if d < clock.Millisecond || d > clock.Hour {
+			return fmt.Errorf("containercheck must be from 1ms to 1h, not %s", f[1])
+		}
+		s.ContainerCheckInterval = d
+		return nil
 	case "at":
 		return s.parseAction(f[1:])
 	}
-	return fmt.Errorf("unknown statement %q (want servers, observers, clients, workload, duration, zxidcounter or at)", f[0])
+	return fmt.Errorf("unknown statement %q (want servers, observers, clients, workload, duration, zxidcounter, containercheck or at)", f[0])
 }
 
 func (s *Script) parseAction(f []string) error {
@@ -361,6 +379,9 @@ func (s *Script) Format(w io.Writer) error {
 	}
 	if s.InitialZxidCounter > 0 {
 		fmt.Fprintf(&b, "zxidcounter %#x\n", s.InitialZxidCounter)
+	}
+	if s.ContainerCheckInterval > 0 {
+		fmt.Fprintf(&b, "containercheck %s\n", formatDuration(s.ContainerCheckInterval))
 	}
 	for _, a := range s.Actions {
 		b.WriteString(a.String())

@@ -64,6 +64,39 @@ func TestCrashpointFormsSurviveAFormatRoundTrip(t *testing.T) {
 	}
 }
 
+// TestContainerCheckIntervalSurvivesAFormatRoundTrip: the container manager's interval is part of a
+// script, so that a shrunk or saved lock scenario replays with the interval its seed drew.
+func TestContainerCheckIntervalSurvivesAFormatRoundTrip(t *testing.T) {
+	first, err := ParseScript(strings.NewReader("servers 3\nworkload lock\ncontainercheck 2.5s\nat 1s crash zk1\n"))
+	require.NoError(t, err)
+	assert.Equal(t, 2500*clock.Millisecond, first.ContainerCheckInterval)
+	assert.Contains(t, first.String(), "containercheck 2.5s\n")
+	second, err := ParseScript(strings.NewReader(first.String()))
+	require.NoError(t, err)
+	assert.Equal(t, first, second)
+}
+
+// TestSwarmDrawsContainerCheckIntervalsOnlyForLockWorkloads: a lock workload's seeds mostly check
+// for empty containers every 1 to 30 s; other workloads make no containers and keep the default.
+func TestSwarmDrawsContainerCheckIntervalsOnlyForLockWorkloads(t *testing.T) {
+	drawn := 0
+	for seed := uint64(1); seed <= 60; seed++ {
+		s, err := DrawScript(Options{Seed: seed, Workload: "election", Observers: -1})
+		require.NoError(t, err)
+		if s.ContainerCheckInterval != 0 {
+			drawn++
+			assert.GreaterOrEqual(t, s.ContainerCheckInterval, clock.Second)
+			assert.LessOrEqual(t, s.ContainerCheckInterval, 30*clock.Second)
+		}
+		other, err := DrawScript(Options{Seed: seed, Workload: "registers", Observers: -1})
+		require.NoError(t, err)
+		assert.Zero(t, other.ContainerCheckInterval, "seed %d", seed)
+		assert.Equal(t, s.Actions, other.Actions, "seed %d: the interval is drawn after the faults", seed)
+	}
+	assert.Greater(t, drawn, 20)
+	assert.Less(t, drawn, 60)
+}
+
 func TestScriptWallClockStepsMayGoBackwards(t *testing.T) {
 	s, err := ParseScript(strings.NewReader("servers 3\nat 1s stepwall zk1 -30s\nat 2s stepwall zk2 +1h\n"))
 	require.NoError(t, err)
@@ -87,6 +120,9 @@ func TestMalformedScriptsAreRejectedWithTheirLine(t *testing.T) {
 		{"servers 3\nat 1s partition zk1 zk2\n", "line 2", "groups separated by '|'"},
 		{"servers 3\nat 1s drift zk1 fast\n", "line 2", "drift takes a rate in ppm"},
 		{"servers 3\nzxidcounter 0x100000000\n", "line 2", "zxidcounter must be a number"},
+		{"servers 3\ncontainercheck 0s\n", "line 2", "containercheck must be from 1ms to 1h"},
+		{"servers 3\ncontainercheck 2h\n", "line 2", "containercheck must be from 1ms to 1h"},
+		{"servers 3\ncontainercheck\n", "line 2", "containercheck takes one duration"},
 		{"clients 3\n", "line 1", `sets no "servers"`},
 		{"servers 3\nreplicas 3\n", "line 2", `unknown statement "replicas"`},
 		{"servers 3\nat 1s expire zk1\n", "line 2", `expire takes a client (c1, c2, ...) or all, not "zk1"`},

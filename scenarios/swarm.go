@@ -56,6 +56,20 @@ func drawScript(w *sim.World, o Options) *Script {
 		d.family(family, w.Between(2*clock.Second, 20*clock.Second, 100*clock.Millisecond))
 	}
 	slices.SortStableFunc(s.Actions, func(a, b Action) int { return int(a.At - b.At) })
+	if slices.Contains(containerWorkloads, s.Workload) && w.Chance(2, 3) {
+		// ZooKeeper looks for empty containers once a minute by default
+		// (znode.container.checkIntervalMs), which a run of a minute or two meets a few times at
+		// best, and never if leaders change faster (a new leader starts its manager afresh).
+		// Operators lower the interval; most seeds of a lock workload do, so that the recipes meet
+		// their parents deleted between two acquisitions, or between mkdirs and the create. This
+		// is drawn last, so that the rest of every seed's script stays as it was. Half of these
+		// check every few seconds, where the races are most likely.
+		if w.Chance(1, 2) {
+			s.ContainerCheckInterval = w.Between(clock.Second, 5*clock.Second, 100*clock.Millisecond)
+		} else {
+			s.ContainerCheckInterval = w.Between(5*clock.Second, 30*clock.Second, 100*clock.Millisecond)
+		}
+	}
 	return s
 }
 

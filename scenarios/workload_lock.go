@@ -31,10 +31,14 @@ import (
 var LockWorkloads = []string{"lock", "rwlock", "election"}
 
 func init() {
-	workloadMakers["lock"] = func(*sim.World) workload { return newLockWorkload(lockKindMutex) }
-	workloadMakers["rwlock"] = func(*sim.World) workload { return newLockWorkload(lockKindRW) }
-	workloadMakers["election"] = func(*sim.World) workload { return newLockWorkload(lockKindElection) }
+	workloadMakers["lock"] = func(w *sim.World) workload { return newLockWorkload(w, lockKindMutex) }
+	workloadMakers["rwlock"] = func(w *sim.World) workload { return newLockWorkload(w, lockKindRW) }
+	workloadMakers["election"] = func(w *sim.World) workload { return newLockWorkload(w, lockKindElection) }
 }
+
+// containerWorkloads are the workloads whose applications make container znodes: the lock
+// workloads. A swarm draws their servers' container check interval (see drawScript).
+var containerWorkloads = []string{"lock", "rwlock", "election"}
 
 // driver is implemented by workloads whose applications run recipes that drive their client
 // themselves instead of issuing one operation at a time. app.go calls these hooks.
@@ -55,8 +59,11 @@ const (
 	lockKindElection
 )
 
-// The lock paths. The fair, read-write and election locks are queues under a persistent parent
-// made by the setup; the simple exclusive lock is one node under /locks.
+// The lock paths. The fair, read-write and election locks are queues under a parent, the simple
+// exclusive lock is one node under /locks. Nothing makes the parents beforehand: each recipe makes
+// what is missing as containers (Curator's creatingParentContainersIfNeeded), which the leader's
+// container manager deletes once they are empty again, so the recipes meet the races of a parent
+// that comes and goes (see containerWorkloads).
 const (
 	locksRoot      = "/locks"
 	fairLockPath   = "/locks/fair"
@@ -76,15 +83,28 @@ const (
 
 type lockWorkload struct {
 	kind     lockWorkloadKind
+	think    clock.Duration // the longest pause between two cycles of an application
 	r        *runner
 	resource *lockmodel.Resource
 	apps     []*lockApp
 	log      lockLog
 }
 
-func newLockWorkload(kind lockWorkloadKind) *lockWorkload {
-	return &lockWorkload{kind: kind, log: newLockLog()}
+// newLockWorkload draws how busy the applications are. Most seeds keep them busy, each starting its
+// next cycle within thinkTimeMax, so that the lock is always contended. A third of them pause for
+// seconds between cycles: a holder keeps the lock for most of a second, so five applications that
+// come back every few seconds leave every queue empty now and then, and the container manager
+// deletes its parent under the recipes.
+func newLockWorkload(w *sim.World, kind lockWorkloadKind) *lockWorkload {
+	l := &lockWorkload{kind: kind, think: thinkTimeMax, log: newLockLog()}
+	if w.Chance(1, 3) {
+		l.think = w.Between(2*clock.Second, 15*clock.Second, 100*clock.Millisecond)
+	}
+	return l
 }
+
+// thinkTimeMax implements paced.
+func (l *lockWorkload) thinkTimeMax() clock.Duration { return l.think }
 
 func (l *lockWorkload) locks() []lock.Lock {
 	switch l.kind {
@@ -94,17 +114,6 @@ func (l *lockWorkload) locks() []lock.Lock {
 		return []lock.Lock{{Path: electionPath, Kind: lock.KindElection}}
 	}
 	return []lock.Lock{{Path: fairLockPath, Kind: lock.KindFair}, {Path: simpleLockPath, Kind: lock.KindExclusive}}
-}
-
-// setup implements setupper: the queues' parents.
-func (l *lockWorkload) setup() []string {
-	switch l.kind {
-	case lockKindRW:
-		return []string{locksRoot, rwLockPath}
-	case lockKindElection:
-		return []string{electionPath}
-	}
-	return []string{locksRoot, fairLockPath}
 }
 
 // next is never called: drive replaces it (see app.tick).
