@@ -12,6 +12,11 @@
 // leader's committed zxid when each sync was called, how sessions ended, when they were healthy,
 // the liveness phase). The Recorder fills a History as the run goes.
 //
+// The committed log holds changes no client issued: the closeSession of an expired session and
+// the deleteContainer with which the leader's container manager removes an empty container (the
+// lock recipes make their parents as containers). The checkers replay them like any other
+// transaction, so a read must reflect them and a watch they trigger must fire.
+//
 // Each checker returns a Result: Pass, Violation (with findings that name the checker, rule,
 // clients, sessions, operations, zxids and virtual times), Unknown when it could not decide (never
 // a pass), or Skipped when it had nothing to judge. Bad input is an error wrapping

@@ -15,6 +15,10 @@
 //   - lock/orphans: no lock node outlives the session that created it.
 //   - lock/progress: after the faults heal, every live waiter is granted the lock.
 //
+// A queue's parent is a container that the server deletes once it is empty; the checks replay its
+// deletes and re-creates from the committed log, and order a queue by the parent's incarnation,
+// then by sequence number (a re-made parent numbers its children from 0 again).
+//
 // Every violation names the holders or waiters, their sessions, tokens (lock node czxids) and the
 // virtual times involved.
 //
