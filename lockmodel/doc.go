@@ -25,7 +25,7 @@
 // therefore vanish between two acquisitions, or between the mkdirs that made it and the create of
 // the lock node, and the recipes handle that as Curator does:
 //
-//   - Mutex (and the read-write lock's two): the foreground create makes the parents and creates
+//   - Mutex (and so the read-write lock's read and write locks): the foreground create makes the parents and creates
 //     once more; a NONODE of that create, or a listing of a parent that is gone (getSortedChildren
 //     takes it for no children, so the node is "not found"), is the NoNodeException that
 //     LockInternals.attemptLock catches: it starts over after the retry policy's sleep.
@@ -56,6 +56,9 @@
 //   - One watcher per session carries every recipe watch, so that the client registers a path once
 //     per table, as the client-visible checkers expect; recipes see the same events.
 //   - Acquire timeouts run on the node's monotonic clock (Curator reads the wall clock).
+//   - A background create that keeps finding its new parent deleted queues itself again at most
+//     maxRequeues times and then fails the run (Curator has no bound): every round needs the
+//     container manager to delete the parent between mkdirs and the create.
 //   - A holder needs its fencing token: a node found by the protected-mode search comes without
 //     its stat, so its czxid is read with exists before the lock or leadership is taken.
 //
