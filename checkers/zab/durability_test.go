@@ -166,3 +166,21 @@ func TestTruncRacingACommit(t *testing.T) {
 		assert.Equal(t, []int64{z(1, 3), z(1, 2)}, v.Zxids)
 	})
 }
+
+// A learner elected an earlier process of its leader; the process that leads now reached it,
+// sent it a SNAP and crashed before the SNAP arrived (ZooKeeper's learner retries its connection
+// to the leader's address, and a crashed process's last bytes are still delivered). The SNAP
+// carries the crashed process's history, which the checker keeps until its restart.
+func TestASnapFromALeaderThatCrashedAfterSendingIt(t *testing.T) {
+	s := newScript().start(1, 1, 2, 3).write(1, z(1, 1), 2, 3)
+	s.add(zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 3},
+		zabmodel.Event{Kind: zabmodel.EventElected, Server: 3, Role: zabmodel.Following, Leader: 1, Epoch: 1},
+		zabmodel.Event{Kind: zabmodel.EventCrash, Server: 1},
+		zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 2},
+		zabmodel.Event{Kind: zabmodel.EventRestart, Server: 1},
+		zabmodel.Event{Kind: zabmodel.EventTreeLoaded, Server: 1, Source: zabmodel.SourceStartup})
+	s.apply(1, z(1, 1), zabmodel.SourceStartup).elect(2, 1, 2)
+	s.add(zabmodel.Event{Kind: zabmodel.EventCrash, Server: 1},
+		zabmodel.Event{Kind: zabmodel.EventTreeLoaded, Server: 3, Zxid: z(1, 1), Source: zabmodel.SourceSnap})
+	s.requireClean(t, threeVoters)
+}

@@ -32,6 +32,10 @@ type server struct {
 	applied []txn
 	// generation identifies the current applied history; it changes whenever applied is replaced.
 	generation uint64
+	// crashedLeading says the process died while LEADING: until the restart, messages it sent
+	// before dying may still reach its learners (a SNAP), and they carry the applied history
+	// kept above.
+	crashedLeading bool
 	// lastAppliedEpoch is the proposing leader's epoch of the last applied transaction.
 	lastAppliedEpoch int64
 

@@ -176,6 +176,7 @@ func (c *Checker) leaderSnapshotContent(s *server, zxid int64) []txn {
 // tail loses is reported by EventLost.
 func (c *Checker) onCrash(s *server) {
 	s.up = false
+	s.crashedLeading = s.role == zabmodel.Leading
 	s.leaveRole()
 	s.votes.reset()
 	s.monotonic = monotonicCheck{}
@@ -185,6 +186,7 @@ func (c *Checker) onCrash(s *server) {
 // Whatever of the log survived the crash is on the platter now.
 func (c *Checker) onRestart(s *server) {
 	s.up = true
+	s.crashedLeading = false
 	s.incarnation++
 	s.leaveRole()
 	s.votes.reset()

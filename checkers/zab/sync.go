@@ -10,11 +10,15 @@ import (
 func (c *Checker) boundLeader(s *server, sid int64) (*server, bool) {
 	binding := s.leader
 	leader, ok := c.servers[sid]
-	if ok && binding.sid == sid && leader.up && leader.role == zabmodel.Leading &&
+	leads := ok && ((leader.up && leader.role == zabmodel.Leading) || (!leader.up && leader.crashedLeading))
+	if leads && binding.sid == sid &&
 		(!binding.known || leader.incarnation != binding.incarnation || leader.generation != binding.generation) {
 		// The learner elected an earlier process of this server (or before it was up), and its
 		// connection reached the one that leads now: a learner connects to an address, and only
-		// the current leader listens there. It synchronizes with that process's history.
+		// the current leader listens there. It synchronizes with that process's history. A
+		// process that died leading still counts until its restart: what it sent before dying
+		// (a SNAP) is delivered after, and carries the history the checker keeps for it. The
+		// binding is then only good for judging such late messages: the leader is not up.
 		s.leader = leaderBinding{sid: sid, incarnation: leader.incarnation, generation: leader.generation,
 			floor: len(leader.applied), known: true}
 		binding = s.leader
