@@ -217,7 +217,14 @@ func (l *LeaderLatch) setNode(path string, token int64) {
 // too: it starts over with a new node (CURATOR-724, Curator 5.8; before it, the latch logged the
 // error and waited for the next RECONNECTED).
 func (l *LeaderLatch) getChildren() {
-	l.s.getChildrenRetrying(l.path, nil, func(r client.ChildrenResult) {
+	// With BugHerd the listing itself leaves a watch on the children, as the herd-prone recipe
+	// does, and the decision is made from that same listing: a second listing to set the watch
+	// could miss a change between the two and wait forever, a liveness bug on top of the herd.
+	var target watchTarget
+	if l.s.cfg.Bugs.Has(BugHerd) {
+		target = l
+	}
+	l.s.getChildrenRetrying(l.path, target, func(r client.ChildrenResult) {
 		switch r.Err {
 		case proto.OK:
 			l.checkLeadership(r.Children, r.Zxid)
@@ -246,12 +253,8 @@ func (l *LeaderLatch) checkLeadership(children []string, zxid int64) {
 	case ours == 0:
 		l.lead(zxid)
 	case l.s.cfg.Bugs.Has(BugHerd):
-		node := l.ourPath
-		l.s.getChildrenRetrying(l.path, l, func(r client.ChildrenResult) {
-			if r.Err == proto.OK {
-				l.emit(Event{Kind: EventWatching, Node: node, Path: l.path, Children: true, Zxid: r.Zxid})
-			}
-		})
+		// The listing this decision comes from left the watch on the children.
+		l.emit(Event{Kind: EventWatching, Node: l.ourPath, Path: l.path, Children: true, Zxid: zxid})
 	default:
 		// As Curator's watcher lambda captures the path it was made for, the event names the node
 		// whose predecessor this is, even if the participant has moved to a new node since.
