@@ -31,7 +31,8 @@ type Config struct {
 	// InitialZxidCounter mirrors zabmodel.Config.InitialZxidCounter (the testing-only
 	// zookeeper.testingonly.initialZxid): a new leader's first proposal then has counter
 	// InitialZxidCounter+1 instead of 1, as Leader.lead sets the counter before getNextZxid
-	// increments it.
+	// increments it. Only a quorum leader applies it: with a single voter (a standalone server,
+	// ZooKeeperServerMain) it is ignored.
 	InitialZxidCounter int64
 	// OnViolation, if set, is called with each violation the checker keeps, as it is found.
 	OnViolation func(Violation)

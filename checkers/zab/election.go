@@ -137,6 +137,11 @@ func (c *Checker) onEstablished(s *server, e zabmodel.Event) {
 	s.established = true
 	history := s.history()
 	s.lastCounter = c.config.InitialZxidCounter
+	if len(c.voterSids) == 1 {
+		// The initial counter is a quorum leader's (Leader.lead sets it); a standalone server
+		// counts from its last zxid, or from 1.
+		s.lastCounter = 0
+	}
 	if n := history.length(); n > 0 && zabmodel.EpochOf(history.at(n-1).zxid) == e.Epoch {
 		// Only a standalone server holds zxids of the epoch it establishes: it goes on counting.
 		s.lastCounter = zabmodel.CounterOf(history.at(n - 1).zxid)
