@@ -86,6 +86,11 @@ func newRunner(opts Options) (*runner, error) {
 	if r.script.Workload == "" {
 		r.script.Workload = scriptWorkload(opts)
 	}
+	// Every script is checked against the run's cluster, clients and duration, whether it was
+	// parsed (which checked what the script itself says), drawn or built in code.
+	if err := r.script.check(r.script.Clients, r.script.Duration, nil); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
 	if err := r.build(); err != nil {
 		return nil, err
 	}

@@ -26,18 +26,21 @@ import (
 //	at 5s crash leader
 //	at 12s restart zk3
 //
-// Actions (targets are servers "zk1".."zkN", "leader" (the leader serving at that moment, if
-// any), "follower" (some follower), clients "c1".."cN", or "all"):
+// Actions (targets are servers "zk1".."zkN", voters then observers, "leader" (the leader serving
+// at that moment, if any), "follower" (some serving follower), clients "c1".."cN", or "all": every
+// server, or for kill, revive and expire every client):
 //
-//	crash T / restart T                   a server process dies / starts again
+//	crash S / restart S                   a server process dies / starts again (restart takes
+//	                                      zkN or all: leader and follower name running servers)
 //	crashpoint T POINT [N] [restart DUR]  T crashes the N-th time (default 1) it reaches POINT, a
 //	                                      place between two persistence steps (see CrashPoints),
 //	                                      counting from this action, within the fault phase; with
 //	                                      "restart DUR" it starts again DUR after that crash. A
 //	                                      server may be armed at several points at once; each
 //	                                      action counts its own hits and crashes it once.
-//	partition T... | T... [| T...]        groups that cannot talk to each other
-//	oneway T T                            messages from the first to the second are held
+//	partition T... | T... [| T...]        groups that cannot talk to each other (no node in two)
+//	oneway T T                            messages from the first to the second are held (two
+//	                                      different single nodes: not all)
 //	isolate T                             T talks to nobody
 //	heal                                  every partition ends
 //	clog T DUR / swizzle DUR              hold a node's messages for DUR / clog a random subset
@@ -47,8 +50,19 @@ import (
 //	expire C                              a forced session expiry: a "killer" client process
 //	                                      connects with C's session id and password and sends
 //	                                      closeSession while C's own client still holds the
-//	                                      session (C may be "all"; a no-op if C has no session)
-//	drift T PPM / stepwall T [-]DUR       clock faults (a wall-clock step may go backwards)
+//	                                      session (C may be "all")
+//	drift T PPM / stepwall T [-]DUR       clock faults on a server's or a client's clock: the
+//	                                      rate within ±500000ppm (clock.MaxDriftPPM); a
+//	                                      wall-clock step may go backwards, while the monotonic
+//	                                      clock that timeouts use never does
+//
+// Every statement but "at" appears at most once, and "duration" is more than zero. Every action
+// happens before the end of the duration, names only servers and clients the script's cluster has,
+// and names the kind of node its verb acts on (C: a client or all; S: a server, leader, follower
+// or all; T: any node). A script that breaks any of these is an error naming its line. A legal
+// target may still find nothing at run time (no leader at that moment, a server already down, a
+// client without a session): the action then does nothing, the trace says so, and it is not
+// counted as an injected fault.
 type Script struct {
 	Servers   int
 	Observers int
@@ -70,6 +84,9 @@ type Action struct {
 	At   clock.Duration // from the start of the fault phase
 	Verb string
 	Args []string
+	// Line is the script line the action was read from (0 for an action built in code), so that a
+	// check that needs the whole script can still name the line at fault.
+	Line int
 }
 
 func (a Action) String() string {
@@ -90,11 +107,23 @@ type ScriptError struct {
 	Msg  string
 }
 
-func (e *ScriptError) Error() string { return fmt.Sprintf("script line %d: %s", e.Line, e.Msg) }
+// Error names the line; a script built in code has none, and its error names the action instead.
+func (e *ScriptError) Error() string {
+	if e.Line <= 0 {
+		return "script: " + e.Msg
+	}
+	return fmt.Sprintf("script line %d: %s", e.Line, e.Msg)
+}
 
-// ParseScript reads a script. Every problem is an error naming its line; nothing is guessed.
+// ParseScript reads a script. Every problem is an error naming its line; nothing is guessed. The
+// checks that need the whole script (the cluster's size for every target, the duration for every
+// action's time) run once it is read, and still name the line at fault; those that need the
+// clients or the duration are left to Run when the script does not set them, since the run's
+// options then decide them.
 func ParseScript(r io.Reader) (*Script, error) {
 	s := &Script{Observers: -1}
+	// statements maps each statement other than "at" to its line: each may appear once.
+	statements := map[string]int{}
 	sc := bufio.NewScanner(r)
 	line := 0
 	for sc.Scan() {
@@ -106,7 +135,15 @@ func ParseScript(r io.Reader) (*Script, error) {
 		if text == "" {
 			continue
 		}
-		if err := s.parseLine(strings.Fields(text)); err != nil {
+		f := strings.Fields(text)
+		if first, ok := statements[f[0]]; ok {
+			// The last one winning would be a guess at what the author meant.
+			return nil, &ScriptError{Line: line, Msg: fmt.Sprintf("%q is set twice (first on line %d)", f[0], first)}
+		}
+		if f[0] != "at" {
+			statements[f[0]] = line
+		}
+		if err := s.parseLine(line, f); err != nil {
 			return nil, &ScriptError{Line: line, Msg: err.Error()}
 		}
 	}
@@ -120,10 +157,13 @@ func ParseScript(r io.Reader) (*Script, error) {
 		s.Observers = 0
 	}
 	slices.SortStableFunc(s.Actions, func(a, b Action) int { return int(a.At - b.At) })
+	if err := s.check(s.Clients, s.Duration, statements); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
-func (s *Script) parseLine(f []string) error {
+func (s *Script) parseLine(line int, f []string) error {
 	setting := func(target *int, lo, hi int) error {
 		if len(f) != 2 {
 			return fmt.Errorf("%s takes one number", f[0])
@@ -156,6 +196,10 @@ func (s *Script) parseLine(f []string) error {
 		if err != nil {
 			return err
 		}
+		// Zero is not "the default": a script that means the default leaves the line out.
+		if d <= 0 || d > maxScriptDuration {
+			return fmt.Errorf("duration must be more than 0 and at most %s, not %q", formatDuration(maxScriptDuration), f[1])
+		}
 		s.Duration = d
 		return nil
 	case "zxidcounter":
@@ -182,12 +226,12 @@ func (s *Script) parseLine(f []string) error {
 		s.ContainerCheckInterval = d
 		return nil
 	case "at":
-		return s.parseAction(f[1:])
+		return s.parseAction(line, f[1:])
 	}
 	return fmt.Errorf("unknown statement %q (want servers, observers, clients, workload, duration, zxidcounter, containercheck or at)", f[0])
 }
 
-func (s *Script) parseAction(f []string) error {
+func (s *Script) parseAction(line int, f []string) error {
 	if len(f) < 2 {
 		return fmt.Errorf("an action needs a time and a verb")
 	}
@@ -196,25 +240,19 @@ func (s *Script) parseAction(f []string) error {
 		return err
 	}
 	verb, args := f[1], f[2:]
-	n, ok := verbs[verb]
-	if !ok {
-		return fmt.Errorf("unknown action %q", verb)
-	}
-	if n >= 0 && len(args) != n {
-		return fmt.Errorf("%s takes %d argument(s), not %d", verb, n, len(args))
-	}
-	if n == -1 && (len(args) < 3 || !slices.Contains(args, "|")) {
-		return fmt.Errorf("%s takes groups separated by '|'", verb)
-	}
-	if err := checkArgs(verb, args); err != nil {
+	if err := checkAction(verb, args); err != nil {
 		return err
 	}
-	s.Actions = append(s.Actions, Action{At: at, Verb: verb, Args: args})
+	s.Actions = append(s.Actions, Action{At: at, Verb: verb, Args: args, Line: line})
 	return nil
 }
 
-// checkArgs validates the argument types that do not depend on the cluster.
+// checkArgs validates what does not depend on the cluster: the argument types, and that each
+// target names the kind of node the verb acts on.
 func checkArgs(verb string, args []string) error {
+	if err := checkTargetKinds(verb, args); err != nil {
+		return err
+	}
 	switch verb {
 	case "clog", "pause":
 		_, err := parseDuration(args[1])
@@ -226,18 +264,11 @@ func checkArgs(verb string, args []string) error {
 		_, err := parseDuration(args[0])
 		return err
 	case "drift":
-		if _, err := strconv.ParseInt(strings.TrimSuffix(args[1], "ppm"), 10, 64); err != nil {
-			return fmt.Errorf("drift takes a rate in ppm, like +200ppm, not %q", args[1])
-		}
+		_, err := parseDrift(args[1])
+		return err
 	case "crashpoint":
 		_, err := parseCrashpoint(args)
 		return err
-	case "expire":
-		// Only an application has a session to force out: a server or "leader" is a mistake
-		// worth reporting, not a target that happens to resolve to nothing.
-		if n, err := strconv.Atoi(strings.TrimPrefix(args[0], "c")); args[0] != "all" && (!strings.HasPrefix(args[0], "c") || err != nil || n < 1) {
-			return fmt.Errorf("expire takes a client (c1, c2, ...) or all, not %q", args[0])
-		}
 	}
 	return nil
 }
