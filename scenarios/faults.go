@@ -1,94 +1,154 @@
 package scenarios
 
 import (
+	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/sim"
 	"github.com/zabsim/zabsim/zabmodel"
 )
 
-// act performs one scripted fault. Targets that do not resolve (no leader at that moment, a server
-// number beyond the cluster) make the action a no-op, noted in the trace: a script drawn for one
-// cluster stays meaningful when shrunk or replayed.
-func (r *runner) act(a Action) {
+// act performs a script's action i. Only an action that changed something counts as an injected
+// fault; a legal target may find nothing to act on at that moment (no leader, a server already
+// down, a client without a session), and the action is then a no-op that the trace explains. A
+// crashpoint action only arms its servers: the crash counts when it happens (countHit).
+func (r *runner) act(i int, a Action) {
 	r.w.Note(sim.NoNode, "fault", "%s", a.String())
-	r.faultsInjected++
-	switch a.Verb {
-	case "crash", "restart", "kill", "revive":
-		for _, n := range r.targets(a.Args[0]) {
-			if a.Verb == "crash" || a.Verb == "kill" {
-				r.w.Crash(n)
-			} else {
-				r.w.Restart(n)
-			}
-		}
-	case "crashpoint":
-		r.arm(a)
-	case "partition":
-		r.nw.Partition(r.groups(a.Args)...)
-	case "oneway":
-		from, to := r.targets(a.Args[0]), r.targets(a.Args[1])
-		if len(from) == 1 && len(to) == 1 {
-			r.nw.CutOneWay(from[0], to[0])
-		}
-	case "isolate":
-		for _, n := range r.targets(a.Args[0]) {
-			r.nw.Isolate(n)
-		}
-	case "heal":
-		r.nw.Heal()
-	case "expire":
-		r.expire(a.Args[0])
-	default:
-		r.actOnTiming(a)
+	if sid, _, ok := r.ens.Leader(); ok {
+		r.actionResults[i].leader = sid
+	}
+	why := r.perform(i, a)
+	switch {
+	case why != "":
+		r.actionResults[i].idle = why
+		r.w.Note(sim.NoNode, "fault", "%s did nothing: %s", a.String(), why)
+	case a.Verb != "crashpoint":
+		r.actionResults[i].done = true
+		r.faultsInjected++
 	}
 }
 
-func (r *runner) actOnTiming(a Action) {
+// perform carries out action i and says why it did nothing, or "" if it did something.
+func (r *runner) perform(i int, a Action) string {
+	switch a.Verb {
+	case "crash", "kill":
+		return r.forEach(r.targetsOf(a), "already down", func(n sim.NodeID) bool {
+			if !r.w.IsUp(n) {
+				return false
+			}
+			r.w.Crash(n)
+			return true
+		})
+	case "restart", "revive":
+		return r.forEach(r.targetsOf(a), "already running", func(n sim.NodeID) bool {
+			if r.w.IsUp(n) {
+				return false
+			}
+			r.w.Restart(n)
+			return true
+		})
+	case "crashpoint":
+		return r.arm(i, a)
+	case "partition":
+		groups, why := r.groups(a.Args)
+		if why == "" {
+			r.nw.Partition(groups...)
+		}
+		return why
+	case "oneway":
+		from, to := r.targets(a.Args[0]), r.targets(a.Args[1])
+		switch {
+		case len(from) != 1:
+			return fmt.Sprintf("no %s at this moment", a.Args[0])
+		case len(to) != 1:
+			return fmt.Sprintf("no %s at this moment", a.Args[1])
+		case from[0] == to[0]:
+			return fmt.Sprintf("%s and %s are the same node at this moment", a.Args[0], a.Args[1])
+		}
+		r.nw.CutOneWay(from[0], to[0])
+		return ""
+	case "isolate":
+		return r.forEach(r.targetsOf(a), "", func(n sim.NodeID) bool { r.nw.Isolate(n); return true })
+	case "heal":
+		r.nw.Heal()
+		return ""
+	case "expire":
+		if r.expire(a.Args[0]) == 0 {
+			return "no session to expire (see the notes above)"
+		}
+		return ""
+	}
+	return r.performOnTiming(a)
+}
+
+func (r *runner) performOnTiming(a Action) string {
 	switch a.Verb {
 	case "clog":
 		d, _ := parseDuration(a.Args[1])
-		for _, n := range r.targets(a.Args[0]) {
-			r.nw.ClogNode(n, d)
-		}
+		return r.forEach(r.targetsOf(a), "", func(n sim.NodeID) bool { r.nw.ClogNode(n, d); return true })
 	case "swizzle":
 		d, _ := parseDuration(a.Args[0])
 		r.nw.Swizzle(r.ens.Nodes(), d/10, d)
+		return ""
 	case "reset":
-		for _, n := range r.targets(a.Args[0]) {
-			for _, c := range r.nw.Conns(n) {
+		return r.forEach(r.targetsOf(a), "no open connection", func(n sim.NodeID) bool {
+			conns := r.nw.Conns(n)
+			for _, c := range conns {
 				r.nw.Reset(c)
 			}
-		}
+			return len(conns) > 0
+		})
 	case "pause":
 		d, _ := parseDuration(a.Args[1])
-		for _, n := range r.targets(a.Args[0]) {
-			r.pause(n, d)
-		}
+		return r.forEach(r.targetsOf(a), "down or already paused", func(n sim.NodeID) bool { return r.pause(n, d) })
 	case "drift":
-		ppm, _ := strconv.ParseInt(strings.TrimSuffix(a.Args[1], "ppm"), 10, 64)
-		for _, n := range r.targets(a.Args[0]) {
-			_ = r.w.Clock(n).SetDrift(r.w.Now(), ppm)
+		ppm, err := parseDrift(a.Args[1])
+		if err != nil {
+			return err.Error()
 		}
+		return r.forEach(r.targetsOf(a), "", func(n sim.NodeID) bool {
+			// parseDrift keeps the rate within what a local clock accepts.
+			if err := r.w.Clock(n).SetDrift(r.w.Now(), ppm); err != nil {
+				panic("scenarios: " + err.Error())
+			}
+			return true
+		})
 	case "stepwall":
 		d, _ := parseSignedDuration(a.Args[1])
-		for _, n := range r.targets(a.Args[0]) {
-			r.w.Clock(n).StepWall(r.w.Now(), d)
-		}
+		return r.forEach(r.targetsOf(a), "", func(n sim.NodeID) bool { r.w.Clock(n).StepWall(r.w.Now(), d); return true })
 	}
+	return fmt.Sprintf("unknown action %q", a.Verb)
 }
 
-// pause stops a process for d, as a long garbage-collection pause does.
-func (r *runner) pause(n sim.NodeID, d clock.Duration) {
+// forEach applies do to every node of targets and says why nothing happened: no target at this
+// moment, or do changed none of them (for the reason given, e.g. "already down").
+func (r *runner) forEach(targets []sim.NodeID, unchanged string, do func(sim.NodeID) bool) string {
+	if len(targets) == 0 {
+		return "no such node at this moment"
+	}
+	changed := 0
+	for _, n := range targets {
+		if do(n) {
+			changed++
+		}
+	}
+	if changed == 0 {
+		return unchanged
+	}
+	return ""
+}
+
+// pause stops a process for d, as a long garbage-collection pause does, and reports whether it
+// did: a process that is down or already paused is left alone.
+func (r *runner) pause(n sim.NodeID, d clock.Duration) bool {
 	if r.paused[n] || !r.w.IsUp(n) {
-		return
+		return false
 	}
 	r.paused[n] = true
 	r.w.Pause(n)
 	r.w.After(d, func() { r.resume(n) })
+	return true
 }
 
 func (r *runner) resume(n sim.NodeID) {
@@ -98,35 +158,43 @@ func (r *runner) resume(n sim.NodeID) {
 	}
 }
 
-// targets resolves a target name to nodes.
+// targetsOf resolves an action's first target. For the client verbs "all" is every client.
+func (r *runner) targetsOf(a Action) []sim.NodeID {
+	if a.Args[0] == "all" && slices.Contains(clientVerbs, a.Verb) {
+		out := make([]sim.NodeID, len(r.apps))
+		for i, app := range r.apps {
+			out[i] = app.node
+		}
+		return out
+	}
+	return r.targets(a.Args[0])
+}
+
+// targets resolves a target name to nodes. The script's check has made sure that every zkN and cN
+// exists; leader and follower may resolve to nothing at a given moment.
 func (r *runner) targets(name string) []sim.NodeID {
-	switch {
-	case name == "leader":
+	kind, n, _ := parseTarget(name)
+	switch kind {
+	case theLeader:
 		if sid, _, ok := r.ens.Leader(); ok {
 			return []sim.NodeID{r.ens.Server(sid).Node()}
 		}
-		return nil
-	case name == "follower":
+	case aFollower:
 		for _, s := range r.ens.Servers() {
 			if st := s.State(); st.Serving && st.Role == zabmodel.Following {
 				return []sim.NodeID{s.Node()}
 			}
 		}
-		return nil
-	case name == "all":
+	case everyone:
 		return r.ens.Nodes()
-	case strings.HasPrefix(name, "zk"):
-		i, err := strconv.Atoi(name[2:])
-		if err != nil || i < 1 || i > len(r.ens.Servers()) {
-			return nil
+	case aServer:
+		if n <= len(r.ens.Servers()) {
+			return []sim.NodeID{r.ens.Server(int64(n)).Node()}
 		}
-		return []sim.NodeID{r.ens.Server(int64(i)).Node()}
-	case strings.HasPrefix(name, "c"):
-		i, err := strconv.Atoi(name[1:])
-		if err != nil || i < 1 || i > len(r.apps) {
-			return nil
+	case aClient:
+		if n <= len(r.apps) {
+			return []sim.NodeID{r.apps[n-1].node}
 		}
-		return []sim.NodeID{r.apps[i-1].node}
 	}
 	return nil
 }
@@ -140,21 +208,34 @@ func (r *runner) sidOf(n sim.NodeID) (int64, bool) {
 	return 0, false
 }
 
-// groups turns "zk1 zk2 | zk3" into node groups.
-func (r *runner) groups(args []string) [][]sim.NodeID {
+// groups turns "zk1 zk2 | zk3" into node groups, or says why it cannot at this moment: a group
+// whose leader or follower resolves to nothing is empty, and one that names the node another group
+// holds (leader and zk3, when zk3 leads) would cut that node from itself. The parser has refused
+// the groups that are wrong whatever happens.
+func (r *runner) groups(args []string) ([][]sim.NodeID, string) {
 	var out [][]sim.NodeID
 	var cur []sim.NodeID
+	group := map[sim.NodeID]int{}
 	for _, arg := range append(slices.Clone(args), "|") {
-		if arg == "|" {
-			if len(cur) > 0 {
-				out = append(out, cur)
+		if arg != "|" {
+			for _, n := range r.targets(arg) {
+				if g, ok := group[n]; ok && g != len(out) {
+					return nil, fmt.Sprintf("%s is in groups %d and %d at this moment", r.w.Name(n), g+1, len(out)+1)
+				}
+				if _, ok := group[n]; !ok {
+					group[n] = len(out)
+					cur = append(cur, n)
+				}
 			}
-			cur = nil
 			continue
 		}
-		cur = append(cur, r.targets(arg)...)
+		if len(cur) == 0 {
+			return nil, fmt.Sprintf("group %d has no node at this moment", len(out)+1)
+		}
+		out = append(out, cur)
+		cur = nil
 	}
-	return out
+	return out, ""
 }
 
 // CrashPointHit is one time a running server reached a crash point (see CrashPoints).
@@ -169,26 +250,39 @@ type CrashPointHit struct {
 // armedCrash is a crashpoint action waiting for its hit. A server may have several, each counting
 // the hits of its own point.
 type armedCrash struct {
-	point string
+	// action is the index of the crashpoint action that armed it, in the script's actions.
+	action int
+	point  string
 	// remaining counts the hits of point still to come, this one included, before the crash.
 	remaining    int
 	restart      bool
 	restartAfter clock.Duration
 }
 
-// arm performs a crashpoint action: each target server gets one more armed crash, beside any it
-// already has. The parser has checked the arguments; a script built in code that bypassed it is
-// refused here, in the trace, rather than guessed at.
-func (r *runner) arm(a Action) {
+// arm performs crashpoint action i: each target server gets one more armed crash, beside any it
+// already has, and says why it armed none. The script's check has made sure of the arguments.
+func (r *runner) arm(i int, a Action) string {
 	spec, err := parseCrashpoint(a.Args)
 	if err != nil {
-		r.w.Note(sim.NoNode, "fault", "not armed: %v", err)
-		return
+		return err.Error()
 	}
-	for _, n := range r.targets(spec.target) {
-		if sid, ok := r.sidOf(n); ok {
-			r.crashPoints[sid] = append(r.crashPoints[sid],
-				armedCrash{point: spec.point, remaining: spec.count, restart: spec.restart, restartAfter: spec.restartAfter})
+	return r.forEach(r.targets(spec.target), "", func(n sim.NodeID) bool {
+		sid, ok := r.sidOf(n)
+		if ok {
+			r.crashPoints[sid] = append(r.crashPoints[sid], armedCrash{action: i, point: spec.point, remaining: spec.count,
+				restart: spec.restart, restartAfter: spec.restartAfter})
+		}
+		return ok
+	})
+}
+
+// noteUnfiredCrashpoints ends the fault phase's account of the crashpoint actions: one that armed
+// a server that never reached its point did nothing, and the trace says so.
+func (r *runner) noteUnfiredCrashpoints() {
+	for i, a := range r.script.Actions {
+		if res := &r.actionResults[i]; a.Verb == "crashpoint" && !res.done && res.idle == "" {
+			res.idle = "no armed server reached the point before the end of the fault phase"
+			r.w.Note(sim.NoNode, "fault", "%s did nothing: %s", a.String(), res.idle)
 		}
 	}
 }
@@ -225,6 +319,7 @@ func (r *runner) countHit(sid int64, point string) bool {
 			continue
 		}
 		crashed = true
+		r.actionResults[a.action].done = true
 		if a.restart {
 			r.restartAfterCrash(sid, a.restartAfter)
 		}

@@ -52,14 +52,18 @@ func (k *killer) Crash() { k.c, k.active = nil, false }
 // Restart implements sim.Process: a killer starts only when a forced expiry asks for one.
 func (k *killer) Restart() {}
 
-// expire forces the session of every application target names ("c3" or "all") to expire. An
-// application without a session to take (its process is down, it has not connected yet, its
-// client is closed) or whose killer is still at work is left alone, with a note in the trace:
-// the action is then a no-op, as an action whose target does not resolve is.
-func (r *runner) expire(target string) {
+// expire forces the session of every application target names ("c3" or "all") to expire, and
+// returns how many killers it started. An application without a session to take (its process is
+// down, it has not connected yet, its client is closed) or whose killer is still at work is left
+// alone, with a note in the trace: if every one is, the action did nothing.
+func (r *runner) expire(target string) int {
+	started := 0
 	for _, a := range r.targetApps(target) {
-		r.expireApp(a)
+		if r.expireApp(a) {
+			started++
+		}
 	}
+	return started
 }
 
 // targetApps resolves a client target: "cN" or "all".
@@ -78,7 +82,7 @@ func (r *runner) targetApps(target string) []*app {
 	return out
 }
 
-func (r *runner) expireApp(a *app) {
+func (r *runner) expireApp(a *app) bool {
 	var why string
 	switch {
 	case !r.w.IsUp(a.node):
@@ -94,7 +98,7 @@ func (r *runner) expireApp(a *app) {
 	}
 	if why != "" {
 		r.w.Note(a.node, "fault", "expire %s: nothing to do, %s", a.name, why)
-		return
+		return false
 	}
 	if a.killer == nil {
 		a.killer = newKiller(r, a)
@@ -104,6 +108,7 @@ func (r *runner) expireApp(a *app) {
 		timeout = sessionTimeout
 	}
 	a.killer.start(a.c.SessionID(), a.c.Password(), timeout)
+	return true
 }
 
 // killerFirstXid is where a killer's xids start. A learner's CommitProcessor matches a commit to

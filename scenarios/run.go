@@ -36,6 +36,7 @@ type runner struct {
 	leaders              int     // establishments seen
 	opsCompleted         int
 	faultsInjected       int
+	actionResults        []actionResult         // by index in script.Actions
 	crashPoints          map[int64][]armedCrash // armed crash points by sid, in arming order
 	paused               map[sim.NodeID]bool
 	health               *healthSampler
@@ -215,11 +216,21 @@ func (r *runner) runFaultPhase() {
 	r.health.start()
 	r.faultStart = clock.Time(warmup)
 	r.faultEnd = r.faultStart.Add(r.script.Duration)
-	for _, action := range r.script.Actions {
-		action := action
-		r.w.At(r.faultStart.Add(action.At), func() { r.act(action) })
+	r.actionResults = make([]actionResult, len(r.script.Actions))
+	for i, action := range r.script.Actions {
+		r.w.At(r.faultStart.Add(action.At), func() { r.act(i, action) })
 	}
 	r.w.RunUntil(r.faultEnd)
+	r.noteUnfiredCrashpoints()
+}
+
+// actionResult is what became of one scripted action: whether it changed anything (a crashpoint
+// action: whether its server crashed there), or why not, and which server led when it came (0 for
+// none), so that a test can tell whether a named scenario happened as its comment says.
+type actionResult struct {
+	done   bool
+	idle   string
+	leader int64
 }
 
 func cloneTxn(entry *proto.TxnEntry) *proto.TxnEntry {
