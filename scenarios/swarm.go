@@ -120,11 +120,7 @@ func (d *drawer) family(name string, mean clock.Duration) {
 		case FaultPause:
 			d.pause(at)
 		case FaultClock:
-			if d.w.Chance(1, 2) {
-				d.add(at, "drift", d.server(), fmt.Sprintf("%+dppm", d.w.Choose(1001)-500))
-			} else {
-				d.add(at, "stepwall", d.server(), formatDuration(d.between(0, 30*clock.Second)))
-			}
+			d.clockFault(at)
 		case FaultClientKill:
 			c := d.client()
 			d.add(at, "kill", c)
@@ -133,6 +129,34 @@ func (d *drawer) family(name string, mean clock.Duration) {
 			d.expire(at)
 		}
 	}
+}
+
+// clockFault skews the clock of a server or a client, both of which the fault model covers (the
+// client library times its session and its pings on its node's clock): a drift of up to 500 ppm
+// either way, or a wall-clock step of up to 30 s forwards or backwards, as NTP or an operator
+// makes. A step moves only the wall clock; the monotonic clock that every timeout uses never goes
+// backwards.
+func (d *drawer) clockFault(at clock.Duration) {
+	target := d.node()
+	if d.w.Chance(1, 2) {
+		d.add(at, "drift", target, fmt.Sprintf("%+dppm", d.w.Choose(1001)-500))
+		return
+	}
+	step := d.between(0, 30*clock.Second)
+	if d.w.Chance(1, 2) {
+		step = -step
+	}
+	d.add(at, "stepwall", target, formatDuration(step))
+}
+
+// node draws any node: a server, an observer or a client.
+func (d *drawer) node() string {
+	servers := d.s.Servers + d.s.Observers
+	n := d.w.Choose(servers + d.s.Clients)
+	if n < servers {
+		return fmt.Sprintf("zk%d", 1+n)
+	}
+	return fmt.Sprintf("c%d", 1+n-servers)
 }
 
 func (d *drawer) crash(at clock.Duration) {
