@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -112,25 +114,25 @@ func TestLockRunsAreDeterministic(t *testing.T) {
 
 // TestUnsyncedProtectedSearchLeavesAnOrphan: with Curator's own protected-mode search (no sync
 // first), a create that commits after the search leaves an orphan node of a live session that
-// blocks the queue; the same seed passes with the synced search.
+// blocks the queue; the same run passes with the synced search. The ordinary swarm meets this in
+// about one lock seed in a thousand (simrun run --workload lock --bug curator-unsynced-search), so
+// the test runs the script a seed drew, which stays the same run when the swarm's drawing changes.
 func TestUnsyncedProtectedSearchLeavesAnOrphan(t *testing.T) {
+	const seed = 681
+	f, err := os.Open(filepath.Join("testdata", "recipe-bugs", "curator-unsynced-search.script"))
+	require.NoError(t, err)
+	defer f.Close()
+	script, err := ParseScript(f)
+	require.NoError(t, err)
 	bugs := lockmodel.Bugs{}.With(lockmodel.BugUnsyncedSearch)
-	for seed := uint64(1); seed <= 300; seed++ {
-		rep, err := Run(Options{Seed: seed, Observers: -1, Workload: "lock", RecipeBugs: bugs})
-		require.NoError(t, err)
-		if !rep.Failed() {
-			continue
-		}
-		require.Equal(t, lock.CheckerProgress, rep.Failure(), "seed %d: %s", seed, rep.Explain())
-		res, _ := rep.Checks.Result(lock.CheckerProgress)
-		assert.Contains(t, res.Findings[0].Message, "no recipe ever held it")
-		fixed, err := Run(Options{Seed: seed, Observers: -1, Workload: "lock"})
-		require.NoError(t, err)
-		assert.False(t, fixed.Failed(), "seed %d with the synced search: %s", seed, fixed.Explain())
-		t.Logf("found at seed %d", seed)
-		return
-	}
-	t.Fatal("no seed in 300 showed the unsynced search's orphan")
+	rep, err := Run(Options{Seed: seed, Script: script, RecipeBugs: bugs})
+	require.NoError(t, err)
+	require.Equal(t, lock.CheckerProgress, rep.Failure(), "seed %d: %s", seed, rep.Explain())
+	res, _ := rep.Checks.Result(lock.CheckerProgress)
+	assert.Contains(t, res.Findings[0].Message, "no recipe ever held it")
+	fixed, err := Run(Options{Seed: seed, Script: script})
+	require.NoError(t, err)
+	assert.False(t, fixed.Failed(), "seed %d with the synced search: %s", seed, fixed.Explain())
 }
 
 // TestLockWorkloadsMeetContainerDeletions: the recipes make their parents as containers, and in

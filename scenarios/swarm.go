@@ -135,18 +135,14 @@ func (d *drawer) family(name string, mean clock.Duration) {
 // client library times its session and its pings on its node's clock): a drift of up to 500 ppm
 // either way, or a wall-clock step of up to 30 s forwards or backwards, as NTP or an operator
 // makes. A step moves only the wall clock; the monotonic clock that every timeout uses never goes
-// backwards.
+// backwards. Each fault takes three choices, as it did when only servers were drawn, so that the
+// families drawn after this one keep drawing what they drew.
 func (d *drawer) clockFault(at clock.Duration) {
-	target := d.node()
 	if d.w.Chance(1, 2) {
-		d.add(at, "drift", target, fmt.Sprintf("%+dppm", d.w.Choose(1001)-500))
+		d.add(at, "drift", d.node(), fmt.Sprintf("%+dppm", d.w.Choose(1001)-500))
 		return
 	}
-	step := d.between(0, 30*clock.Second)
-	if d.w.Chance(1, 2) {
-		step = -step
-	}
-	d.add(at, "stepwall", target, formatDuration(step))
+	d.add(at, "stepwall", d.node(), formatDuration(d.between(-30*clock.Second, 30*clock.Second)))
 }
 
 // node draws any node: a server, an observer or a client.
