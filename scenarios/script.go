@@ -32,7 +32,7 @@ import (
 //
 //	crash S / restart S                   a server process dies / starts again (restart takes
 //	                                      zkN or all: leader and follower name running servers)
-//	crashpoint T POINT [N] [restart DUR]  T crashes the N-th time (default 1) it reaches POINT, a
+//	crashpoint S POINT [N] [restart DUR]  S crashes the N-th time (default 1) it reaches POINT, a
 //	                                      place between two persistence steps (see CrashPoints),
 //	                                      counting from this action, within the fault phase; with
 //	                                      "restart DUR" it starts again DUR after that crash. A
@@ -56,7 +56,8 @@ import (
 //	                                      wall-clock step may go backwards, while the monotonic
 //	                                      clock that timeouts use never does
 //
-// Every statement but "at" appears at most once, and "duration" is more than zero. Every action
+// Every statement but "at" appears at most once, "duration" is more than zero, and "zxidcounter"
+// and "observers" above 0 need more than one server. Every action
 // happens before the end of the duration, names only servers and clients the script's cluster has,
 // and names the kind of node its verb acts on (C: a client or all; S: a server, leader, follower
 // or all; T: any node). A script that breaks any of these is an error naming its line. A legal
@@ -71,6 +72,7 @@ type Script struct {
 	Duration  clock.Duration
 	// InitialZxidCounter, if positive, starts every new leader's zxid counter there (the
 	// zookeeper.testingonly.initialZxid knob), so that a run can reach the counter's overflow.
+	// ZooKeeper applies it only in a quorum leader, so a script of one server may not set it.
 	InitialZxidCounter int64
 	// ContainerCheckInterval, if positive, is how often the leader's container manager looks for
 	// empty containers to delete (znode.container.checkIntervalMs); 0 keeps ZooKeeper's default,
