@@ -8,9 +8,12 @@
 //
 //   - Session is what CuratorFramework is to the recipes, for one ZooKeeper session: connection
 //     states (CONNECTED, SUSPENDED, RECONNECTED, LOST), the retry policy (ExponentialBackoffRetry)
-//     around every operation, the protected-mode create and the guaranteed delete, and the dispatch
-//     of watch events.
-//   - ExclusiveLock: one ephemeral node; a create that finds it watches it and tries again.
+//     around every operation, the protected-mode create (with the background deletion of the node
+//     of a protected create that ended in a connection loss, FindAndDeleteProtectedNodeInBackground)
+//     and the guaranteed delete, and the dispatch of watch events.
+//   - ExclusiveLock: one ephemeral node; a create that finds it watches it and tries again, and
+//     recognises its own node (a lost reply's) by the ephemeral owner; an acquisition given up
+//     while its create's outcome was unknown deletes the node if this session made it.
 //   - Mutex: InterProcessMutex with LockInternals and StandardLockInternalsDriver: a fair,
 //     reentrant lock on ephemeral-sequential nodes with protected names; each waiter watches only
 //     its predecessor and lists the children again after every notification.

@@ -125,9 +125,59 @@ func (l *ExclusiveLock) tryCreate(a *exclusiveAcquisition) {
 		case proto.NoNode:
 			l.noParent(a)
 		default:
-			l.fail(a, &CodeError{Op: "create", Path: l.path, Code: r.code})
+			err := &CodeError{Op: "create", Path: l.path, Code: r.code}
+			if retryable(r.code) {
+				l.failCleaningUp(a, err)
+				return
+			}
+			l.fail(a, err)
 		}
 	})
+}
+
+// failCleaningUp ends an acquisition whose create the retry policy gave up on while its outcome
+// was unknown (a connection loss): the create may have made the node, which would then block the
+// lock for as long as this session lives with no one holding it, as Curator's protected creates
+// guard against with FindAndDeleteProtectedNodeInBackground. Before reporting the failure (so that
+// no new acquisition can adopt the node meanwhile), it deletes the node if this session owns it.
+// With BugUnprotectedCreate it does not look at the owner, and the node stays.
+func (l *ExclusiveLock) failCleaningUp(a *exclusiveAcquisition, err error) {
+	if l.s.cfg.Bugs.Has(BugUnprotectedCreate) {
+		l.fail(a, err)
+		return
+	}
+	l.s.existsRetrying(l.path, nil, func(r client.StatResult) {
+		if a.ended {
+			return
+		}
+		if r.Err != proto.OK || r.Stat.EphemeralOwner != l.s.SessionID() || r.Stat.EphemeralOwner == 0 {
+			l.fail(a, err)
+			return
+		}
+		l.deleteOurs(r.Stat.Czxid, func(client.Result) { l.fail(a, err) })
+	})
+}
+
+// deleteOurs deletes the lock node this session made (czxid), with the retry policy; a retry
+// first checks that the node is still that one, since a lost reply may have deleted it already
+// and another client may have made the next.
+func (l *ExclusiveLock) deleteOurs(czxid int64, done func(client.Result)) {
+	retrying(l.s, codeOfResult, func(count int, cb func(client.Result)) {
+		if count == 0 {
+			l.s.delete(l.path, cb)
+			return
+		}
+		l.s.exists(l.path, nil, func(r client.StatResult) {
+			switch {
+			case r.Err == proto.OK && r.Stat.Czxid == czxid:
+				l.s.delete(l.path, cb)
+			case r.Err == proto.OK || r.Err == proto.NoNode:
+				cb(client.Result{Err: proto.OK}) // Our node is gone: the lost reply deleted it.
+			default:
+				cb(client.Result{Err: r.Err})
+			}
+		})
+	}, done)
 }
 
 // noParent creates again after the retry policy's sleep, or fails once the policy gives up.
@@ -242,22 +292,7 @@ func (l *ExclusiveLock) Release(done func(error)) error {
 	}
 	h := *l.held
 	l.held = nil
-	retrying(l.s, codeOfResult, func(count int, cb func(client.Result)) {
-		if count == 0 {
-			l.s.delete(l.path, cb)
-			return
-		}
-		l.s.exists(l.path, nil, func(r client.StatResult) {
-			switch {
-			case r.Err == proto.OK && r.Stat.Czxid == h.token:
-				l.s.delete(l.path, cb)
-			case r.Err == proto.OK || r.Err == proto.NoNode:
-				cb(client.Result{Err: proto.OK}) // Our node is gone: the lost reply deleted it.
-			default:
-				cb(client.Result{Err: r.Err})
-			}
-		})
-	}, func(r client.Result) {
+	l.deleteOurs(h.token, func(r client.Result) {
 		var err error
 		switch {
 		case r.Err == proto.OK || r.Err == proto.NoNode:

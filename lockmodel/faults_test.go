@@ -1,6 +1,8 @@
 package lockmodel
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -82,6 +84,49 @@ func TestExclusiveLockRecognisesItsOwnNodeAfterALostReply(t *testing.T) {
 		h.run(10 * clock.Second)
 		require.Equal(t, 1, *resets)
 		assert.Equal(t, !bug, g.Held, "bug=%v: the owner check decides", bug)
+	}
+}
+
+// A create whose reply is lost, with a retry policy that then gives up, may have made the lock
+// node: left alone it is an orphan of a live session that blocks the lock. The recipes delete it
+// (the exclusive lock by its owner, the Mutex by its protected id, as Curator's
+// FindAndDeleteProtectedNodeInBackground does); with BugUnprotectedCreate it stays.
+func TestAGivenUpCreateLeavesNoOrphan(t *testing.T) {
+	noRetries := RetryPolicy{BaseSleep: clock.Second, MaxRetries: 0, MaxSleep: clock.Second}
+	for _, bug := range []bool{false, true} {
+		bugs := Bugs{}
+		if bug {
+			bugs = bugs.With(BugUnprotectedCreate)
+		}
+		t.Run(fmt.Sprintf("exclusive/bug=%v", bug), func(t *testing.T) {
+			h := newHarness(t, 12, 3, true)
+			h.ensure("/locks")
+			a := h.appWith("a", Config{Bugs: bugs, Retry: noRetries})
+			h.run(time2s)
+			l, err := NewExclusiveLock(a.s, "/locks/x", nil)
+			require.NoError(t, err)
+			resets := loseCreateReply(h, a, "/locks")
+			g := acquire(t, l, 0)
+			h.run(10 * clock.Second)
+			require.Equal(t, 1, *resets)
+			require.False(t, g.Held)
+			require.ErrorContains(t, g.Err, "CONNECTIONLOSS")
+			assert.Equal(t, bug, slices.Contains(h.children("/locks"), "x"), "the node a's lost create made")
+		})
+		t.Run(fmt.Sprintf("mutex/bug=%v", bug), func(t *testing.T) {
+			h := newHarness(t, 11, 3, true)
+			h.ensure("/locks", "/locks/m")
+			a := h.appWith("a", Config{Bugs: bugs, Retry: noRetries})
+			h.run(time2s)
+			m, err := NewMutex(a.s, "/locks/m", nil)
+			require.NoError(t, err)
+			resets := loseCreateReply(h, a, "/locks/m")
+			g := acquire(t, m, 0)
+			h.run(10 * clock.Second)
+			require.Equal(t, 1, *resets)
+			require.False(t, g.Held)
+			assert.Equal(t, bug, len(h.children("/locks/m")) == 1, "the node a's lost create made: %v", h.children("/locks/m"))
+		})
 	}
 }
 

@@ -86,6 +86,12 @@ type testApp struct {
 
 func (h *harness) app(name string, bugs Bugs) *testApp {
 	h.t.Helper()
+	return h.appWith(name, Config{Bugs: bugs})
+}
+
+// appWith is app with a session configuration of the test's (its Name and Observer are set here).
+func (h *harness) appWith(name string, cfg Config) *testApp {
+	h.t.Helper()
 	a := &testApp{name: name, node: h.w.AddNode(name, nil)}
 	var err error
 	a.c, err = client.New(h.w, h.nw, a.node, client.Config{Servers: h.e.Nodes(), SessionTimeout: 6 * clock.Second, Name: name},
@@ -95,7 +101,8 @@ func (h *harness) app(name string, bugs Bugs) *testApp {
 			}
 		}))
 	require.NoError(h.t, err)
-	a.s, err = NewSession(h.w, a.c, Config{Name: name, Bugs: bugs, Observer: ObserverFunc(func(e Event) { h.events = append(h.events, e) })})
+	cfg.Name, cfg.Observer = name, ObserverFunc(func(e Event) { h.events = append(h.events, e) })
+	a.s, err = NewSession(h.w, a.c, cfg)
 	require.NoError(h.t, err)
 	a.rc, err = NewResourceClient(h.w, h.nw, a.node, h.res, name)
 	require.NoError(h.t, err)

@@ -339,7 +339,37 @@ func (s *Session) createLockNode(path string, data []byte, mode proto.CreateMode
 			}
 		})
 	}
-	retrying(s, codeOfCreated, attempt, done)
+	retrying(s, codeOfCreated, attempt, func(r created) {
+		if protected && r.code == proto.ConnectionLoss {
+			// CreateBuilderImpl (CURATOR-45, CURATOR-79): the create may have made the node
+			// after all; left alone it would be an orphan of this live session.
+			s.findAndDeleteProtected(parent, id, 0)
+		}
+		done(r)
+	})
+}
+
+// findAndDeleteProtected is FindAndDeleteProtectedNodeInBackground: it lists the parent, and if a
+// child carries the protected id of a create that ended in a connection loss, deletes it
+// (guaranteed); an error runs it again later, since Curator re-queues it for as long as it fails.
+// Like the protected-mode search (findProtectedNode) it syncs first unless BugUnsyncedSearch. A
+// lost session needs no cleaning: its ephemeral nodes went with it.
+func (s *Session) findAndDeleteProtected(parent, id string, round int) {
+	s.whenConnected(func() {
+		if s.state == StateLost || !s.alive() {
+			return
+		}
+		s.findProtectedNode(parent, id, func(found string, code proto.Code) {
+			switch {
+			case code == proto.OK && found != "":
+				s.deleteGuaranteed(found, nil)
+			case code == proto.OK || code == proto.NoNode:
+				// The create made nothing (or its parent is gone, and the node with it).
+			case retryable(code) && s.state != StateLost && round+1 < maxBackgroundRuns:
+				s.later(s.cfg.Retry.BaseSleep, func() { s.findAndDeleteProtected(parent, id, round+1) })
+			}
+		})
+	})
 }
 
 // maxRequeues bounds how often a background create queues itself again after finding no parent.
