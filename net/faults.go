@@ -434,7 +434,7 @@ func (n *Network) sendDatagram(d *direction, payload []byte) error {
 		}))
 		return nil
 	}
-	n.enqueue(d, message{kind: msgData, payload: slices.Clone(payload)})
+	n.enqueue(d, message{kind: msgData, payload: n.copies.Copy(payload)})
 	if k := len(d.queue); d.pending() >= 2 && d.queue[k-2].kind == msgData && n.w.Chance(n.datagram.ReorderPermille, 1000) {
 		// Swap the new message with its predecessor, keeping the ready times where they were so
 		// that delivery times stay monotonic.
@@ -445,7 +445,7 @@ func (n *Network) sendDatagram(d *direction, payload []byte) error {
 		n.w.TraceEvent(from, sim.KindDuplicate, uint64(c.id), uint64(len(payload)), nil, n.detail(func() string {
 			return fmt.Sprintf("conn=%d %dB", c.id, len(payload))
 		}))
-		n.enqueue(d, message{kind: msgData, payload: slices.Clone(payload)})
+		n.enqueue(d, message{kind: msgData, payload: n.copies.Copy(payload)})
 	}
 	return nil
 }

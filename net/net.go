@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/internal/slab"
 	"github.com/zabsim/zabsim/sim"
 )
 
@@ -192,6 +193,10 @@ type Network struct {
 	dialGen    uint64
 	datagram   DatagramFaults
 	describers map[Port]func([]byte) string
+
+	// copies holds the network's copies of sent payloads. Each copy is its own bytes, capped at
+	// its length, so that the sender and every receiver still share no memory (see package slab).
+	copies slab.Bytes
 }
 
 // New attaches a network to w and registers it for crash notifications.
@@ -306,7 +311,7 @@ func (n *Network) Send(node sim.NodeID, c ConnID, payload []byte) error {
 	if n.datagram != (DatagramFaults{}) {
 		return n.sendDatagram(d, payload)
 	}
-	n.enqueue(d, message{kind: msgData, payload: slices.Clone(payload)})
+	n.enqueue(d, message{kind: msgData, payload: n.copies.Copy(payload)})
 	return nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/zabsim/zabsim/internal/slab"
 )
 
 // Names of the epoch files, as ZooKeeper's QuorumPeer names them.
@@ -42,6 +44,9 @@ type Disk struct {
 	snapshots []Snapshot
 	files     map[string][]byte
 	stats     Stats
+	// records holds the log records' copies of appended data, carved from shared chunks (see
+	// package slab): the caller keeps no access to them, and a record's bytes are its own.
+	records slab.Bytes
 }
 
 // New returns an empty disk, as a fresh dataDir.
@@ -58,7 +63,7 @@ func (d *Disk) Append(r Record) error {
 	if n := len(d.log); n > 0 && r.Zxid <= d.log[n-1].Zxid {
 		return fmt.Errorf("storage: zxid %#x is not above the last logged zxid %#x", r.Zxid, d.log[n-1].Zxid)
 	}
-	d.log = append(d.log, Record{Zxid: r.Zxid, Data: slices.Clone(r.Data)})
+	d.log = append(d.log, Record{Zxid: r.Zxid, Data: d.records.Copy(r.Data)})
 	d.stats.Appends++
 	return nil
 }

@@ -1,0 +1,15 @@
+// Package slab copies byte slices into large shared chunks, so that the many small copies the
+// simulation makes (every payload sent over the network, every record written to a disk) cost a
+// bump of an offset rather than an allocation each.
+//
+// A copy is never handed out twice and never written again by the slab: the slab only appends to
+// a chunk past every copy already made, and each copy's capacity ends at its length, so that an
+// append by its owner moves to a new array instead of writing over the next copy. Owners of copies
+// from one chunk therefore share no bytes, only the chunk's allocation, which lives while any copy
+// does.
+//
+// Usage:
+//
+//	var copies slab.Bytes
+//	owned := copies.Copy(payload) // as slices.Clone(payload), from a shared chunk
+package slab
