@@ -41,6 +41,7 @@ type runner struct {
 	paused               map[sim.NodeID]bool
 	health               *healthSampler
 	zabViolation         *zab.Violation
+	txnDecoder           proto.Decoder // cloneTxn's, reused for every proposal
 }
 
 // Run runs one seed and judges it.
@@ -152,7 +153,7 @@ func (r *runner) observe(e zabmodel.Event) {
 	case zabmodel.EventPropose:
 		// A copy: applying a failed multi rewrites its sub-txn types in place (as Java does), and
 		// the checkers must replay the transaction as it was proposed.
-		r.proposed[txnKey{e.Zxid, e.Hash}] = cloneTxn(e.Txn)
+		r.proposed[txnKey{e.Zxid, e.Hash}] = r.cloneTxn(e.Txn, e.TxnData)
 	case zabmodel.EventEstablished:
 		r.leaders++
 	}
@@ -233,12 +234,23 @@ type actionResult struct {
 	leader int64
 }
 
-func cloneTxn(entry *proto.TxnEntry) *proto.TxnEntry {
+// cloneTxn returns a deep copy of entry, decoded from data, its encoding, when the proposer gave it
+// (a leader encodes every proposal for its PROPOSAL packets), else from a fresh encoding. Decoding
+// copies every buffer and string it reads, so the copy shares nothing with the proposer.
+func (r *runner) cloneTxn(entry *proto.TxnEntry, data []byte) *proto.TxnEntry {
 	if entry == nil {
 		return nil
 	}
+	if data == nil {
+		data = proto.Marshal(entry)
+	}
 	var c proto.TxnEntry
-	if err := proto.Unmarshal(proto.Marshal(entry), &c); err != nil {
+	d := &r.txnDecoder
+	d.Reset(data)
+	c.Decode(d)
+	err := d.Finish()
+	d.Reset(nil) // Hold no reference to the proposer's bytes.
+	if err != nil {
 		panic("scenarios: a committed txn does not round-trip: " + err.Error())
 	}
 	return &c

@@ -341,7 +341,7 @@ func (l *leader) propose(r *request) {
 	lp := &leaderProposal{proposal: newProposal(l.p, r.entry), req: r, acks: make([]int64, 0, l.p.cfg.Voters)}
 	l.lastProposed = lp.zxid
 	l.outstanding[lp.zxid] = lp
-	l.p.observe(Event{Kind: EventPropose, Zxid: lp.zxid, Hash: lp.hash, Epoch: l.epoch, Txn: lp.entry})
+	l.p.observe(Event{Kind: EventPropose, Zxid: lp.zxid, Hash: lp.hash, Epoch: l.epoch, Txn: lp.entry, TxnData: lp.data})
 	pkt := l.p.h.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: lp.zxid, Data: lp.data})
 	for _, h := range l.handlers {
 		if h.forwarding && !h.observer {

@@ -138,6 +138,11 @@ type Event struct {
 	// Txn is the transaction itself for EventPropose and EventCommit, so that a runner can keep the
 	// committed log that the client-visible checkers replay. It must not be modified.
 	Txn *proto.TxnEntry
+	// TxnData is Txn's encoding for an EventPropose of a leader (nil from a standalone server),
+	// the bytes the leader sends in its PROPOSAL packets. An observer that keeps a copy of the
+	// transaction as proposed can decode it from here instead of encoding Txn again. It belongs to
+	// the leader: an observer may read it only during Observe and must not modify it.
+	TxnData []byte
 }
 
 func (e Event) String() string {
