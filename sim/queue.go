@@ -56,6 +56,10 @@ func (k *queueKey) before(o *queueKey) bool {
 const (
 	defaultBucketShift = 24
 	defaultRingBuckets = 1024
+	// ringBucketKeys is the capacity each bucket starts with, carved from one array for the whole
+	// ring. The standard scenario's buckets grow to a few dozen keys (mostly cancelled read
+	// timeouts); grown one append at a time from empty, they cost thousands of allocations a run.
+	ringBucketKeys = 32
 )
 
 // eventQueue is a calendar queue over a slab of events. Keys with a time before the horizon are in
@@ -99,6 +103,12 @@ func (q *eventQueue) push(e event) {
 			q.bucketShift = defaultBucketShift
 		}
 		q.ring = make([][]queueKey, defaultRingBuckets)
+		// Each bucket's capacity ends where the next one's begins, so that a bucket that outgrows
+		// it moves to its own array instead of writing over its neighbour.
+		keys := make([]queueKey, defaultRingBuckets*ringBucketKeys)
+		for i := range q.ring {
+			q.ring[i] = keys[i*ringBucketKeys : i*ringBucketKeys : (i+1)*ringBucketKeys]
+		}
 	}
 	var slot uint32
 	if k := len(q.free); k > 0 {
