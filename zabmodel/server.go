@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/zabsim/zabsim/electionmodel"
+	"github.com/zabsim/zabsim/internal/slab"
 	"github.com/zabsim/zabsim/net"
 	"github.com/zabsim/zabsim/sim"
 	"github.com/zabsim/zabsim/zabmodel/proto"
@@ -29,6 +30,9 @@ type Ensemble struct {
 	// ensemble can share them.
 	scratch proto.Encoder
 	decoder proto.Decoder
+	// decoded holds the decoder's copies of buffers (packet and transaction data), carved from
+	// shared chunks: each copy is its own bytes, so servers still share no memory (package slab).
+	decoded slab.Bytes
 }
 
 // SetCrashHook installs the scenario's crash points: hook is asked, at each named point between two
@@ -48,6 +52,7 @@ func NewEnsemble(w *sim.World, nw *net.Network, cfg Config) (*Ensemble, error) {
 		return nil, err
 	}
 	e := &Ensemble{w: w, nw: nw, cfg: cfg, nodes: map[int64]sim.NodeID{}}
+	e.decoder.SetCopies(&e.decoded)
 	e.clientAddress = func(n sim.NodeID) string { return fmt.Sprintf("10.0.%d.%d", n/256, n%256) }
 	for _, sid := range cfg.Sids() {
 		s := &Server{ens: e, sid: sid, disk: storage.New()}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/zabsim/zabsim/internal/slab"
 )
 
 // Record is a jute record: a fixed sequence of fields that encodes to and
@@ -140,7 +142,14 @@ type Decoder struct {
 	off        int
 	err        error
 	fieldLimit int
+	// copies, when set, holds the copies of decoded buffers, carved from shared
+	// chunks; each is still its own bytes (see package slab).
+	copies *slab.Bytes
 }
+
+// SetCopies makes the Decoder copy buffers into s rather than allocate each
+// copy, for a long-lived Decoder that decodes many small buffers. Reset keeps it.
+func (d *Decoder) SetCopies(s *slab.Bytes) { d.copies = s }
 
 // NewDecoder returns a Decoder over b with the default field limit,
 // MaxFieldBytes.
@@ -263,6 +272,9 @@ func (d *Decoder) ReadBuffer() []byte {
 	b := d.readField()
 	if b == nil {
 		return nil
+	}
+	if d.copies != nil && len(b) > 0 {
+		return d.copies.Copy(b)
 	}
 	return bytes.Clone(b)
 }
