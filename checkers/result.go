@@ -2,6 +2,7 @@ package checkers
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,7 +61,7 @@ type OpRef struct {
 }
 
 // String renders the reference as "c1#4".
-func (r OpRef) String() string { return fmt.Sprintf("%s#%d", r.Client, r.Index) }
+func (r OpRef) String() string { return r.Client + "#" + strconv.Itoa(r.Index) }
 
 // Finding is one violation: which rule broke, an explanation in full sentences, and the clients,
 // sessions, operations, zxids and virtual times involved.

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/zabsim/zabsim/checkers"
 	"github.com/zabsim/zabsim/clock"
@@ -105,7 +106,13 @@ func (a *app) think() clock.Duration {
 
 func (a *app) uniqueValue() []byte {
 	a.issued++
-	return []byte(fmt.Sprintf("%s.%d.%d", a.name, a.sessions, a.issued))
+	// The bytes of fmt.Sprintf("%s.%d.%d", ...), built in one allocation sized for the longest.
+	b := make([]byte, 0, len(a.name)+2+2*20)
+	b = append(b, a.name...)
+	b = append(b, '.')
+	b = strconv.AppendInt(b, int64(a.sessions), 10)
+	b = append(b, '.')
+	return strconv.AppendInt(b, int64(a.issued), 10)
 }
 
 // knownVersion is the version the application last saw for path, or a guess.
