@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/internal/slab"
 	"github.com/zabsim/zabsim/net"
 	"github.com/zabsim/zabsim/sim"
 	"github.com/zabsim/zabsim/zabmodel/proto"
@@ -36,6 +37,14 @@ type host struct {
 	// scratch and decoder are the ensemble's shared encoder and decoder (Ensemble.scratch).
 	scratch *proto.Encoder
 	decoder *proto.Decoder
+
+	// proposals, requests and entries hold the incarnation's new proposals, requests and decoded
+	// transactions, carved from chunks (package slab): one of each per transaction on every
+	// server, they were the most frequent allocations of a run. Each value is its own, and the
+	// chunks belong to this incarnation alone.
+	proposals slab.Objects[proposal]
+	requests  slab.Objects[request]
+	entries   slab.Objects[proto.TxnEntry]
 }
 
 func newHost(w *sim.World, nw *net.Network, node sim.NodeID, disk *storage.Disk, scratch *proto.Encoder, decoder *proto.Decoder) *host {

@@ -340,7 +340,7 @@ func (l *learner) applyDuringSync(entry *proto.TxnEntry) {
 		l.p.db.applyTxn(entry, SourceSync) // processTxn(hdr, txn): the committed log is not told.
 		return
 	}
-	l.zk.processTxn(requestFromTxn(entry), SourceSync)
+	l.zk.processTxn(l.p.h.requestFromTxn(entry), SourceSync)
 }
 
 // newLeader is the NEWLEADER case: persist what was committed, then the epoch, then ACK. The order
@@ -409,7 +409,7 @@ func (l *learner) persistCommitted(async bool) {
 		}
 		l.notLogged = l.notLogged[1:]
 		if async {
-			l.zk.sync.processRequest(requestFromTxn(head))
+			l.zk.sync.processRequest(l.p.h.requestFromTxn(head))
 		} else {
 			p.db.append(head)
 			if p.crashPoint("newleader-appended") {
@@ -419,7 +419,7 @@ func (l *learner) persistCommitted(async bool) {
 		if p.cfg.Bugs.Has(BugZK4925) {
 			p.db.applyTxn(head, SourceSync)
 		} else {
-			l.zk.processTxn(requestFromTxn(head), SourceSync)
+			l.zk.processTxn(l.p.h.requestFromTxn(head), SourceSync)
 		}
 	}
 	if !async {
@@ -559,15 +559,15 @@ func (l *learner) revalidated(qp proto.QuorumPacket) {
 
 // commitRequest is ObserverZooKeeperServer.commitRequest: log it (asynchronously) and apply it.
 func (zk *zkServer) commitRequest(entry *proto.TxnEntry) {
-	r := requestFromTxn(entry)
+	r := zk.p.h.requestFromTxn(entry)
 	zk.sync.processRequest(r)
 	zk.commits.commit(r)
 }
 
 func (h *host) decodeTxnEntry(b []byte) (*proto.TxnEntry, error) {
-	var entry proto.TxnEntry
-	if err := h.decodeLenient(b, &entry); err != nil {
+	entry := h.entries.New()
+	if err := h.decodeLenient(b, entry); err != nil {
 		return nil, fmt.Errorf("%w: txn: %v", errPacket, err)
 	}
-	return &entry, nil
+	return entry, nil
 }

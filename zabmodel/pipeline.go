@@ -254,7 +254,7 @@ func (zk *zkServer) followerAck(r *request) {
 
 // logRequest logs a proposal; a COMMIT for it will follow.
 func (zk *zkServer) logRequest(entry *proto.TxnEntry) {
-	r := requestFromTxn(entry)
+	r := zk.p.h.requestFromTxn(entry)
 	if CounterOf(entry.Header.Zxid) != 0 {
 		zk.pendingTxns = append(zk.pendingTxns, r)
 	}
@@ -291,8 +291,10 @@ func (zk *zkServer) syncArrived() {
 	zk.commits.commit(r)
 }
 
-func requestFromTxn(entry *proto.TxnEntry) *request {
-	return &request{sessionID: entry.Header.ClientID, cxid: entry.Header.Cxid, op: entry.Header.Type, entry: entry}
+func (h *host) requestFromTxn(entry *proto.TxnEntry) *request {
+	r := h.requests.New()
+	*r = request{sessionID: entry.Header.ClientID, cxid: entry.Header.Cxid, op: entry.Header.Type, entry: entry}
+	return r
 }
 
 // --- The commit processor -------------------------------------------------------------------------

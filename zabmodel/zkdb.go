@@ -20,7 +20,9 @@ type proposal struct {
 // newProposal wraps a transaction of server p, encoded as it is now: a leader's new proposal, whose
 // PROPOSAL goes out at once, before the apply that rewrites a failed multi's sub-txn types.
 func newProposal(p *peer, entry *proto.TxnEntry) *proposal {
-	return &proposal{zxid: entry.Header.Zxid, hash: p.txnHash(entry), entry: entry, data: p.h.encode(entry)}
+	pr := p.h.proposals.New()
+	*pr = proposal{zxid: entry.Header.Zxid, hash: p.txnHash(entry), entry: entry, data: p.h.encode(entry)}
+	return pr
 }
 
 // newCommittedProposal wraps a transaction for the committed log, to be encoded only if a DIFF
@@ -28,7 +30,9 @@ func newProposal(p *peer, entry *proto.TxnEntry) *proposal {
 // second apply would rewrite nothing more) or never applied (read back from the txn log for a
 // DIFF), so encoding it later gives the bytes encoding it now would.
 func newCommittedProposal(p *peer, entry *proto.TxnEntry) *proposal {
-	return &proposal{zxid: entry.Header.Zxid, hash: p.txnHash(entry), entry: entry}
+	pr := p.h.proposals.New()
+	*pr = proposal{zxid: entry.Header.Zxid, hash: p.txnHash(entry), entry: entry}
+	return pr
 }
 
 // encoded returns the proposal's data, encoding it on first use.

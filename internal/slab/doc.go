@@ -8,8 +8,14 @@
 // from one chunk therefore share no bytes, only the chunk's allocation, which lives while any copy
 // does.
 //
+// Objects does the same for values of one type: New returns a pointer to a zero value that no
+// other call returns, carved from a chunk of such values.
+//
 // Usage:
 //
 //	var copies slab.Bytes
 //	owned := copies.Copy(payload) // as slices.Clone(payload), from a shared chunk
+//
+//	var proposals slab.Objects[proposal]
+//	p := proposals.New() // as new(proposal), from a shared chunk
 package slab

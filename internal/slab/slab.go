@@ -39,3 +39,24 @@ func (s *Bytes) Copy(p []byte) []byte {
 	// The three-index slice caps the copy at its own bytes: appending to it reallocates.
 	return s.chunk[start : start+n : start+n]
 }
+
+// objectsPerChunk is the number of values in a chunk of Objects: enough to make allocation rare,
+// few enough that one value kept for long pins little memory.
+const objectsPerChunk = 64
+
+// Objects hands out new zero values of T carved from shared chunks, as new(T) does without an
+// allocation each. Every value is its own: the chunk is never handed out twice, and the values
+// share only the chunk's allocation, which lives while any of them does. The zero value is ready
+// to use. It is not safe for concurrent use; a simulated world is single-threaded.
+type Objects[T any] struct {
+	chunk []T
+}
+
+// New returns a pointer to a new zero T.
+func (s *Objects[T]) New() *T {
+	if len(s.chunk) == cap(s.chunk) {
+		s.chunk = make([]T, 0, objectsPerChunk)
+	}
+	s.chunk = s.chunk[:len(s.chunk)+1]
+	return &s.chunk[len(s.chunk)-1]
+}

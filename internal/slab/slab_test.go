@@ -54,3 +54,22 @@ func BenchmarkCopy(b *testing.B) {
 		_ = s.Copy(p)
 	}
 }
+
+func TestObjectsAreDistinctAndZero(t *testing.T) {
+	type record struct {
+		a, b int
+		p    *int
+	}
+	var s Objects[record]
+	seen := map[*record]bool{}
+	for i := range 3 * objectsPerChunk {
+		r := s.New()
+		require.Equal(t, record{}, *r, "value %d is zero", i)
+		require.False(t, seen[r], "value %d is new", i)
+		seen[r] = true
+		r.a, r.b = i, -i
+	}
+	for r := range seen { // determinism:ok a test's assertion, order cannot matter
+		assert.Equal(t, r.a, -r.b, "no value was written through another")
+	}
+}
