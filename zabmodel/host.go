@@ -45,6 +45,12 @@ type host struct {
 	proposals slab.Objects[proposal]
 	requests  slab.Objects[request]
 	entries   slab.Objects[proto.TxnEntry]
+	// leaderProposals and acks are a leader's proposals and their ack lists, likewise.
+	leaderProposals slab.Objects[leaderProposal]
+	acks            slab.Slices[int64]
+	// encoded holds the encodings that outlive the scratch encoder (packets queued for several
+	// learners, proposals' data), each its own bytes (package slab).
+	encoded slab.Bytes
 }
 
 func newHost(w *sim.World, nw *net.Network, node sim.NodeID, disk *storage.Disk, scratch *proto.Encoder, decoder *proto.Decoder) *host {
@@ -115,13 +121,13 @@ func (h *host) sendPacket(c net.ConnID, qp *proto.QuorumPacket) {
 func (h *host) encodePacket(qp *proto.QuorumPacket) []byte {
 	h.scratch.Reset()
 	qp.Encode(h.scratch)
-	return slices.Clone(h.scratch.Bytes())
+	return h.encoded.Copy(h.scratch.Bytes())
 }
 
 // encode returns the concatenated encoding of records in a new slice of exactly their size, as
 // proto.Marshal does without its growing appends.
 func (h *host) encode(records ...proto.Record) []byte {
-	return slices.Clone(h.encodeScratch(records...))
+	return h.encoded.Copy(h.encodeScratch(records...))
 }
 
 // decodeLenient decodes a record and ignores any bytes after it, as

@@ -338,7 +338,8 @@ func (l *leader) proposalRequest(r *request) {
 
 // propose is Leader.propose.
 func (l *leader) propose(r *request) {
-	lp := &leaderProposal{proposal: newProposal(l.p, r.entry), req: r, acks: make([]int64, 0, l.p.cfg.Voters)}
+	lp := l.p.h.leaderProposals.New()
+	*lp = leaderProposal{proposal: newProposal(l.p, r.entry), req: r, acks: l.p.h.acks.Make(l.p.cfg.Voters)}
 	l.lastProposed = lp.zxid
 	l.outstanding[lp.zxid] = lp
 	l.p.observe(Event{Kind: EventPropose, Zxid: lp.zxid, Hash: lp.hash, Epoch: l.epoch, Txn: lp.entry, TxnData: lp.data})

@@ -60,3 +60,27 @@ func (s *Objects[T]) New() *T {
 	s.chunk = s.chunk[:len(s.chunk)+1]
 	return &s.chunk[len(s.chunk)-1]
 }
+
+// slicesChunkElements is the length of a chunk of Slices.
+const slicesChunkElements = 256
+
+// Slices hands out empty slices of T with room for a given number of elements, carved from shared
+// chunks. Each slice's capacity ends where the next one's begins, so that an owner appending past
+// it moves to a new array instead of writing into its neighbour's room. The zero value is ready
+// to use. It is not safe for concurrent use; a simulated world is single-threaded.
+type Slices[T any] struct {
+	chunk []T
+}
+
+// Make returns a slice of length 0 and capacity n, as make([]T, 0, n) does.
+func (s *Slices[T]) Make(n int) []T {
+	if n <= 0 || n > slicesChunkElements/4 {
+		return make([]T, 0, n)
+	}
+	if cap(s.chunk)-len(s.chunk) < n {
+		s.chunk = make([]T, 0, slicesChunkElements)
+	}
+	start := len(s.chunk)
+	s.chunk = s.chunk[:start+n]
+	return s.chunk[start : start : start+n]
+}

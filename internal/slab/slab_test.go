@@ -73,3 +73,25 @@ func TestObjectsAreDistinctAndZero(t *testing.T) {
 		assert.Equal(t, r.a, -r.b, "no value was written through another")
 	}
 }
+
+func TestSlicesKeepToTheirRoom(t *testing.T) {
+	var s Slices[int64]
+	var slices [][]int64
+	for i := range 200 {
+		v := s.Make(1 + i%7)
+		require.Empty(t, v)
+		require.Equal(t, 1+i%7, cap(v))
+		slices = append(slices, v)
+	}
+	// Filling each slice to its capacity, and one past it, leaves every other slice as it was.
+	for i := range slices {
+		for range cap(slices[i]) + 1 {
+			slices[i] = append(slices[i], int64(i))
+		}
+	}
+	for i, v := range slices {
+		for _, x := range v {
+			require.Equal(t, int64(i), x, "slice %d", i)
+		}
+	}
+}
