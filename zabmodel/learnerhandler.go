@@ -276,7 +276,7 @@ func (h *learnerHandler) queueCommittedProposals(log []*proposal, peerLastZxid, 
 		if pr.zxid <= queuedZxid {
 			continue
 		}
-		h.queuePacket(h.p().h.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: pr.zxid, Data: pr.encoded()}))
+		h.queuePacket(h.p().h.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: pr.zxid, Data: pr.encoded(h.p().h)}))
 		h.queueOp(pktCommit, pr.zxid)
 		queuedZxid = pr.zxid
 	}

@@ -35,10 +35,11 @@ func newCommittedProposal(p *peer, entry *proto.TxnEntry) *proposal {
 	return pr
 }
 
-// encoded returns the proposal's data, encoding it on first use.
-func (pr *proposal) encoded() []byte {
+// encoded returns the proposal's data, encoding it on first use with h (the bytes proto.Marshal
+// gives, copied into h's slab).
+func (pr *proposal) encoded(h *host) []byte {
 	if pr.data == nil {
-		pr.data = proto.Marshal(pr.entry)
+		pr.data = h.encode(pr.entry)
 	}
 	return pr.data
 }

@@ -21,6 +21,8 @@ type aclCache struct {
 	indexByKey map[string]int64
 	references map[int64]int64
 	lastIndex  int64
+	// scratch encodes the key of a list being looked up; see key.
+	scratch proto.Encoder
 }
 
 func newACLCache() aclCache {
@@ -39,19 +41,28 @@ func aclKey(acl []proto.ACL) string {
 	return string(e.Bytes())
 }
 
+// key is aclKey encoded in the cache's scratch encoder, valid until the next call: a lookup
+// indexes the map with string(key), which Go does without allocating, so that only a new list's
+// key becomes a string of its own.
+func (c *aclCache) key(acl []proto.ACL) []byte {
+	c.scratch.Reset()
+	proto.WriteVector(&c.scratch, acl)
+	return c.scratch.Bytes()
+}
+
 // convert is convertAcls: it returns the list's index, adding the list if
 // new, and counts one more reference. A nil list is the open ACL.
 func (c *aclCache) convert(acl []proto.ACL) int64 {
 	if acl == nil {
 		return openUnsafeACLIndex
 	}
-	key := aclKey(acl)
-	index, ok := c.indexByKey[key]
+	key := c.key(acl)
+	index, ok := c.indexByKey[string(key)]
 	if !ok {
 		c.lastIndex++
 		index = c.lastIndex
 		c.lists[index] = slices.Clone(acl)
-		c.indexByKey[key] = index
+		c.indexByKey[string(key)] = index
 	}
 	c.addUsage(index)
 	return index
@@ -92,7 +103,7 @@ func (c *aclCache) removeUsage(index int64) {
 	c.references[index]--
 	if c.references[index] <= 0 {
 		delete(c.references, index)
-		delete(c.indexByKey, aclKey(acl))
+		delete(c.indexByKey, string(c.key(acl)))
 		delete(c.lists, index)
 	}
 }
