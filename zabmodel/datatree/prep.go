@@ -129,7 +129,21 @@ func (c *changeRecord) duplicate(zxid int64) *changeRecord {
 	if acl == nil {
 		acl = []proto.ACL{}
 	}
-	return &changeRecord{zxid: zxid, path: c.path, stat: &stat, childCount: c.childCount, acl: acl, data: c.data, digest: c.digest}
+	return newChangeRecord(changeRecord{zxid: zxid, path: c.path, childCount: c.childCount, acl: acl, data: c.data, digest: c.digest}, stat)
+}
+
+// recordAndStat holds a change record and the stat it points to, so that the two take one
+// allocation. The record is the stat's only user, and it keeps it alive through its pointer.
+type recordAndStat struct {
+	record changeRecord
+	stat   proto.StatPersisted
+}
+
+// newChangeRecord returns a copy of r whose stat is a copy of stat.
+func newChangeRecord(r changeRecord, stat proto.StatPersisted) *changeRecord {
+	x := &recordAndStat{record: r, stat: stat}
+	x.record.stat = &x.stat
+	return &x.record
 }
 
 // Preparer is PrepRequestProcessor with the outstanding changes it shares
@@ -210,11 +224,10 @@ func (p *Preparer) recordForPath(path string) (*changeRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errJavaRuntime, err)
 	}
-	stat := n.stat
-	return &changeRecord{
-		zxid: -1, path: path, stat: &stat, childCount: n.numChildren(), acl: acl, data: n.data,
+	return newChangeRecord(changeRecord{
+		zxid: -1, path: path, childCount: n.numChildren(), acl: acl, data: n.data,
 		digest: precalculatedDigest{node: cachedDigest(path, n)},
-	}, nil
+	}, n.stat), nil
 }
 
 // currentTreeDigest is the tree digest once every outstanding change is

@@ -149,7 +149,7 @@ func (p *Preparer) recordCreate(r *pending, op proto.OpCode, mode proto.CreateMo
 	if err := p.recordChange(updated, digestUpdate, parentPath); err != nil {
 		return err
 	}
-	created := &changeRecord{zxid: zxid, path: args.path, stat: &stat, acl: acl, data: args.data}
+	created := newChangeRecord(changeRecord{zxid: zxid, path: args.path, acl: acl, data: args.data}, stat)
 	if err := p.recordChange(created, digestAdd, args.path); err != nil {
 		return err
 	}
