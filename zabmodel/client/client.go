@@ -130,6 +130,10 @@ type Client struct {
 	emulate     Library
 	// maxPacket is the longest reply packet accepted; 0 means no limit (go-zookeeper's default).
 	maxPacket int
+	// decoder reads replies (readResponse), so that a reply costs no decoder of its own;
+	// decoding marks it in use.
+	decoder  proto.Decoder
+	decoding bool
 
 	hosts   hostProvider
 	watches watchManager

@@ -104,7 +104,24 @@ func (c *Client) handshakeExpired(resp *proto.ConnectResponse) (bool, error) {
 
 // readResponse is SendThread.readResponse.
 func (c *Client) readResponse(payload []byte) error {
-	d := proto.NewDecoder(payload)
+	// The client's decoder serves every reply. Decoded records copy what they keep, and nothing
+	// reads a reply while another is being read (replies arrive one per network event); should one
+	// ever be, it gets a decoder of its own.
+	d := &c.decoder
+	if c.decoding {
+		d = new(proto.Decoder)
+	}
+	wasDecoding := c.decoding
+	c.decoding = true
+	d.Reset(payload)
+	err := c.readResponseWith(d)
+	d.Reset(nil) // Hold no reference to the payload.
+	c.decoding = wasDecoding
+	return err
+}
+
+// readResponseWith is readResponse with d over the payload.
+func (c *Client) readResponseWith(d *proto.Decoder) error {
 	d.SetFieldLimit(c.fieldLimit())
 	var h proto.ReplyHeader
 	h.Decode(d)
