@@ -56,7 +56,9 @@ func Run(opts Options) (*Report, error) {
 	}
 	r.runFaultPhase()
 	liveness := r.runLivenessPhase()
-	return r.judge(liveness), nil
+	rep := r.judge(liveness)
+	r.w.Release() // The report holds what it needs of the world.
+	return rep, nil
 }
 
 func newRunner(opts Options) (*runner, error) {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/zabsim/zabsim/clock"
 )
@@ -88,6 +89,41 @@ type eventQueue struct {
 }
 
 func (q *eventQueue) len() int { return q.n }
+
+// spareQueues holds the arrays of finished runs' queues (World.Release), emptied, for the next
+// worlds to start with: a run grows its slab and ring to megabytes, and a sweep runs thousands.
+// A queue's behaviour depends on what it holds, never on its capacity, so a reused queue orders
+// events exactly as a new one does; the pool only saves the growing.
+var spareQueues sync.Pool // of *eventQueue
+
+// takeSpareQueue returns an empty queue with a finished run's arrays, or a new one.
+func takeSpareQueue() eventQueue {
+	if q, ok := spareQueues.Get().(*eventQueue); ok {
+		return *q
+	}
+	return eventQueue{}
+}
+
+// giveBack empties q and hands its arrays to spareQueues.
+func (q *eventQueue) giveBack() { spareQueues.Put(q.emptied()) }
+
+// emptied returns an empty queue with q's arrays and geometry, and leaves q as a zero queue.
+func (q *eventQueue) emptied() *eventQueue {
+	clear(q.slots) // Drop the targets, so that the pool keeps no finished world alive.
+	spare := &eventQueue{
+		slots:       q.slots[:0],
+		free:        q.free[:0],
+		near:        keyHeap{keys: q.near.keys[:0]},
+		far:         keyHeap{keys: q.far.keys[:0]},
+		ring:        q.ring,
+		bucketShift: q.bucketShift,
+	}
+	for i := range spare.ring {
+		spare.ring[i] = spare.ring[i][:0]
+	}
+	*q = eventQueue{}
+	return spare
+}
 
 func (q *eventQueue) bucket(at clock.Time) int64 { return int64(at) >> q.bucketShift }
 

@@ -25,6 +25,18 @@ func TestQueuePopsInTimeThenSequenceOrder(t *testing.T) {
 			q.ring = make([][]queueKey, rapid.IntRange(1, 8).Draw(t, "ring buckets"))
 		}
 		maxDelay := rapid.SampledFrom([]int{0, 3, 40, 1000, 1 << 30}).Draw(t, "max delay")
+		if rapid.Bool().Draw(t, "reused") {
+			// A queue emptied after a run (World.Release) must behave as a new one: fill one
+			// with events that are never popped, and start from its arrays.
+			for i := range rapid.IntRange(1, 300).Draw(t, "leftover events") {
+				q.push(event{at: clock.Time(rapid.IntRange(0, maxDelay).Draw(t, "leftover delay")), seq: uint64(1_000_000 + i), kind: evTarget})
+			}
+			if rapid.Bool().Draw(t, "pop some leftovers") {
+				q.pop()
+			}
+			q = *q.emptied()
+			require.Zero(t, q.len())
+		}
 		var reference []event
 		var seq uint64
 		var now clock.Time

@@ -156,8 +156,14 @@ func New(cfg Config) (*World, error) {
 		budget:  b,
 		trace:   newTrace(cfg.Trace),
 		current: NoNode,
+		queue:   takeSpareQueue(),
 	}, nil
 }
+
+// Release hands the world's event queue arrays to the next world built, so that a sweep of many
+// runs does not grow a queue from nothing for each. Call it once the run is over and judged: the
+// events still queued are dropped, and the world must not run again. Releasing is optional.
+func (w *World) Release() { w.queue.giveBack() }
 
 // Seed returns the run's seed.
 func (w *World) Seed() uint64 { return w.seed }
