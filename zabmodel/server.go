@@ -11,6 +11,10 @@ import (
 	"github.com/zabsim/zabsim/zabmodel/storage"
 )
 
+// internedStringsMax bounds the strings (paths, scheme names, identities) the ensemble's decoder
+// keeps to return again: a workload's paths number in the hundreds.
+const internedStringsMax = 4096
+
 // Ensemble is a set of simulated ZooKeeper servers sharing one world and one network.
 type Ensemble struct {
 	w       *sim.World
@@ -53,6 +57,7 @@ func NewEnsemble(w *sim.World, nw *net.Network, cfg Config) (*Ensemble, error) {
 	}
 	e := &Ensemble{w: w, nw: nw, cfg: cfg, nodes: map[int64]sim.NodeID{}}
 	e.decoder.SetCopies(&e.decoded)
+	e.decoder.InternStrings(internedStringsMax)
 	e.clientAddress = func(n sim.NodeID) string { return fmt.Sprintf("10.0.%d.%d", n/256, n%256) }
 	for _, sid := range cfg.Sids() {
 		s := &Server{ens: e, sid: sid, disk: storage.New()}

@@ -40,3 +40,24 @@ func TestDecoderCopiesIntoSlab(t *testing.T) {
 	assert.Equal(t, []byte("first!"), first, "buffers do not alias the input")
 	assert.Equal(t, []byte("second"), second)
 }
+
+// An interning Decoder returns the strings a plain one does (Java's replacement of malformed
+// UTF-8 included), and one string for equal bytes, up to its limit.
+func TestDecoderInternsStrings(t *testing.T) {
+	inputs := []string{"/registers/k1", "", "/registers/k1", "bad\xff\xfe", "/b", "/c", "/registers/k1"}
+	var e Encoder
+	for _, s := range inputs {
+		e.WriteBuffer([]byte(s))
+	}
+	e.WriteInt32(-1) // a null string
+	plain := NewDecoder(e.Bytes())
+	var interning Decoder
+	interning.InternStrings(2)
+	interning.Reset(e.Bytes())
+	for i := range len(inputs) + 1 {
+		assert.Equal(t, plain.ReadString(), interning.ReadString(), "string %d", i)
+	}
+	require.NoError(t, plain.Finish())
+	require.NoError(t, interning.Finish())
+	assert.Len(t, interning.interned, 2, "no more strings kept than the limit")
+}

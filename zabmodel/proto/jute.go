@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unicode/utf8"
 
 	"github.com/zabsim/zabsim/internal/slab"
 )
@@ -145,6 +146,19 @@ type Decoder struct {
 	// copies, when set, holds the copies of decoded buffers, carved from shared
 	// chunks; each is still its own bytes (see package slab).
 	copies *slab.Bytes
+	// interned, when set, maps the bytes of each valid UTF-8 string decoded so far to the one
+	// string returned for them; see InternStrings.
+	interned      map[string]string
+	internedLimit int
+}
+
+// InternStrings makes the Decoder return one string for every occurrence of the same valid UTF-8
+// bytes, remembering up to limit distinct strings, for a long-lived Decoder that reads the same
+// paths and names again and again. Go strings are immutable, so owners that share one share
+// nothing they can change. Reset keeps it.
+func (d *Decoder) InternStrings(limit int) {
+	d.interned = make(map[string]string)
+	d.internedLimit = limit
 }
 
 // SetCopies makes the Decoder copy buffers into s rather than allocate each
@@ -284,7 +298,22 @@ func (d *Decoder) ReadBuffer() []byte {
 // malformed sequence is replaced by U+FFFD exactly where Java's decoder
 // replaces it. A null string (length -1) reads as "".
 func (d *Decoder) ReadString() string {
-	return decodeJavaString(d.readField())
+	b := d.readField()
+	if d.interned == nil || len(b) == 0 {
+		return decodeJavaString(b)
+	}
+	// Indexing with string(b) does not allocate.
+	if s, ok := d.interned[string(b)]; ok {
+		return s
+	}
+	if !utf8.Valid(b) {
+		return decodeJavaString(b)
+	}
+	s := string(b) // decodeJavaString of valid UTF-8
+	if len(d.interned) < d.internedLimit {
+		d.interned[s] = s
+	}
+	return s
 }
 
 // readCount reads a vector count as BinaryInputArchive.startVector does: -1 is
