@@ -79,6 +79,7 @@ type clientConn struct {
 	sessionTimeoutMs int32
 	auth             datatree.AuthInfo
 	oldClient        bool
+	replyHeader      proto.ReplyHeader // sendReply's, see there
 
 	// held keeps the packets that arrived while receiving was disabled (disableRecv), in order.
 	held [][]byte
@@ -171,9 +172,11 @@ func (c *clientConn) processPacket(zk *zkServer, payload []byte) {
 		c.processAuth(h, body)
 		return
 	}
-	zk.submit(&request{
+	r := c.p().h.requests.New()
+	*r = request{
 		sessionID: c.sessionID, cxid: h.Xid, op: h.Type, body: body, auth: c.auth.IDs(), conn: c, owner: ownerLocal,
-	})
+	}
+	zk.submit(r)
 }
 
 // processAuth handles an AuthPacket: the credentials join the connection's auth info, or the client
@@ -198,11 +201,14 @@ func (c *clientConn) sendReply(h proto.ReplyHeader, body proto.Record) {
 	if c.state == connClosed {
 		return
 	}
+	// The header goes through the connection's field rather than a pointer to h, which would move
+	// every reply's header to the heap; sendRecords encodes it at once and keeps nothing.
+	c.replyHeader = h
 	if body == nil {
-		c.p().h.sendRecords(c.id, &h)
+		c.p().h.sendRecords(c.id, &c.replyHeader)
 		return
 	}
-	c.p().h.sendRecords(c.id, &h, body)
+	c.p().h.sendRecords(c.id, &c.replyHeader, body)
 }
 
 // Process implements datatree.Watcher: a notification, sent at once (NIOServerCnxn.process).
