@@ -29,6 +29,7 @@
 //	w.After(20*clock.Second, func() { w.Restart(id) })
 //	w.RunUntil(clock.Time(60 * clock.Second))
 //	o := w.Outcome()                          // kind, seed, virtual time, trace hash
+//	w.Release()                               // optional: the next world reuses the queue's arrays
 //
 // Crash marks a node down, kills its timers (they belong to its incarnation), tells observers (the
 // network breaks its connections) and calls its Crash hook, which must drop volatile state and keep
