@@ -130,11 +130,33 @@ func TestStopwatchMeasuresHostTime(t *testing.T) {
 		c.Observe(e)
 	}
 	summary := c.Summary()
-	// Each timed event reads one microsecond and stands for HostTimeSampleEvery events.
+	// Each reading advances the fake clock by a microsecond: a timed event's interval holds one
+	// reading's cost, which the third reading measures and takes off, so that the estimate of
+	// a checker that costs nothing but the clock is 0.
 	timed := summary.Events / HostTimeSampleEvery
 	require.Positive(t, timed, "the script is long enough to time some events")
-	assert.Equal(t, time.Duration(timed*HostTimeSampleEvery)*time.Microsecond, summary.HostTime)
-	assert.Equal(t, 2*timed, int64(reading/time.Microsecond), "only the sampled events read the clock")
+	assert.Zero(t, summary.HostTime)
+	assert.Equal(t, 3*timed, int64(reading/time.Microsecond), "only the sampled events read the clock")
+
+	// A checker whose every event costs 5 µs besides the readings is estimated at 5 µs an event.
+	reading = 0
+	costly := threeVoters
+	calls := 0
+	costly.Stopwatch = func() time.Duration {
+		calls++
+		if calls%3 == 2 {
+			reading += 5 * time.Microsecond // the event's own cost shows in the second reading
+		}
+		reading += time.Microsecond
+		return reading
+	}
+	c, err = New(costly)
+	require.NoError(t, err)
+	for _, e := range newScript().start(1, 1, 2, 3).events {
+		c.Observe(e)
+	}
+	summary = c.Summary()
+	assert.Equal(t, time.Duration(timed*HostTimeSampleEvery)*5*time.Microsecond, summary.HostTime)
 	assert.Contains(t, summary.String(), "ns/event")
 }
 
