@@ -2,7 +2,6 @@ package lockmodel
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -92,41 +91,43 @@ func TestExclusiveLockRecognisesItsOwnNodeAfterALostReply(t *testing.T) {
 // (the exclusive lock by its owner, the Mutex by its protected id, as Curator's
 // FindAndDeleteProtectedNodeInBackground does); with BugUnprotectedCreate it stays.
 func TestAGivenUpCreateLeavesNoOrphan(t *testing.T) {
+	type acquirer interface {
+		Acquire(clock.Duration, func(Grant)) error
+	}
+	recipes := []struct {
+		name   string
+		seed   uint64
+		parent string // where the lock node goes, made beforehand
+		make   func(*Session) (acquirer, error)
+	}{
+		{"exclusive", 12, "/locks", func(s *Session) (acquirer, error) { return NewExclusiveLock(s, "/locks/x", nil) }},
+		{"mutex", 11, "/locks/m", func(s *Session) (acquirer, error) { return NewMutex(s, "/locks/m", nil) }},
+	}
 	noRetries := RetryPolicy{BaseSleep: clock.Second, MaxRetries: 0, MaxSleep: clock.Second}
-	for _, bug := range []bool{false, true} {
-		bugs := Bugs{}
-		if bug {
-			bugs = bugs.With(BugUnprotectedCreate)
+	for _, recipe := range recipes {
+		for _, bug := range []bool{false, true} {
+			bugs := Bugs{}
+			if bug {
+				bugs = bugs.With(BugUnprotectedCreate)
+			}
+			t.Run(fmt.Sprintf("%s/bug=%v", recipe.name, bug), func(t *testing.T) {
+				h := newHarness(t, recipe.seed, 3, true)
+				h.ensure("/locks", recipe.parent)
+				a := h.appWith("a", Config{Bugs: bugs, Retry: noRetries})
+				h.run(time2s)
+				before := len(h.children(recipe.parent))
+				l, err := recipe.make(a.s)
+				require.NoError(t, err)
+				resets := loseCreateReply(h, a, recipe.parent)
+				g := acquire(t, l, 0)
+				h.run(10 * clock.Second)
+				require.Equal(t, 1, *resets)
+				require.False(t, g.Held)
+				require.ErrorContains(t, g.Err, "CONNECTIONLOSS")
+				left := len(h.children(recipe.parent)) - before
+				assert.Equal(t, bug, left == 1, "the node a's lost create made: %v", h.children(recipe.parent))
+			})
 		}
-		t.Run(fmt.Sprintf("exclusive/bug=%v", bug), func(t *testing.T) {
-			h := newHarness(t, 12, 3, true)
-			h.ensure("/locks")
-			a := h.appWith("a", Config{Bugs: bugs, Retry: noRetries})
-			h.run(time2s)
-			l, err := NewExclusiveLock(a.s, "/locks/x", nil)
-			require.NoError(t, err)
-			resets := loseCreateReply(h, a, "/locks")
-			g := acquire(t, l, 0)
-			h.run(10 * clock.Second)
-			require.Equal(t, 1, *resets)
-			require.False(t, g.Held)
-			require.ErrorContains(t, g.Err, "CONNECTIONLOSS")
-			assert.Equal(t, bug, slices.Contains(h.children("/locks"), "x"), "the node a's lost create made")
-		})
-		t.Run(fmt.Sprintf("mutex/bug=%v", bug), func(t *testing.T) {
-			h := newHarness(t, 11, 3, true)
-			h.ensure("/locks", "/locks/m")
-			a := h.appWith("a", Config{Bugs: bugs, Retry: noRetries})
-			h.run(time2s)
-			m, err := NewMutex(a.s, "/locks/m", nil)
-			require.NoError(t, err)
-			resets := loseCreateReply(h, a, "/locks/m")
-			g := acquire(t, m, 0)
-			h.run(10 * clock.Second)
-			require.Equal(t, 1, *resets)
-			require.False(t, g.Held)
-			assert.Equal(t, bug, len(h.children("/locks/m")) == 1, "the node a's lost create made: %v", h.children("/locks/m"))
-		})
 	}
 }
 

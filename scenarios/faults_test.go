@@ -12,8 +12,8 @@ import (
 	"github.com/zabsim/zabsim/sim"
 )
 
-// runScripted runs a scripted seed as Run does, and also returns the runner, whose record of what
-// each action did the tests read.
+// runScripted runs a seed as Run does, and also returns the runner, whose record of what each
+// action did (and whose workload) the tests read.
 func runScripted(t *testing.T, opts Options) (*Report, *runner) {
 	t.Helper()
 	opts = opts.withDefaults()

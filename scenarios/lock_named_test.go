@@ -16,12 +16,7 @@ import (
 // runLock runs one seed as Run does and also returns the lock workload, whose log the tests read.
 func runLock(t *testing.T, opts Options) (*Report, *lockWorkload) {
 	t.Helper()
-	opts = opts.withDefaults()
-	require.NoError(t, opts.Validate())
-	r, err := newRunner(opts)
-	require.NoError(t, err)
-	r.runFaultPhase()
-	rep := r.judge(r.runLivenessPhase())
+	rep, r := runScripted(t, opts)
 	l, ok := r.gen.(*lockWorkload)
 	require.True(t, ok, "seed %d: not a lock workload", opts.Seed)
 	return rep, l
