@@ -21,6 +21,21 @@ var regressions = []struct {
 	recipeBugs lockmodel.Bugs
 }{
 	{"trunc-below-snap", 1000, zabmodel.Bugs{}, lockmodel.Bugs{}.With(lockmodel.BugUnprotectedCreate)},
+	{"stale-newleader-ack", 300034, zabmodel.Bugs{}, lockmodel.Bugs{}},
+}
+
+// TestStaleNewLeaderAckIsThe3_8_0Behaviour: the stale-newleader-ack regression passes because the
+// leader forgets a departed learner's NEWLEADER ack; 3.8.0 as released (the stale-ack switch)
+// keeps it, and the same script breaks LeaderLogCompleteness.
+func TestStaleNewLeaderAckIsThe3_8_0Behaviour(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "regressions", "stale-newleader-ack.script"))
+	require.NoError(t, err)
+	defer f.Close()
+	script, err := ParseScript(f)
+	require.NoError(t, err)
+	rep, err := Run(Options{Seed: 300034, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugStaleAck)})
+	require.NoError(t, err)
+	require.Equal(t, "zab:LeaderLogCompleteness", rep.Failure(), rep.Explain())
 }
 
 func TestRegressions(t *testing.T) {

@@ -51,7 +51,9 @@ const (
 	// durability: a leader keeps a learner's acknowledgements of outstanding proposals after the
 	// learner's connection ends. When the learner comes back it gets a TRUNC below those proposals
 	// (they are above the leader's last commit) and logs them again; meanwhile its old ack still
-	// counts, and the leader may commit a proposal that a quorum no longer holds durably.
+	// counts, and the leader may commit a proposal that a quorum no longer holds durably. It keeps
+	// a departed learner's NEWLEADER ack as well, and may be established on it after that learner
+	// has moved on to a newer epoch whose committed transactions the leader lacks.
 	BugStaleAck
 	// BugSnapLogGap is ZooKeeper 3.8.0's own behaviour, which this harness found to lose committed
 	// transactions: after a SNAP sync a learner keeps its old txn log, so the log jumps from its old

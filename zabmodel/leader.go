@@ -371,12 +371,18 @@ func (l *leader) processAck(sid, zxid int64) {
 // forgetAcks drops a learner's acknowledgements of the outstanding proposals when its connection
 // ends. The learner will be synchronized again, and a TRUNC may then remove a proposal it had
 // acknowledged (its zxid is above the leader's last commit) before the leader re-sends it: an ack
-// kept from before would count a copy that is no longer durable. 3.8.0 keeps them (the stale-ack
-// switch).
+// kept from before would count a copy that is no longer durable. Its NEWLEADER ack goes too while
+// the leader is still waiting for a quorum of them: a learner that left may have accepted a newer
+// epoch since, and a leader established on its old ack would lead epoch e after epoch e+1 has
+// committed transactions it lacks (LeaderLogCompleteness; a 5-minute sweep found it). A learner
+// that comes back acknowledges NEWLEADER again. 3.8.0 keeps both (the stale-ack switch).
 func (l *leader) forgetAcks(sid int64) {
 	for _, zxid := range sortedKeys(l.outstanding) {
 		lp := l.outstanding[zxid]
 		lp.acks = slices.DeleteFunc(lp.acks, func(s int64) bool { return s == sid })
+	}
+	if !l.quorumFormed {
+		l.newLeaderAcks = slices.DeleteFunc(l.newLeaderAcks, func(s int64) bool { return s == sid })
 	}
 }
 
