@@ -40,11 +40,11 @@
 //	_ = rec.ForcedExpiry(checkers.ForcedExpiry{Session: sid, Client: "c1", Killer: "killer-c1", Time: t})
 //	h := rec.Finish(end, &checkers.LivenessFacts{HealTime: heal, LeaderTime: elected, Completed: true})
 //
-//	start := time.Now() // outside the simulated world only
+//	start := time.Now() // determinism:ok the caller, outside the simulated world, times the checks
 //	report, err := checkers.Run(h, checkers.Options{
 //		Linearizability: []checkers.LinearizabilityOptions{{Model: checkers.RegisterModel, Prefix: "/r"}},
 //		Liveness:        checkers.LivenessOptions{LeaderBound: 10 * clock.Second, OperationBound: 30 * clock.Second},
-//		Stopwatch:       func() time.Duration { return time.Since(start) }, // optional
+//		Stopwatch:       func() time.Duration { return time.Since(start) }, // determinism:ok optional, host time
 //	})
 //	if report.Failed() { fmt.Print(report) }
 //
