@@ -257,9 +257,8 @@ func (o ExploreOptions) withDefaults() (ExploreOptions, error) {
 	if o.Script.Servers == 0 {
 		problems = append(problems, fmt.Errorf("%w: the base script sets no servers", ErrOptions))
 	}
-	if !o.RecipeBugs.Empty() && !slices.Contains(LockWorkloads, o.Script.Workload) {
-		problems = append(problems, fmt.Errorf("%w: recipe bug %s acts only on the %s workloads, and the base runs %s",
-			ErrOptions, o.RecipeBugs, strings.Join(LockWorkloads, ", "), o.Script.Workload))
+	if err := recipeBugsApply(o.RecipeBugs, o.Script.Workload); err != nil {
+		problems = append(problems, fmt.Errorf("the base script: %w", err))
 	}
 	return o, errors.Join(problems...)
 }

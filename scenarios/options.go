@@ -131,6 +131,14 @@ func ParseFaults(s string) ([]string, error) {
 	return out, nil
 }
 
+// recipeBugsApply refuses recipe bugs on a workload without locks, where they would never act.
+func recipeBugsApply(bugs lockmodel.Bugs, workload string) error {
+	if bugs.Empty() || slices.Contains(LockWorkloads, workload) {
+		return nil
+	}
+	return fmt.Errorf("%w: recipe bug %s acts only on the %s workloads, never on %s", ErrOptions, bugs, strings.Join(LockWorkloads, ", "), workload)
+}
+
 // withDefaults fills the defaults that do not depend on the seed.
 func (o Options) withDefaults() Options {
 	if o.Clients == 0 {
@@ -174,8 +182,15 @@ func (o Options) Validate() error {
 	if o.Workload != "" && o.Workload != "mixed" && !slices.Contains(Workloads(), o.Workload) {
 		bad("unknown workload %q (known: %s, mixed)", o.Workload, strings.Join(Workloads(), ", "))
 	}
-	if !o.RecipeBugs.Empty() && o.Workload != "" && o.Workload != "mixed" && !slices.Contains(LockWorkloads, o.Workload) {
-		bad("recipe bug %s acts only on the %s workloads, never on %q", o.RecipeBugs, strings.Join(LockWorkloads, ", "), o.Workload)
+	switch {
+	case o.Script != nil:
+		if err := recipeBugsApply(o.RecipeBugs, scriptWorkload(o.Script, o)); err != nil {
+			problems = append(problems, err)
+		}
+	case o.Workload != "" && o.Workload != "mixed":
+		if err := recipeBugsApply(o.RecipeBugs, o.Workload); err != nil {
+			problems = append(problems, err)
+		}
 	}
 	for _, f := range o.Faults {
 		if !slices.Contains(FaultFamilies, f) {

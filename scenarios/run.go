@@ -87,9 +87,7 @@ func newRunner(opts Options) (*runner, error) {
 	if r.script.Duration == 0 {
 		r.script.Duration = opts.Duration
 	}
-	if r.script.Workload == "" {
-		r.script.Workload = scriptWorkload(opts)
-	}
+	r.script.Workload = scriptWorkload(r.script, opts)
 	// Every script is checked against the run's cluster, clients and duration, whether it was
 	// parsed (which checked what the script itself says), drawn or built in code.
 	if err := r.script.check(r.script.Clients, r.script.Duration, nil); err != nil {
@@ -258,10 +256,13 @@ func (r *runner) cloneTxn(entry *proto.TxnEntry, data []byte) *proto.TxnEntry {
 	return &c
 }
 
-// scriptWorkload is the workload of a script that names none: the options' workload if they name
-// one (a script may leave it to the command line), registers otherwise.
-func scriptWorkload(opts Options) string {
-	if opts.Workload != "" && opts.Workload != "mixed" {
+// scriptWorkload is the workload a script runs: its own, or if it names none, the options' workload
+// if they name one (a script may leave it to the command line), registers otherwise.
+func scriptWorkload(s *Script, opts Options) string {
+	switch {
+	case s.Workload != "":
+		return s.Workload
+	case opts.Workload != "" && opts.Workload != "mixed":
 		return opts.Workload
 	}
 	return "registers"

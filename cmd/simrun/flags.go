@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -175,12 +174,9 @@ func (f *scenarioFlags) options() (scenarios.Options, error) {
 			return opts, err
 		}
 		opts.Script = script
-		// A script without a workload line runs the --workload given, or registers; a recipe bug
-		// would never act on a workload without locks.
-		workload := cmp.Or(script.Workload, opts.Workload, "registers")
-		if !opts.RecipeBugs.Empty() && !slices.Contains(scenarios.LockWorkloads, workload) {
-			return opts, fmt.Errorf("--bug %s acts only on the %s workloads, and %s runs %s",
-				opts.RecipeBugs, strings.Join(scenarios.LockWorkloads, ", "), f.scriptPath, workload)
+		// The script decides the workload when it names one; recipe bugs must act on it.
+		if err := opts.Validate(); err != nil {
+			return opts, err
 		}
 		// The script's own duration and clients are the run's: the runner's budgets follow the
 		// options, and a scripted run must be the very run the script's seed made.
