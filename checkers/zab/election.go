@@ -108,7 +108,7 @@ func (c *Checker) onCurrentEpoch(s *server, e zabmodel.Event) {
 		return
 	}
 	leader, ok := c.boundLeader(s, s.leader.sid)
-	if !ok {
+	if !ok || syncedWithEarlierRole(leader, e.Epoch) {
 		return
 	}
 	c.checkLeaderHistoryDurable(s, leader, e.Epoch, "persisted currentEpoch")

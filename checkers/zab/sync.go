@@ -44,7 +44,7 @@ func (c *Checker) onNewLeaderAck(s *server, e zabmodel.Event) {
 		return
 	}
 	leader, ok := c.boundLeader(s, e.Leader)
-	if !ok {
+	if !ok || syncedWithEarlierRole(leader, e.Epoch) {
 		return
 	}
 	c.checkLearnerPrefix(s, leader, e.Epoch, "acknowledged NEWLEADER")
@@ -52,6 +52,14 @@ func (c *Checker) onNewLeaderAck(s *server, e zabmodel.Event) {
 		c.checkLeaderHistoryDurable(s, leader, e.Epoch, "acknowledged NEWLEADER")
 	}
 }
+
+// syncedWithEarlierRole reports whether a learner synchronized for an epoch that its leader's
+// server does not lead now. A learner paused while its sync burst waited in its socket reads it,
+// and acts on it, after that leader moved on to a later epoch, or died and came back to lead
+// another (a dead process's bytes arrive before its FIN, as TCP delivers them): it synchronized
+// with the earlier role's history, which the checker no longer keeps, and the leader's present
+// history says nothing about it. Only the process that leads the learner's epoch sent its sync.
+func syncedWithEarlierRole(leader *server, epoch int64) bool { return leader.leading != epoch }
 
 // checkLearnerPrefix reports ProcessConsistency if a learner's history is not a prefix of its
 // leader's history.
