@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/net"
 	"github.com/zabsim/zabsim/sim"
 	"github.com/zabsim/zabsim/zabmodel"
 )
@@ -23,7 +24,7 @@ func (r *runner) act(i int, a Action) {
 	case why != "":
 		r.actionResults[i].idle = why
 		r.w.Note(sim.NoNode, "fault", "%s did nothing: %s", a.String(), why)
-	case a.Verb != "crashpoint":
+	case !slices.Contains(pointVerbs, a.Verb):
 		r.actionResults[i].done = true
 		r.faultsInjected++
 	}
@@ -48,7 +49,7 @@ func (r *runner) perform(i int, a Action) string {
 			r.w.Restart(n)
 			return true
 		})
-	case "crashpoint":
+	case "crashpoint", "pausepoint", "resetpoint":
 		return r.arm(i, a)
 	case "partition":
 		groups, why := r.groups(a.Args)
@@ -247,12 +248,15 @@ type CrashPointHit struct {
 	Crashed bool
 }
 
-// armedCrash is a crashpoint action waiting for its hit. A server may have several, each counting
-// the hits of its own point.
+// armedCrash is a crashpoint, pausepoint or resetpoint action waiting for its hit. A server may
+// have several, each counting the hits of its own point.
 type armedCrash struct {
-	// action is the index of the crashpoint action that armed it, in the script's actions.
+	// action is the index of the action that armed it, in the script's actions.
 	action int
+	kind   injectionKind
 	point  string
+	// pauseFor is a pausepoint's pause.
+	pauseFor clock.Duration
 	// remaining counts the hits of point still to come, this one included, before the crash.
 	remaining    int
 	restart      bool
@@ -262,15 +266,15 @@ type armedCrash struct {
 // arm performs crashpoint action i: each target server gets one more armed crash, beside any it
 // already has, and says why it armed none. The script's check has made sure of the arguments.
 func (r *runner) arm(i int, a Action) string {
-	spec, err := parseCrashpoint(a.Args)
+	spec, err := parsePointAction(a.Verb, a.Args)
 	if err != nil {
 		return err.Error()
 	}
 	return r.forEach(r.targets(spec.target), "", func(n sim.NodeID) bool {
 		sid, ok := r.sidOf(n)
 		if ok {
-			r.crashPoints[sid] = append(r.crashPoints[sid], armedCrash{action: i, point: spec.point, remaining: spec.count,
-				restart: spec.restart, restartAfter: spec.restartAfter})
+			r.crashPoints[sid] = append(r.crashPoints[sid], armedCrash{action: i, kind: spec.kind, point: spec.point,
+				remaining: spec.count, pauseFor: spec.pauseFor, restart: spec.restart, restartAfter: spec.restartAfter})
 		}
 		return ok
 	})
@@ -280,35 +284,44 @@ func (r *runner) arm(i int, a Action) string {
 // a server that never reached its point did nothing, and the trace says so.
 func (r *runner) noteUnfiredCrashpoints() {
 	for i, a := range r.script.Actions {
-		if res := &r.actionResults[i]; a.Verb == "crashpoint" && !res.done && res.idle == "" {
+		if res := &r.actionResults[i]; slices.Contains(pointVerbs, a.Verb) && !res.done && res.idle == "" {
 			res.idle = "no armed server reached the point before the end of the fault phase"
 			r.w.Note(sim.NoNode, "fault", "%s did nothing: %s", a.String(), res.idle)
 		}
 	}
 }
 
-// crashHook is the ensemble's crash-point hook. During the fault phase it tells the OnCrashPoint
-// observer of every hit, and crashes a server at the hit that completes one of its armed crashes.
-// It draws nothing and traces nothing itself (zabmodel traces the crash), so that observing a run
-// does not change it.
-func (r *runner) crashHook(sid int64, point string) bool {
+// crashHook is the ensemble's boundary hook. During the fault phase it tells the OnCrashPoint
+// observer of every hit, and crashes, pauses or resets a server at the hit that completes one of
+// its armed actions. It draws nothing and traces nothing itself but the injection it makes
+// (zabmodel traces the crash), so that observing a run does not change it.
+func (r *runner) crashHook(sid int64, point string, conn net.ConnID) bool {
 	now := r.w.Now()
 	if now < r.faultStart || now >= r.faultEnd {
 		return false
 	}
-	crashed := r.countHit(sid, point)
+	crashed := false
+	if len(r.crashPoints) > 0 {
+		crashed = r.countHit(sid, point, conn)
+	}
 	if r.opts.OnCrashPoint != nil {
 		r.opts.OnCrashPoint(CrashPointHit{Sid: sid, Point: point, At: now, Crashed: crashed})
 	}
 	return crashed
 }
 
-// countHit counts a hit against each of the server's armed crashes at this point and reports
-// whether it completes any. Every crash it completes is disarmed and has its restart scheduled;
-// they are one crash, counted as one fault, and the earliest restart wins.
-func (r *runner) countHit(sid int64, point string) bool {
-	armed := r.crashPoints[sid]
-	crashed := false
+// countHit counts a hit against each of the server's armed actions at this point and reports
+// whether it completes a crash. Every crash it completes is disarmed and has its restart
+// scheduled; they are one crash, counted as one fault, and the earliest restart wins. A completed
+// pause or reset is performed here (after a crash, neither would matter) and counted as a fault.
+func (r *runner) countHit(sid int64, point string, conn net.ConnID) bool {
+	armed, ok := r.crashPoints[sid]
+	if !ok {
+		return false
+	}
+	crashed, fired := false, 0
+	var pauseFor clock.Duration
+	reset := false
 	kept := armed[:0]
 	for _, a := range armed {
 		if a.point == point {
@@ -318,13 +331,21 @@ func (r *runner) countHit(sid int64, point string) bool {
 			kept = append(kept, a)
 			continue
 		}
-		crashed = true
+		fired++
 		r.actionResults[a.action].done = true
-		if a.restart {
-			r.restartAfterCrash(sid, a.restartAfter)
+		switch a.kind {
+		case injectCrash:
+			crashed = true
+			if a.restart {
+				r.restartAfterCrash(sid, a.restartAfter)
+			}
+		case injectPause:
+			pauseFor = max(pauseFor, a.pauseFor)
+		case injectReset:
+			reset = true
 		}
 	}
-	if !crashed {
+	if fired == 0 {
 		return false
 	}
 	if len(kept) == 0 {
@@ -333,7 +354,25 @@ func (r *runner) countHit(sid int64, point string) bool {
 		r.crashPoints[sid] = kept
 	}
 	r.faultsInjected++
-	return true
+	if crashed {
+		return true
+	}
+	node := r.ens.Server(sid).Node()
+	if reset {
+		r.w.Note(sim.NoNode, "fault", "reset at %s of zk%d", point, sid)
+		conns := []net.ConnID{conn}
+		if conn == 0 {
+			conns = r.nw.Conns(node)
+		}
+		for _, c := range conns {
+			r.nw.Reset(c)
+		}
+	}
+	if pauseFor > 0 {
+		r.w.Note(sim.NoNode, "fault", "pause at %s of zk%d for %s", point, sid, formatDuration(pauseFor))
+		r.pause(node, pauseFor)
+	}
+	return false
 }
 
 // restartAfterCrash starts a server again d after the crash its crash point is about to cause

@@ -128,7 +128,7 @@ func (r *runner) build() error {
 	if err != nil {
 		return err
 	}
-	r.ens.SetCrashHook(r.crashHook)
+	r.ens.SetBoundaryHook(r.crashHook)
 	r.gen = workloadMakers[s.Workload](r.w)
 	for i := 1; i <= s.Clients; i++ {
 		r.apps = append(r.apps, newApp(r, i, r.gen))

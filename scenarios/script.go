@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/zabmodel"
 )
 
 // Script is a scenario: the cluster, the workload and a timed list of fault actions. A random run
@@ -37,7 +38,14 @@ import (
 //	                                      counting from this action, within the fault phase; with
 //	                                      "restart DUR" it starts again DUR after that crash. A
 //	                                      server may be armed at several points at once; each
-//	                                      action counts its own hits and crashes it once.
+//	                                      action counts its own hits and crashes it once. POINT
+//	                                      is any effect boundary (see CrashPoints): the six
+//	                                      persistence steps, before-/after-append, -fsync,
+//	                                      -snapshot, -epoch-write:FILE, and before-send:TYPE /
+//	                                      after-send:TYPE for a quorum packet (after-send:SNAP)
+//	pausepoint S POINT [N] for DUR        the same hit pauses S (a GC pause) for DUR instead
+//	resetpoint S POINT [N]                the same hit resets the connection the boundary writes
+//	                                      to (every connection of S at a persistence step)
 //	partition T... | T... [| T...]        groups that cannot talk to each other (no node in two)
 //	oneway T T                            messages from the first to the second are held (two
 //	                                      different single nodes: not all)
@@ -98,7 +106,7 @@ func (a Action) String() string {
 // verbs maps each action to the number of arguments it takes (-1: one or more, with '|';
 // variableArgs: checked by the verb's own parser).
 var verbs = map[string]int{
-	"crash": 1, "restart": 1, "crashpoint": variableArgs, "partition": -1, "oneway": 2, "isolate": 1, "heal": 0,
+	"crash": 1, "restart": 1, "crashpoint": variableArgs, "pausepoint": variableArgs, "resetpoint": variableArgs, "partition": -1, "oneway": 2, "isolate": 1, "heal": 0,
 	"clog": 2, "swizzle": 1, "reset": 1, "pause": 2, "kill": 1, "revive": 1, "drift": 2, "stepwall": 2,
 	"expire": 1,
 }
@@ -268,8 +276,8 @@ func checkArgs(verb string, args []string) error {
 	case "drift":
 		_, err := parseDrift(args[1])
 		return err
-	case "crashpoint":
-		_, err := parseCrashpoint(args)
+	case "crashpoint", "pausepoint", "resetpoint":
+		_, err := parsePointAction(verb, args)
 		return err
 	}
 	return nil
@@ -278,14 +286,24 @@ func checkArgs(verb string, args []string) error {
 // variableArgs marks a verb whose number of arguments its own parser checks.
 const variableArgs = -2
 
-// crashPointNames are the places between two persistence steps where a zabmodel server asks its
-// crash hook whether to die (grep crashPoint( in zabmodel: those names are the truth, and
-// TestEveryCrashPointIsReached keeps this list in step with them). The swarm draws from this list
-// by index, so a new point goes last: the scripts that seeds drew stay as they were.
-var crashPointNames = []string{
-	"epoch-file-renamed:acceptedEpoch", "epoch-file-renamed:currentEpoch",
-	"newleader-appended", "newleader-before-epoch", "log-appended", "fsynced-before-ack",
-}
+// crashPointNames are the effect boundaries where a zabmodel server asks its hook whether
+// something happens to it (zabmodel.Boundaries is the truth, and TestEveryCrashPointIsReached
+// checks that the run reaches them): the six historical crash points between two persistence
+// steps first, then the boundaries of every append, fsync, snapshot, epoch file and quorum packet
+// write.
+var crashPointNames = zabmodel.Boundaries()
+
+// pointVerbs are the actions that arm a server at an effect boundary rather than act at once.
+var pointVerbs = []string{"crashpoint", "pausepoint", "resetpoint"}
+
+// injectionKind is what an armed boundary does to its server when it fires.
+type injectionKind uint8
+
+const (
+	injectCrash injectionKind = iota
+	injectPause
+	injectReset
+)
 
 // CrashPoints returns the names a crashpoint action accepts, in a fixed order.
 func CrashPoints() []string { return slices.Clone(crashPointNames) }
@@ -293,10 +311,14 @@ func CrashPoints() []string { return slices.Clone(crashPointNames) }
 // maxCrashpointCount bounds N in "crashpoint T POINT N": far more hits than a run of an hour makes.
 const maxCrashpointCount = 10_000_000
 
-// crashpointSpec is a parsed "crashpoint T POINT [N] [restart DUR]".
+// crashpointSpec is a parsed "crashpoint T POINT [N] [restart DUR]", "pausepoint T POINT [N] for
+// DUR" or "resetpoint T POINT [N]".
 type crashpointSpec struct {
+	kind   injectionKind
 	target string
 	point  string
+	// pauseFor is how long a pausepoint pauses its server.
+	pauseFor clock.Duration
 	// count is N: the server crashes at its count-th hit of the point after the action.
 	count        int
 	restart      bool
@@ -305,6 +327,52 @@ type crashpointSpec struct {
 
 // crashpointForm is the grammar, quoted in every error about one.
 const crashpointForm = "crashpoint T POINT [N] [restart DUR]"
+
+// pointForms are the grammars of the boundary actions, by verb.
+var pointForms = map[string]string{
+	"crashpoint": crashpointForm,
+	"pausepoint": "pausepoint T POINT [N] for DUR",
+	"resetpoint": "resetpoint T POINT [N]",
+}
+
+// parsePointAction reads the arguments of any boundary action.
+func parsePointAction(verb string, args []string) (crashpointSpec, error) {
+	switch verb {
+	case "crashpoint":
+		return parseCrashpoint(args)
+	case "pausepoint":
+		if len(args) >= 2 && len(args) <= 5 && args[len(args)-2] == "for" {
+			spec, err := parseCrashpoint(args[:len(args)-2])
+			if err != nil {
+				return spec, fmt.Errorf("pausepoint: %w", err)
+			}
+			d, err := parseDuration(args[len(args)-1])
+			if err != nil || d <= 0 {
+				return spec, fmt.Errorf("pausepoint's for takes a positive duration, like for 2s, not %q (%s)", args[len(args)-1], pointForms[verb])
+			}
+			if spec.restart {
+				return spec, fmt.Errorf("pausepoint takes no restart (%s)", pointForms[verb])
+			}
+			spec.kind, spec.pauseFor = injectPause, d
+			return spec, nil
+		}
+		return crashpointSpec{}, fmt.Errorf("pausepoint takes a server, a point, an optional count and \"for DUR\" (%s)", pointForms[verb])
+	case "resetpoint":
+		if len(args) < 2 || len(args) > 3 {
+			return crashpointSpec{}, fmt.Errorf("resetpoint takes 2 or 3 arguments (%s), not %d", pointForms[verb], len(args))
+		}
+		spec, err := parseCrashpoint(args)
+		if err != nil {
+			return spec, fmt.Errorf("resetpoint: %w", err)
+		}
+		if spec.restart {
+			return spec, fmt.Errorf("resetpoint takes no restart (%s)", pointForms[verb])
+		}
+		spec.kind = injectReset
+		return spec, nil
+	}
+	return crashpointSpec{}, fmt.Errorf("%q is not a boundary action", verb)
+}
 
 // parseCrashpoint reads a crashpoint action's arguments: a server, a known point, an optional
 // positive count and an optional "restart DUR".
@@ -360,6 +428,9 @@ func crashpointArgs(spec crashpointSpec) []string {
 	args := []string{spec.target, spec.point}
 	if spec.count != 1 {
 		args = append(args, strconv.Itoa(spec.count))
+	}
+	if spec.kind == injectPause {
+		args = append(args, "for", formatDuration(spec.pauseFor))
 	}
 	if spec.restart {
 		args = append(args, "restart", formatDuration(spec.restartAfter))

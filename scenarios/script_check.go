@@ -38,6 +38,8 @@ type targetRule struct {
 var verbTargets = map[string]targetRule{
 	"crash":      {aServer | theLeader | aFollower | everyone, "a server (zk1, zk2, ...), leader, follower or all"},
 	"crashpoint": {aServer | theLeader | aFollower | everyone, "a server (zk1, zk2, ...), leader, follower or all"},
+	"pausepoint": {aServer | theLeader | aFollower | everyone, "a server (zk1, zk2, ...), leader, follower or all"},
+	"resetpoint": {aServer | theLeader | aFollower | everyone, "a server (zk1, zk2, ...), leader, follower or all"},
 	// A serving leader or follower is running by definition, so restarting one could never do
 	// anything.
 	"restart":   {aServer | everyone, "a server (zk1, zk2, ...) or all (leader and follower name running servers)"},

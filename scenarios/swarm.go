@@ -3,6 +3,8 @@ package scenarios
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/sim"
@@ -50,6 +52,11 @@ func drawScript(w *sim.World, o Options) *Script {
 		s.InitialZxidCounter = 0xffffffff - int64(50+w.Choose(200))
 	}
 	d := &drawer{w: w, s: s}
+	// BUGGIFY (FoundationDB): half the seeds also inject, now and then, a crash, a pause or a
+	// connection reset at an effect boundary of a server (zabmodel.Boundaries): right after a SNAP
+	// is written, between an append and its fsync, after a COMMIT went to only some learners.
+	// Faults drawn at random instants almost never land in such windows.
+	d.buggify = w.Chance(1, 2)
 	for _, family := range FaultFamilies {
 		if !slices.Contains(o.Faults, family) || !w.Chance(2, 3) {
 			continue
@@ -78,6 +85,25 @@ func drawScript(w *sim.World, o Options) *Script {
 type drawer struct {
 	w *sim.World
 	s *Script
+	// buggify says whether this seed injects faults at effect boundaries (see drawScript).
+	buggify bool
+}
+
+// persistencePoints is how many of crashPointNames are the historical crash points between two
+// persistence steps, which a quarter of all crashes have always drawn from.
+const persistencePoints = 6
+
+// boundaryPoint draws an effect boundary beyond the historical persistence points.
+func (d *drawer) boundaryPoint() string {
+	return crashPointNames[persistencePoints+d.w.Choose(len(crashPointNames)-persistencePoints)]
+}
+
+// boundaryCount draws which hit of its point an injection waits for: mostly the first.
+func (d *drawer) boundaryCount() []string {
+	if n := 1 + d.w.Choose(8); n > 1 && n <= 3 {
+		return []string{strconv.Itoa(n)}
+	}
+	return nil
 }
 
 func (d *drawer) server() string { return fmt.Sprintf("zk%d", 1+d.w.Choose(d.s.Servers+d.s.Observers)) }
@@ -101,9 +127,15 @@ func (d *drawer) between(lo, hi clock.Duration) clock.Duration {
 	return d.w.Between(lo, hi, 10*clock.Millisecond)
 }
 
+// instant draws a fault's time at the kernel's resolution (a nanosecond), so that a fault can
+// land anywhere, also between two packets of a burst that takes microseconds.
+func (d *drawer) instant(lo, hi clock.Duration) clock.Duration {
+	return d.w.Between(lo, hi, clock.Nanosecond)
+}
+
 // family adds one family's faults at intervals drawn around mean.
 func (d *drawer) family(name string, mean clock.Duration) {
-	for at := d.between(0, mean); at < d.s.Duration; at += d.between(mean/2, mean*3/2) {
+	for at := d.instant(0, mean); at < d.s.Duration; at += d.instant(mean/2, mean*3/2) {
 		switch name {
 		case FaultCrash:
 			d.crash(at)
@@ -116,6 +148,11 @@ func (d *drawer) family(name string, mean clock.Duration) {
 				d.add(at, "clog", d.server(), formatDuration(d.between(100*clock.Millisecond, 6*clock.Second)))
 			}
 		case FaultReset:
+			if d.buggify && d.w.Chance(1, 3) {
+				// The connection a server writes to when it reaches the boundary.
+				d.add(at, "resetpoint", append([]string{d.serverOrLeader(), d.sendPoint()}, d.boundaryCount()...)...)
+				continue
+			}
 			d.add(at, "reset", d.serverOrLeader())
 		case FaultPause:
 			d.pause(at)
@@ -160,8 +197,15 @@ func (d *drawer) crash(at clock.Duration) {
 	if d.w.Chance(1, 4) {
 		// A crash at a chosen point between persistence steps, the next time the server gets there.
 		server := d.server()
-		d.add(at, "crashpoint", server, crashPointNames[d.w.Choose(len(crashPointNames))])
+		d.add(at, "crashpoint", server, crashPointNames[d.w.Choose(persistencePoints)])
 		d.add(at+d.between(2*clock.Second, 20*clock.Second), "restart", server)
+		return
+	}
+	if d.buggify && d.w.Chance(1, 3) {
+		// A crash at any other effect boundary, and a restart of the server a while after it.
+		server := d.server()
+		args := append([]string{server, d.boundaryPoint()}, d.boundaryCount()...)
+		d.add(at, "crashpoint", append(args, "restart", formatDuration(d.between(200*clock.Millisecond, 20*clock.Second)))...)
 		return
 	}
 	d.add(at, "crash", target)
@@ -214,5 +258,18 @@ func (d *drawer) pause(at clock.Duration) {
 		d.add(at, "pause", d.client(), formatDuration(d.between(500*clock.Millisecond, 3*sessionTimeout)))
 		return
 	}
+	if d.buggify && d.w.Chance(1, 3) {
+		// A server paused exactly at an effect boundary: between two packets of a burst, between
+		// an append and its fsync.
+		args := append([]string{d.serverOrLeader(), d.boundaryPoint()}, d.boundaryCount()...)
+		d.add(at, "pausepoint", append(args, "for", formatDuration(d.between(100*clock.Millisecond, 15*clock.Second)))...)
+		return
+	}
 	d.add(at, "pause", d.serverOrLeader(), formatDuration(d.between(100*clock.Millisecond, 15*clock.Second)))
 }
+
+// afterSendPoints are the boundaries right after a quorum packet is written.
+var afterSendPoints = slices.DeleteFunc(slices.Clone(crashPointNames), func(p string) bool { return !strings.HasPrefix(p, "after-send:") })
+
+// sendPoint draws the boundary right after a quorum packet is written.
+func (d *drawer) sendPoint() string { return afterSendPoints[d.w.Choose(len(afterSendPoints))] }

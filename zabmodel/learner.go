@@ -125,7 +125,21 @@ func (l *learner) retryConnect(err error) {
 	})
 }
 
-func (l *learner) send(qp *proto.QuorumPacket) { l.p.h.sendPacket(l.conn, qp) }
+// send writes a packet to the leader, between the boundaries before and after the write.
+func (l *learner) send(qp *proto.QuorumPacket) { l.sendObserved(qp, Event{}, false) }
+
+// sendObserved is send that also tells the observer of ev once the packet is written, before the
+// boundary after the write: a crash there comes after an acknowledgement the leader will receive.
+func (l *learner) sendObserved(qp *proto.QuorumPacket, ev Event, observed bool) {
+	if l.p.boundary(sendBoundary(qp.Type, 0), l.conn) {
+		return
+	}
+	l.p.h.sendPacket(l.conn, qp)
+	if observed {
+		l.p.observe(ev)
+	}
+	l.p.boundary(sendBoundary(qp.Type, 1), l.conn)
+}
 
 func (l *learner) resetReadTimer(d clock.Duration) {
 	l.p.h.cancel(l.readTimer)
@@ -393,8 +407,8 @@ func (l *learner) newLeader() {
 	if !p.alive() {
 		return
 	}
-	l.send(&proto.QuorumPacket{Type: pktAck, Zxid: l.newLeaderZxid})
-	p.observe(Event{Kind: EventNewLeaderAck, Epoch: l.newEpoch, Leader: l.leaderSid, Zxid: p.db.lastProcessedZxid()})
+	l.sendObserved(&proto.QuorumPacket{Type: pktAck, Zxid: l.newLeaderZxid},
+		Event{Kind: EventNewLeaderAck, Epoch: l.newEpoch, Leader: l.leaderSid, Zxid: p.db.lastProcessedZxid()}, true)
 }
 
 // persistCommitted appends and applies the committed packets, then fsyncs them before the ACK. With
@@ -533,8 +547,7 @@ func (l *learner) sendAck(zxid int64) {
 	if l.state != lsBroadcast && l.state != lsSyncing {
 		return
 	}
-	l.send(&proto.QuorumPacket{Type: pktAck, Zxid: zxid})
-	l.p.observe(Event{Kind: EventAck, Zxid: zxid})
+	l.sendObserved(&proto.QuorumPacket{Type: pktAck, Zxid: zxid}, Event{Kind: EventAck, Zxid: zxid}, true)
 }
 
 // forward is Learner.request: a local client's write (or sync) goes to the leader.

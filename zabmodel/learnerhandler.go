@@ -36,6 +36,14 @@ type learnerHandler struct {
 
 	// queued holds packets until the sender starts (after the snapshot of a SNAP sync is written).
 	queued [][]byte
+	// backlog[backlogHead:] holds what the sender thread has still to write: each write takes
+	// time (writeCost), so a burst goes out as one write per event, in order, until writingUntil,
+	// and a pause or a crash of the leader can fall between two of its packets.
+	backlog       []pendingWrite
+	backlogHead   int
+	writingUntil  clock.Time
+	writeStepSet  bool
+	writeStepFunc func()
 	// unread holds packets that arrived while the Java thread would be blocked in a wait, not reading.
 	unread         []proto.QuorumPacket
 	sendingStarted bool
@@ -146,7 +154,7 @@ func (h *learnerHandler) learnerInfo(qp proto.QuorumPacket) error {
 		}
 		h.newEpoch, h.newLeaderZxid = epoch, MakeZxid(epoch, 0)
 		h.state = hsAwaitAckEpoch
-		h.p().h.sendPacket(h.conn, &proto.QuorumPacket{Type: pktLeaderInfo, Zxid: h.newLeaderZxid, Data: int32Data(protocolVersion)})
+		h.write(h.p().h.encodePacket(&proto.QuorumPacket{Type: pktLeaderInfo, Zxid: h.newLeaderZxid, Data: int32Data(protocolVersion)}), pktLeaderInfo)
 		h.expectRead()
 	}, func() { h.shutdown("timeout while waiting for epoch from quorum") })
 	return nil
@@ -177,8 +185,10 @@ func (h *learnerHandler) synchronize(peerLastZxid int64) {
 	if needSnap {
 		zxid := p.db.lastProcessedZxid()
 		p.note("sync", "sending SNAP at %s to %d (peer at %s)", FormatZxid(zxid), h.sid, FormatZxid(peerLastZxid))
-		p.h.sendPacket(h.conn, &proto.QuorumPacket{Type: pktSnap, Zxid: zxid})
-		p.h.send(h.conn, p.db.serializeSnapshot())
+		// The handler thread writes SNAP and the serialized tree itself, before the sender
+		// thread starts: two writes, with a boundary between them.
+		h.write(p.h.encodePacket(&proto.QuorumPacket{Type: pktSnap, Zxid: zxid}), pktSnap)
+		h.write(p.db.serializeSnapshot(), snapshotPayload)
 	}
 	h.queuePacket(h.p().h.encodePacket(&proto.QuorumPacket{Type: pktNewLeader, Zxid: h.newLeaderZxid}))
 	h.state = hsAwaitNewLeaderAck
@@ -297,7 +307,7 @@ func (h *learnerHandler) queuePacket(b []byte) {
 		return
 	}
 	if h.sendingStarted {
-		h.p().h.send(h.conn, b)
+		h.write(b, packetType(b))
 		return
 	}
 	h.queued = append(h.queued, b)
@@ -306,9 +316,71 @@ func (h *learnerHandler) queuePacket(b []byte) {
 func (h *learnerHandler) startSending() {
 	h.sendingStarted = true
 	for _, b := range h.queued {
-		h.p().h.send(h.conn, b)
+		h.write(b, packetType(b))
 	}
 	h.queued = nil
+}
+
+// pendingWrite is one write waiting for the sender thread: the bytes and the packet type they
+// encode (snapshotPayload for the serialized tree).
+type pendingWrite struct {
+	b    []byte
+	kind int32
+}
+
+// write hands b to the sender thread (LearnerHandler.sendPackets): at once if it is idle, else
+// behind what it is still writing, so that the connection keeps the order of the queue.
+func (h *learnerHandler) write(b []byte, kind int32) {
+	p := h.p()
+	if h.backlogHead == len(h.backlog) && p.h.elapsed() >= h.writingUntil {
+		h.transmit(b, kind)
+		return
+	}
+	h.backlog = append(h.backlog, pendingWrite{b: b, kind: kind})
+	h.scheduleWrite()
+}
+
+// scheduleWrite arms the sender thread's next write for when the current one is done.
+func (h *learnerHandler) scheduleWrite() {
+	if h.writeStepSet {
+		return
+	}
+	p := h.p()
+	if h.writeStepFunc == nil {
+		h.writeStepFunc = h.writeStep
+	}
+	h.writeStepSet = true
+	p.h.after(max(h.writingUntil.Sub(p.h.elapsed()), 0), h.writeStepFunc)
+}
+
+// writeStep writes the backlog's next packet.
+func (h *learnerHandler) writeStep() {
+	h.writeStepSet = false
+	if h.state == hsDead || h.backlogHead == len(h.backlog) {
+		return
+	}
+	w := h.backlog[h.backlogHead]
+	h.backlog[h.backlogHead] = pendingWrite{}
+	h.backlogHead++
+	if h.backlogHead == len(h.backlog) {
+		h.backlog, h.backlogHead = h.backlog[:0], 0
+	}
+	h.transmit(w.b, w.kind)
+	if h.backlogHead < len(h.backlog) {
+		h.scheduleWrite()
+	}
+}
+
+// transmit writes one packet to the socket between its two boundaries; the write occupies the
+// sender for writeCost.
+func (h *learnerHandler) transmit(b []byte, kind int32) {
+	p := h.p()
+	if p.boundary(sendBoundary(kind, 0), h.conn) {
+		return
+	}
+	p.h.send(h.conn, b)
+	h.writingUntil = p.h.elapsed().Add(writeCost(len(b)))
+	p.boundary(sendBoundary(kind, 1), h.conn)
 }
 
 // newLeaderAcked continues after the NEWLEADER quorum: the syncLimit check starts, the read timeout

@@ -23,7 +23,7 @@ type Ensemble struct {
 	servers []*Server
 	nodes   map[int64]sim.NodeID // every server's node, by sid: the election transport's peers
 
-	crashHook     func(sid int64, point string) bool
+	boundaryHook  BoundaryHook
 	tap           func(Event)
 	clientAddress func(sim.NodeID) string
 
@@ -39,10 +39,12 @@ type Ensemble struct {
 	decoded slab.Bytes
 }
 
-// SetCrashHook installs the scenario's crash points: hook is asked, at each named point between two
-// persistence steps of a server, whether the server crashes there. Points are named like
-// "epoch-file-renamed:currentEpoch" and "newleader-appended".
-func (e *Ensemble) SetCrashHook(hook func(sid int64, point string) bool) { e.crashHook = hook }
+// SetCrashHook installs the scenario's crash points: hook is asked, at each effect boundary of a
+// server (see Boundaries), whether the server crashes there. Points are named like
+// "epoch-file-renamed:currentEpoch", "newleader-appended" and "after-send:SNAP".
+func (e *Ensemble) SetCrashHook(hook func(sid int64, point string) bool) {
+	e.boundaryHook = func(sid int64, point string, _ net.ConnID) bool { return hook(sid, point) }
+}
 
 // SetClientAddress decides the IP address a server sees for a client node (for "ip" ACLs and auth).
 // The default gives node n the address 10.0.(n/256).(n%256).
@@ -430,13 +432,25 @@ func (p *peer) writeEpochFile(name string, v int64) {
 	if !p.alive() {
 		return
 	}
+	points := epochFilePoints[name]
+	if p.crashPoint(points[0]) {
+		return
+	}
 	tmp := name + ".tmp"
 	p.s.disk.WriteFile(tmp, []byte(fmt.Sprint(v)))
-	if p.crashPoint("epoch-file-renamed:" + name) {
+	if p.crashPoint(points[1]) {
 		return
 	}
 	p.s.disk.WriteFile(name, []byte(fmt.Sprint(v)))
 	p.s.disk.DeleteFile(tmp)
+	p.crashPoint(points[2])
+}
+
+// epochFilePoints are the boundaries of each epoch file's write: before it, between the temporary
+// file and the rename, and after it.
+var epochFilePoints = map[string][3]string{
+	storage.AcceptedEpochFile: {"before-epoch-write:" + storage.AcceptedEpochFile, "epoch-file-renamed:" + storage.AcceptedEpochFile, "after-epoch-write:" + storage.AcceptedEpochFile},
+	storage.CurrentEpochFile:  {"before-epoch-write:" + storage.CurrentEpochFile, "epoch-file-renamed:" + storage.CurrentEpochFile, "after-epoch-write:" + storage.CurrentEpochFile},
 }
 
 func (p *peer) setCurrentEpoch(e int64) {
@@ -457,18 +471,9 @@ func (p *peer) setAcceptedEpoch(e int64) {
 	p.observe(Event{Kind: EventAcceptedEpoch, Epoch: e})
 }
 
-// crashPoint lets the scenario crash the process between two persistence steps. It returns true if
-// the process is now dead.
-func (p *peer) crashPoint(name string) bool {
-	if !p.alive() {
-		return true
-	}
-	if hook := p.ens.crashHook; hook != nil && hook(p.sid, name) {
-		p.note("fault", "crash at %s", name)
-		p.ens.w.Crash(p.s.node)
-	}
-	return !p.alive()
-}
+// crashPoint is a boundary between two persistence steps (see boundary). It returns true if the
+// process is now dead.
+func (p *peer) crashPoint(name string) bool { return p.boundary(name, 0) }
 
 // --- Election -------------------------------------------------------------------------------------
 

@@ -84,7 +84,11 @@ func (sp *syncProcessor) turn() {
 		r := sp.queue[sp.queueHead]
 		sp.queue[sp.queueHead] = nil
 		sp.queueHead++
-		if r.entry != nil && sp.p.db.append(r.entry) {
+		appended := r.entry != nil && sp.p.db.append(r.entry)
+		if !sp.p.alive() {
+			return // A boundary of the append crashed the process.
+		}
+		if appended {
 			if sp.shouldSnapshot() {
 				sp.resetSnapshotStats()
 				// Java takes the snapshot on a separate thread from the live tree; the tree here
@@ -110,7 +114,7 @@ func (sp *syncProcessor) turn() {
 
 // flush starts an fsync covering everything appended so far; the batch moves on when it completes.
 func (sp *syncProcessor) flush() {
-	if len(sp.toFlush) == 0 || sp.flushing {
+	if len(sp.toFlush) == 0 || sp.flushing || sp.p.crashPoint("before-fsync") {
 		return
 	}
 	sp.flushing = true

@@ -216,7 +216,7 @@ func (db *zkDatabase) clearLog() {
 // append writes a txn to the log, unsynced (ZKDatabase.append). It reports false for a zxid that is
 // not above the last logged one, which FileTxnLog refuses.
 func (db *zkDatabase) append(entry *proto.TxnEntry) bool {
-	if !db.p.alive() {
+	if db.p.crashPoint("before-append") {
 		return false
 	}
 	if err := db.disk().Append(storage.Record{Zxid: entry.Header.Zxid, Data: db.p.h.encodeScratch(entry)}); err != nil { // Append copies the data.
@@ -225,29 +225,31 @@ func (db *zkDatabase) append(entry *proto.TxnEntry) bool {
 	}
 	db.txnsSinceSnapshot++
 	db.p.observe(Event{Kind: EventLog, Zxid: entry.Header.Zxid, Hash: db.p.txnHash(entry)})
-	return true
+	return !db.p.crashPoint("after-append")
 }
 
 // fsyncNow makes the whole log durable at once (ZKDatabase.commit called synchronously).
 func (db *zkDatabase) fsyncNow() {
-	if !db.p.alive() {
+	if db.p.crashPoint("before-fsync") {
 		return
 	}
 	n := db.disk().Len()
 	db.disk().Synced(n)
 	db.p.observe(Event{Kind: EventFsync, Zxid: db.disk().LastZxid(), Count: db.disk().SyncedLen()})
+	db.p.crashPoint("after-fsync")
 }
 
 // snapshot is ZooKeeperServer.takeSnapshot: the tree and the sessions, durably, at the last
 // processed zxid.
 func (db *zkDatabase) snapshot() {
-	if !db.p.alive() || db.tree == nil {
+	if db.tree == nil || db.p.crashPoint("before-snapshot") {
 		return
 	}
 	zxid := db.tree.lastProcessedZxid()
 	db.disk().SaveSnapshot(storage.Snapshot{Zxid: zxid, Data: serializeTree(db.tree)})
 	db.txnsSinceSnapshot = 0
 	db.p.observe(Event{Kind: EventSnapshot, Zxid: zxid, Digest: db.tree.digest()})
+	db.p.crashPoint("after-snapshot")
 }
 
 // serializeSnapshot is what a leader sends in a SNAP sync, signature included.

@@ -82,7 +82,11 @@ func TestExplorePassesWithoutABugAndPrintsJSON(t *testing.T) {
 	total := 0
 	for i, count := range record.HitsByPoint {
 		assert.Equal(t, scenarios.CrashPoints()[i], count.Point)
-		assert.Positive(t, count.Hits, count.Point)
+		if i < 6 {
+			// The persistence points; some send boundaries need an observer or a lagging
+			// learner, which the default base lacks.
+			assert.Positive(t, count.Hits, count.Point)
+		}
 		total += count.Hits
 		if count.Point == "epoch-file-renamed:currentEpoch" {
 			assert.Equal(t, count.Hits, record.Candidates)
