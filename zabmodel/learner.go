@@ -51,6 +51,11 @@ type learner struct {
 	lastQueued                   int64
 
 	pendingRevalidations map[int64]*clientConn
+
+	// busy says that the QuorumPeer thread is in a step that takes time (writing currentEpoch at
+	// NEWLEADER) and reads nothing; held keeps, in order, what arrives meanwhile.
+	busy bool
+	held [][]byte
 }
 
 // follow is Follower.followLeader and Observer.observeLeader up to the connection.
@@ -173,6 +178,10 @@ func (l *learner) shutdown() {
 // Received implements net.Handler: one packet from the leader.
 func (l *learner) Received(_ net.ConnID, payload []byte) {
 	if l.state == lsDead || !l.p.alive() {
+		return
+	}
+	if l.busy {
+		l.held = append(l.held, payload)
 		return
 	}
 	timeout := l.p.cfg.ticks(l.p.cfg.InitLimit)
@@ -401,14 +410,47 @@ func (l *learner) newLeader() {
 	if p.crashPoint("newleader-before-epoch") {
 		return
 	}
-	if !bugs.Has(BugZK4643) {
-		p.setCurrentEpoch(l.newEpoch)
+	if bugs.Has(BugZK4643) {
+		l.ackNewLeader()
+		return
 	}
+	// QuorumPeer.setCurrentEpoch writes and fsyncs the file (AtomicFileOutputStream), which takes
+	// as long as an fsync does. The QuorumPeer thread is busy with it and reads nothing; the
+	// SyncRequestProcessor thread meanwhile goes on with its own queue, so that with 3.8.0's
+	// asynchronous logging (ZOOKEEPER-4646, -4394) its ACKs of the synced proposals race the
+	// NEWLEADER ACK, as in Java.
+	l.busy = true
+	latency := p.ens.w.Between(p.cfg.FsyncLatencyMin, p.cfg.FsyncLatencyMax, 100*clock.Microsecond)
+	p.h.after(latency, func() {
+		if l.state != lsSyncing || !p.alive() {
+			return
+		}
+		p.setCurrentEpoch(l.newEpoch)
+		l.ackNewLeader()
+		l.readHeld()
+	})
+}
+
+// ackNewLeader is the end of the NEWLEADER case: the ACK, once the epoch is written.
+func (l *learner) ackNewLeader() {
+	p := l.p
 	if !p.alive() {
 		return
 	}
 	l.sendObserved(&proto.QuorumPacket{Type: pktAck, Zxid: l.newLeaderZxid},
 		Event{Kind: EventNewLeaderAck, Epoch: l.newEpoch, Leader: l.leaderSid, Zxid: p.db.lastProcessedZxid()}, true)
+}
+
+// readHeld lets the QuorumPeer thread read again: what arrived while it was busy is handled now,
+// in order, as it was waiting in the socket.
+func (l *learner) readHeld() {
+	l.busy = false
+	for len(l.held) > 0 && !l.busy && l.state != lsDead && l.p.alive() {
+		payload := l.held[0]
+		l.held[0] = nil
+		l.held = l.held[1:]
+		l.Received(l.conn, payload)
+	}
 }
 
 // persistCommitted appends and applies the committed packets, then fsyncs them before the ACK. With

@@ -236,7 +236,11 @@ func TestLearnerWithALostProposalOfAnOldEpochIsTruncated(t *testing.T) {
 // currentEpoch is written, the whole history it acknowledges must be durable, and both epochs must
 // hold the new epoch. (ZOOKEEPER-3911, -4643 and -4646 broke it in different ways.)
 func newLeaderOrder(t *testing.T, bugs zabmodel.Bugs) []string {
-	w := newWatched(t, 15, zabmodel.Config{Voters: 3, Bugs: bugs})
+	return newLeaderOrderSeed(t, 15, bugs)
+}
+
+func newLeaderOrderSeed(t *testing.T, seed uint64, bugs zabmodel.Bugs) []string {
+	w := newWatched(t, seed, zabmodel.Config{Voters: 3, Bugs: bugs})
 	old := w.leader()
 	lagging := w.other(old)
 	w.writes(old, "/pre", 2) // some history, so that the follower gets a DIFF rather than a SNAP
@@ -290,10 +294,48 @@ func TestALearnerPersistsItsHistoryAndEpochsBeforeItAcksNewLeader(t *testing.T) 
 		bugs := zabmodel.Bugs{}.With(bug)
 		t.Run(bugs.String(), func(t *testing.T) {
 			problems := newLeaderOrder(t, bugs)
+			if bug == zabmodel.BugZK4646 {
+				// 3.8.0's sync processor fsyncs the synced proposals while the QuorumPeer thread
+				// writes currentEpoch: a race, which some seeds lose.
+				problems = raceLost(t, bugs)
+			}
 			assert.NotEmpty(t, problems, "the re-introduced bug breaks the order")
 			t.Log(problems)
 		})
 	}
+}
+
+// raceLost runs the NEWLEADER scenario on seeds until the sync thread's fsync comes after the
+// ACK, and returns that seed's problems; each seed's order is a draw of the run.
+func raceLost(t *testing.T, bugs zabmodel.Bugs) []string {
+	var won []uint64
+	for seed := uint64(15); seed < 45; seed++ {
+		if problems := newLeaderOrderSeed(t, seed, bugs); len(problems) > 0 {
+			t.Logf("seed %d lost the race; seeds %v won it", seed, won)
+			return problems
+		}
+		won = append(won, seed)
+	}
+	return nil
+}
+
+// TestTheSyncThreadRacesTheNewLeaderAck: with 3.8.0's asynchronous logging of the synced
+// proposals, the sync thread's fsync and the QuorumPeer thread's currentEpoch write run
+// concurrently, so some seeds acknowledge NEWLEADER with the history durable and some without.
+// The correct order never does.
+func TestTheSyncThreadRacesTheNewLeaderAck(t *testing.T) {
+	bugs := zabmodel.Bugs{}.With(zabmodel.BugZK4646)
+	lost, won := 0, 0
+	for seed := uint64(15); seed < 35; seed++ {
+		if len(newLeaderOrderSeed(t, seed, bugs)) > 0 {
+			lost++
+		} else {
+			won++
+		}
+		assert.Empty(t, newLeaderOrderSeed(t, seed, zabmodel.Bugs{}), "seed %d: ZAB.md's order", seed)
+	}
+	assert.Positive(t, lost, "some seeds ack before the sync thread's fsync")
+	assert.Positive(t, won, "some seeds ack after it")
 }
 
 func TestAQuorumOfNewLeaderAcksEstablishesTheLeader(t *testing.T) {
