@@ -95,15 +95,28 @@ func (h *host) note(kind, format string, args ...any) {
 
 func (h *host) send(c net.ConnID, payload []byte) {
 	if h.alive() {
-		_ = h.nw.Send(h.node, c, payload)
+		h.write(c, payload)
 	}
+}
+
+// write hands payload to the network, unless the process was paused by a fault at an effect
+// boundary earlier in this event: a stopped process writes nothing until it runs again, so the
+// write becomes an event of the node, which the kernel defers until the pause ends (in the order
+// the writes were made).
+func (h *host) write(c net.ConnID, payload []byte) {
+	if h.w.IsPaused(h.node) {
+		b := slices.Clone(payload)
+		h.post(func() { h.write(c, b) })
+		return
+	}
+	_ = h.nw.Send(h.node, c, payload)
 }
 
 // sendRecords sends the concatenated encoding of records, encoded in the scratch encoder: the
 // network copies the payload, so the message costs one allocation of its exact size.
 func (h *host) sendRecords(c net.ConnID, records ...proto.Record) {
 	if h.alive() {
-		_ = h.nw.Send(h.node, c, h.encodeScratch(records...))
+		h.write(c, h.encodeScratch(records...))
 	}
 }
 
@@ -113,7 +126,7 @@ func (h *host) sendPacket(c net.ConnID, qp *proto.QuorumPacket) {
 	if h.alive() {
 		h.scratch.Reset()
 		qp.Encode(h.scratch)
-		_ = h.nw.Send(h.node, c, h.scratch.Bytes())
+		h.write(c, h.scratch.Bytes())
 	}
 }
 
