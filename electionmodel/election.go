@@ -126,6 +126,11 @@ func (e *Election) State() ServerState { return e.state }
 // LogicalClock returns the current round.
 func (e *Election) LogicalClock() int64 { return e.logicalClock }
 
+// NotificationTimeout returns the notification timeout of the round in progress (it starts at
+// MinNotificationInterval and doubles on every timeout, up to MaxNotificationInterval): how long
+// the server may wait before it sends its vote again.
+func (e *Election) NotificationTimeout() clock.Duration { return e.notTimeout }
+
 // Proposal returns the vote this server currently proposes.
 func (e *Election) Proposal() Vote {
 	return Vote{Leader: e.proposal.leader, Zxid: e.proposal.zxid, ElectionEpoch: e.logicalClock, PeerEpoch: e.proposal.epoch, State: Looking}

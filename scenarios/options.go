@@ -74,6 +74,10 @@ type Options struct {
 	// Visualization, if set, is asked for a writer for each linearizability check (its model and
 	// prefix); porcupine's HTML visualization of the history is written there. nil means none.
 	Visualization func(model checkers.ModelKind, prefix string) io.Writer
+
+	// holdLearners turns on zabmodel's HoldLearners self-test (no learner is ever released), for
+	// the test that shows the availability check firing; no flag or script reaches it.
+	holdLearners bool
 }
 
 // Defaults.

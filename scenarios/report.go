@@ -135,6 +135,9 @@ func (r *runner) judge(liveness *checkers.LivenessFacts) *Report {
 		}
 		rep.Checks.Results = append(rep.Checks.Results, own...)
 	}
+	if rep.CheckErr == nil {
+		rep.Checks.Results = append(rep.Checks.Results, r.availability.result())
+	}
 	if rep.CheckErr == nil && liveness != nil {
 		rep.Checks.Results = append(rep.Checks.Results, r.convergence(liveness))
 	}

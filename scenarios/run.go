@@ -40,6 +40,7 @@ type runner struct {
 	crashPoints          map[int64][]armedCrash // armed crash points by sid, in arming order
 	paused               map[sim.NodeID]bool
 	health               *healthSampler
+	availability         *availabilityMonitor
 	zabViolation         *zab.Violation
 	txnDecoder           proto.Decoder // cloneTxn's, reused for every proposal
 }
@@ -113,7 +114,8 @@ func (r *runner) build() error {
 		}
 	}
 	cfg := zabmodel.Config{Voters: s.Servers, Observers: s.Observers, SnapCount: r.opts.SnapCount, Bugs: r.opts.Bugs,
-		InitialZxidCounter: s.InitialZxidCounter, ContainerCheckInterval: s.ContainerCheckInterval}
+		InitialZxidCounter: s.InitialZxidCounter, ContainerCheckInterval: s.ContainerCheckInterval,
+		HoldLearners: r.opts.holdLearners}
 	checker, err := zab.New(zab.Config{
 		Voters: cfg.WithDefaults().VoterSids(), Observers: cfg.WithDefaults().Sids()[s.Servers:],
 		InitialZxidCounter: s.InitialZxidCounter, OnViolation: r.zabFailed, OnCommit: r.onCommitted,
@@ -134,6 +136,7 @@ func (r *runner) build() error {
 		r.apps = append(r.apps, newApp(r, i, r.gen))
 	}
 	r.health = newHealthSampler(r)
+	r.availability = newAvailabilityMonitor(r)
 	return nil
 }
 
@@ -215,6 +218,7 @@ func (r *runner) runFaultPhase() {
 		startApps()
 	}
 	r.health.start()
+	r.availability.start()
 	r.faultStart = clock.Time(warmup)
 	r.faultEnd = r.faultStart.Add(r.script.Duration)
 	r.actionResults = make([]actionResult, len(r.script.Actions))

@@ -62,6 +62,11 @@ type Config struct {
 	// Bugs re-introduces real ZooKeeper bugs (see BugNames); none by default.
 	Bugs Bugs
 
+	// HoldLearners is a self-test of the harness, not a ZooKeeper behaviour: every learner
+	// handler, once a quorum acknowledged NEWLEADER, holds its learner forever instead of sending
+	// UPTODATE, so that no learner ever serves. It exists to show the availability checker firing.
+	HoldLearners bool
+
 	// Observer receives every protocol Event, for the white-box checkers. Optional.
 	Observer Observer
 }

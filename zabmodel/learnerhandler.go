@@ -391,6 +391,10 @@ func (h *learnerHandler) newLeaderAcked() {
 		return
 	}
 	h.syncCheckStarted = true
+	if h.p().cfg.HoldLearners {
+		h.p().note("leader", "holding learner %d: the HoldLearners self-test", h.sid)
+		return
+	}
 	h.waitForStartup()
 }
 

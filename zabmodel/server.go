@@ -3,6 +3,7 @@ package zabmodel
 import (
 	"fmt"
 
+	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/electionmodel"
 	"github.com/zabsim/zabsim/internal/slab"
 	"github.com/zabsim/zabsim/net"
@@ -169,6 +170,9 @@ type State struct {
 	OutstandingRequests int
 	// LastCommitted is, on an established leader, the zxid of the last txn it committed.
 	LastCommitted int64
+	// ElectionTimeout is, while LOOKING, the notification timeout of the election round: how long
+	// the server may wait before it sends its vote again.
+	ElectionTimeout clock.Duration
 }
 
 // State returns the server's current state.
@@ -188,6 +192,9 @@ func (s *Server) State() State {
 	st.ClientConnections = len(p.clients.conns)
 	if p.leader != nil && p.leader.established {
 		st.LastCommitted = p.leader.lastCommitted
+	}
+	if p.role == Looking {
+		st.ElectionTimeout = p.election.NotificationTimeout()
 	}
 	return st
 }
