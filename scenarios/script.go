@@ -350,9 +350,6 @@ func parsePointAction(verb string, args []string) (crashpointSpec, error) {
 			if err != nil || d <= 0 {
 				return spec, fmt.Errorf("pausepoint's for takes a positive duration, like for 2s, not %q (%s)", args[len(args)-1], pointForms[verb])
 			}
-			if spec.restart {
-				return spec, fmt.Errorf("pausepoint takes no restart (%s)", pointForms[verb])
-			}
 			spec.kind, spec.pauseFor = injectPause, d
 			return spec, nil
 		}
@@ -364,9 +361,6 @@ func parsePointAction(verb string, args []string) (crashpointSpec, error) {
 		spec, err := parseCrashpoint(args)
 		if err != nil {
 			return spec, fmt.Errorf("resetpoint: %w", err)
-		}
-		if spec.restart {
-			return spec, fmt.Errorf("resetpoint takes no restart (%s)", pointForms[verb])
 		}
 		spec.kind = injectReset
 		return spec, nil
