@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -98,7 +99,23 @@ func TestEditedScriptsStayValid(t *testing.T) {
 		base, err := DrawScript(Options{Seed: seed, Observers: -1, Duration: 10 * clock.Second})
 		require.NoError(t, err)
 		data := rapid.SliceOfN(rapid.Byte(), 0, fuzzEditBytes*maxFuzzEdits).Draw(t, "edits")
-		edited := ApplyEdits(base, DecodeFuzzBytes(append(make([]byte, 8), data...), base.Duration).Edits)
+		edits := DecodeFuzzBytes(append(make([]byte, 8), data...), base.Duration).Edits
+		// And edits as the fuzzer makes them: any parameter, and faults aimed at a server.
+		servers := base.Servers + base.Observers
+		for i := rapid.IntRange(0, 6).Draw(t, "aimed"); i > 0; i-- {
+			e := Edit{
+				Kind:   EditKind(rapid.IntRange(0, int(editKinds)-1).Draw(t, "kind")),
+				Index:  rapid.IntRange(0, 1000).Draw(t, "index"),
+				At:     clock.Duration(rapid.Int64Range(-int64(clock.Second), int64(base.Duration)+int64(clock.Second)).Draw(t, "at")),
+				Family: rapid.SampledFrom(FaultFamilies).Draw(t, "family"),
+				Param:  rapid.Uint32().Draw(t, "param"),
+			}
+			if e.Kind == EditAdd {
+				e.Target = rapid.SampledFrom([]string{"", "leader", "zk" + strconv.Itoa(rapid.IntRange(1, servers).Draw(t, "server"))}).Draw(t, "target")
+			}
+			edits = append(edits, e)
+		}
+		edited := ApplyEdits(base, edits)
 		require.NoError(t, edited.check(DefaultClients, base.Duration, nil), "%s", edited)
 		text := FormatFuzzScript(seed, edited)
 		gotSeed, parsed, err := ParseFuzzScript(text)
@@ -149,4 +166,19 @@ func TestFuzzerProposesFreshSeedsAndMutations(t *testing.T) {
 	}
 	assert.Greater(t, mutated, 100, "most proposals mutate the corpus")
 	assert.Greater(t, directed, 50, "most mutations aim at a new situation")
+}
+
+// TestRetargetNeverNamesANodeTwice: retargeting a partition or a one-way cut at a node it already
+// names leaves it as it was (a node in two groups is an invalid script).
+func TestRetargetNeverNamesANodeTwice(t *testing.T) {
+	base := &Script{Servers: 3, Observers: 0, Clients: 2, Duration: 10 * clock.Second, Actions: []Action{
+		{At: clock.Second, Verb: "partition", Args: []string{"zk1", "zk2", "|", "zk3"}},
+		{At: 2 * clock.Second, Verb: "oneway", Args: []string{"zk1", "zk3"}},
+	}}
+	for pick := uint32(0); pick < 4; pick++ {
+		for index := 0; index < 2; index++ {
+			edited := ApplyEdits(base, []Edit{{Kind: EditRetarget, Index: index, Param: pick}})
+			require.NoError(t, edited.check(2, 10*clock.Second, nil), "retarget #%d by %d:\n%s", index, pick, edited)
+		}
+	}
 }

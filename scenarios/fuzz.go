@@ -103,7 +103,7 @@ func (f *Fuzzer) Next() FuzzCandidate {
 	parent := f.pickEntry()
 	parent.picks++
 	var edits []Edit
-	if len(parent.New) > 0 && f.rng.Choose(3) < 2 {
+	if len(parent.moments()) > 0 && f.rng.Choose(3) < 2 {
 		edits = append(edits, f.directedEdit(parent))
 	} else {
 		for n := 1 + f.rng.Choose(4); n > 0; n-- {
@@ -151,8 +151,12 @@ var directedFamilies = []struct {
 // rarest situations: at it or up to 200 ms after, in 1 ms steps, since the window a situation
 // opens is usually that short (a sync burst, an fsync, a NEWLEADER round trip).
 func (f *Fuzzer) directedEdit(parent *FuzzEntry) Edit {
-	slices.SortStableFunc(parent.New, func(a, b Feature) int { return cmp.Compare(f.counts[a.Hash], f.counts[b.Hash]) })
-	ft := parent.New[f.rng.Choose(min(len(parent.New), 4))]
+	moments := parent.moments()
+	if len(moments) == 0 {
+		return f.randomEdit()
+	}
+	slices.SortStableFunc(moments, func(a, b Feature) int { return cmp.Compare(f.counts[a.Hash], f.counts[b.Hash]) })
+	ft := moments[f.rng.Choose(min(len(moments), 4))]
 	at := clock.Duration(ft.At-clock.Time(warmup)) + clock.Duration(f.rng.Choose(201))*clock.Millisecond
 	total := 0
 	for _, d := range directedFamilies {
@@ -167,10 +171,27 @@ func (f *Fuzzer) directedEdit(parent *FuzzEntry) Edit {
 		pick -= d.weight
 	}
 	e := Edit{Kind: EditAdd, At: max(at, 0), Family: family, Param: uint32(f.rng.Choose(1 << 16))}
-	if ft.Server > 0 {
+	// Half the time the fault hits the server that reached the situation; otherwise the leader
+	// (a leader change while a learner is in the middle of something) or whoever the stream draws.
+	switch f.rng.Choose(4) {
+	case 0, 1:
 		e.Target = "zk" + strconv.FormatInt(ft.Server, 10)
+	case 2:
+		e.Target = "leader"
 	}
 	return e
+}
+
+// moments are the entry's new situations that happened at a server during the fault phase: the
+// ones a fault can be aimed at. Count buckets, known only at the end of a run, have no moment.
+func (e *FuzzEntry) moments() []Feature {
+	var out []Feature
+	for _, ft := range e.New {
+		if ft.Server > 0 && ft.At >= clock.Time(warmup) {
+			out = append(out, ft)
+		}
+	}
+	return out
 }
 
 func (f *Fuzzer) randomEdit() Edit {

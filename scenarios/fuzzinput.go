@@ -208,8 +208,16 @@ func (s *Script) addDrawn(family string, at clock.Duration, target string, param
 		if slices.Contains(a.Args, target) {
 			continue // A partition or a one-way cut that already names it would name it twice.
 		}
-		if len(a.Args) > 0 && a.Args[0] == original && (a.Verb != "restart" || strings.HasPrefix(target, "zk")) {
+		if len(a.Args) == 0 || a.Args[0] != original {
+			continue
+		}
+		switch {
+		case a.Verb != "restart":
 			a.Args = append([]string{target}, a.Args[1:]...)
+		case strings.HasPrefix(target, "zk"):
+			a.Args = []string{target}
+		default:
+			a.Args = []string{"all"} // A restart names a server; "all" starts whichever the leader was.
 		}
 	}
 }
@@ -251,11 +259,11 @@ func retarget(verb string, args []string, s *Script, pick int) []string {
 	default:
 		return args
 	}
+	if slices.Contains(args, name) {
+		return args // A partition or a one-way cut would name the node twice.
+	}
 	out := slices.Clone(args)
 	out[0] = name
-	if verb == "oneway" && len(out) == 2 && out[0] == out[1] {
-		return args // A one-way cut needs two different nodes.
-	}
 	return out
 }
 
