@@ -112,3 +112,21 @@ func parseFuzzBytes(t *testing.T, text string) []byte {
 	require.NoError(t, err)
 	return []byte(s)
 }
+
+// TestCommittedFuzzCorpusRuns: every script of the committed fuzz corpus (the starting point of
+// the CI campaign, see .github/workflows/fuzz.yml) parses with its seed and passes on the correct
+// build; so it is also a regression suite of eventful runs.
+func TestCommittedFuzzCorpusRuns(t *testing.T) {
+	names, err := filepath.Glob("testdata/fuzzcorpus/*.script")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(names), 20, "the committed corpus is there")
+	for _, name := range names {
+		text, err := os.ReadFile(name)
+		require.NoError(t, err)
+		seed, script, err := ParseFuzzScript(string(text))
+		require.NoError(t, err, name)
+		rep, err := Run(Options{Seed: seed, Script: script, Duration: script.Duration, Clients: script.Clients})
+		require.NoError(t, err, name)
+		assert.False(t, rep.Failed(), "%s: %s", name, rep.Explain())
+	}
+}

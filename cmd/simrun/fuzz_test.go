@@ -5,10 +5,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/zabsim/zabsim/scenarios"
 )
@@ -80,4 +82,41 @@ func TestHuntFuzzComparesBothSearches(t *testing.T) {
 	require.Equal(t, exitPass, r.code, r.stdout+r.stderr)
 	assert.Contains(t, r.stdout, "SWARM RUNS")
 	assert.Contains(t, r.stdout, "swarm found 1 of 1 bugs, fuzz found 1")
+}
+
+// TestFuzzWorkflowExample: the CI example parses as YAML, runs a bounded simrun fuzz campaign from
+// a copy of the committed corpus, and keeps the failures; every flag it passes is one fuzz takes.
+func TestFuzzWorkflowExample(t *testing.T) {
+	text, err := os.ReadFile("../../.github/workflows/fuzz.yml")
+	require.NoError(t, err)
+	var workflow struct {
+		On   map[string]any `yaml:"on"`
+		Jobs map[string]struct {
+			Steps []struct {
+				Run string `yaml:"run"`
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	require.NoError(t, yaml.Unmarshal(text, &workflow))
+	require.Contains(t, workflow.On, "pull_request")
+	job, ok := workflow.Jobs["fuzz"]
+	require.True(t, ok)
+	var command string
+	for _, step := range job.Steps {
+		if strings.Contains(step.Run, "simrun fuzz") {
+			command = step.Run
+		}
+	}
+	require.NotEmpty(t, command, "a step runs simrun fuzz")
+	assert.Contains(t, command, "scenarios/testdata/fuzzcorpus/")
+	fields := strings.Fields(strings.ReplaceAll(command[strings.Index(command, "simrun fuzz")+len("simrun fuzz"):], "\\\n", " "))
+	fs, _ := newFuzzFlags()
+	for _, field := range fields {
+		if name, ok := strings.CutPrefix(field, "--"); ok {
+			assert.NotNil(t, fs.Lookup(name), "simrun fuzz takes --%s", name)
+		}
+	}
+	for _, name := range []string{"--time-limit", "--corpus", "--out"} {
+		assert.Contains(t, fields, name)
+	}
 }
