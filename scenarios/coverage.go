@@ -52,6 +52,10 @@ type Feature struct {
 	Name   string
 	At     clock.Time
 	Server int64 // 0 for a situation of the whole ensemble
+	// Count marks a count bucket: known only at the end of the run, with no moment or server. The
+	// fuzzer counts them but does not keep an input for them alone (they change with every run's
+	// length and would fill the corpus with inputs that only did more of the same).
+	Count bool
 }
 
 type stepCount struct {
@@ -103,7 +107,7 @@ func (c *Coverage) Features() []Feature {
 	out := append([]Feature(nil), c.features...)
 	for _, s := range c.steps {
 		bucket := countBucket(s.count)
-		out = append(out, Feature{Hash: mix(s.hash, 0xc0, uint64(bucket)), Name: fmt.Sprintf("%s x%s", s.name, bucketNames[bucket])})
+		out = append(out, Feature{Hash: mix(s.hash, 0xc0, uint64(bucket)), Name: fmt.Sprintf("%s x%s", s.name, bucketNames[bucket]), Count: true})
 	}
 	return out
 }

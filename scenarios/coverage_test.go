@@ -143,19 +143,27 @@ func TestFuzzerProposesFreshSeedsAndMutations(t *testing.T) {
 	require.Equal(t, uint64(100), first.Seed)
 	script, err := DrawScript(Options{Seed: 100, Observers: -1, Duration: 10 * clock.Second})
 	require.NoError(t, err)
-	entry, fresh := f.Learn(first, script, []Feature{{Hash: 1, At: clock.Time(warmup + 3*clock.Second), Server: 2}})
+	entry, fresh := f.Learn(first, script, []Feature{{Hash: 7, Count: true}})
+	require.Equal(t, 1, fresh)
+	require.Nil(t, entry, "a new count bucket alone keeps no input")
+	entry, fresh = f.Learn(first, script, []Feature{{Hash: 1, At: clock.Time(warmup + 3*clock.Second), Server: 2}})
 	require.Equal(t, 1, fresh)
 	require.NotNil(t, entry)
 	_, fresh = f.Learn(first, script, []Feature{{Hash: 1}})
 	require.Zero(t, fresh, "a situation already seen is not new")
 
-	var directed, mutated int
+	var directed, mutated, reseeded int
 	for i := 0; i < 200; i++ {
 		c := f.Next()
 		if c.Fresh {
 			continue
 		}
 		mutated++
+		if len(c.Edits) == 1 && c.Edits[0].Kind == EditReseed {
+			reseeded++
+			require.Same(t, script, c.Script, "a reseed keeps the scenario")
+			continue
+		}
 		require.Equal(t, uint64(100), c.Seed)
 		require.NoError(t, c.Script.check(DefaultClients, 10*clock.Second, nil))
 		if len(c.Edits) == 1 && c.Edits[0].Kind == EditAdd && c.Edits[0].Target == "zk2" {
@@ -165,7 +173,8 @@ func TestFuzzerProposesFreshSeedsAndMutations(t *testing.T) {
 		}
 	}
 	assert.Greater(t, mutated, 100, "most proposals mutate the corpus")
-	assert.Greater(t, directed, 50, "most mutations aim at a new situation")
+	assert.Greater(t, directed, 25, "many mutations aim at a new situation")
+	assert.Greater(t, reseeded, 20, "some run the same faults under another seed")
 }
 
 // TestRetargetNeverNamesANodeTwice: retargeting a partition or a one-way cut at a node it already

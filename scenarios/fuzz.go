@@ -102,15 +102,52 @@ func (f *Fuzzer) Next() FuzzCandidate {
 	}
 	parent := f.pickEntry()
 	parent.picks++
-	var edits []Edit
-	if len(parent.moments()) > 0 && f.rng.Choose(3) < 2 {
-		edits = append(edits, f.directedEdit(parent))
-	} else {
-		for n := 1 + f.rng.Choose(4); n > 0; n-- {
-			edits = append(edits, f.randomEdit())
+	switch pick := f.rng.Choose(100 - f.opts.FreshPercent); {
+	case pick < 30 && len(parent.moments()) > 0:
+		edits := []Edit{f.directedEdit(parent)}
+		return FuzzCandidate{Seed: parent.Seed, Script: ApplyEdits(parent.Script, edits), Edits: edits}
+	case pick < 55:
+		// The same faults under another seed: the run's timing (every latency, every client's
+		// pick) is drawn anew, so a scenario that reached rare situations is tried at other
+		// interleavings.
+		seed := uint64(f.rng.Choose(1<<31))<<32 | uint64(f.rng.Choose(1<<31))
+		return FuzzCandidate{Seed: seed, Script: parent.Script, Edits: []Edit{{Kind: EditReseed, Param: uint32(seed)}}}
+	case pick < 65:
+		if other := f.corpus[f.rng.Choose(len(f.corpus))]; other != parent && sameCluster(parent.Script, other.Script) {
+			at := clock.Duration(f.rng.Choose(int(f.opts.Duration/clock.Millisecond))) * clock.Millisecond
+			return FuzzCandidate{Seed: parent.Seed, Script: splice(parent.Script, other.Script, at),
+				Edits: []Edit{{Kind: EditSplice, At: at, Param: uint32(other.Seed)}}}
 		}
 	}
+	var edits []Edit
+	for n := 1 + f.rng.Choose(4); n > 0; n-- {
+		edits = append(edits, f.randomEdit())
+	}
 	return FuzzCandidate{Seed: parent.Seed, Script: ApplyEdits(parent.Script, edits), Edits: edits}
+}
+
+// sameCluster reports whether two scenarios have the same cluster and workload, so that the faults
+// of one are valid in the other.
+func sameCluster(a, b *Script) bool {
+	return a.Servers == b.Servers && a.Observers == b.Observers && a.Clients == b.Clients && a.Workload == b.Workload &&
+		a.Duration == b.Duration && a.InitialZxidCounter == b.InitialZxidCounter && a.ContainerCheckInterval == b.ContainerCheckInterval
+}
+
+// splice takes a's faults before at and b's from at on (AFL's splicing, on fault schedules).
+func splice(a, b *Script, at clock.Duration) *Script {
+	s := *a
+	s.Actions = nil
+	for _, x := range a.Actions {
+		if x.At < at {
+			s.Actions = append(s.Actions, x)
+		}
+	}
+	for _, x := range b.Actions {
+		if x.At >= at {
+			s.Actions = append(s.Actions, x)
+		}
+	}
+	return ApplyEdits(&s, nil)
 }
 
 // pickEntry prefers entries that reached rare situations and have been mutated little: a
@@ -208,14 +245,16 @@ func (f *Fuzzer) randomEdit() Edit {
 // reached any joins the corpus with script, the scenario the run ran (Report.Script).
 func (f *Fuzzer) Learn(c FuzzCandidate, script *Script, features []Feature) (*FuzzEntry, int) {
 	var fresh []Feature
+	keep := false
 	for _, ft := range features {
 		if f.counts[ft.Hash] == 0 {
 			fresh = append(fresh, ft)
 			f.features++
+			keep = keep || !ft.Count
 		}
 		f.counts[ft.Hash]++
 	}
-	if len(fresh) == 0 || script == nil {
+	if !keep || script == nil {
 		return nil, len(fresh)
 	}
 	e := &FuzzEntry{Seed: c.Seed, Script: script, New: fresh, Edits: c.Edits}

@@ -43,13 +43,21 @@ const (
 	// than a timeout into a longer one, and back.
 	EditStretch
 	editKinds
+
+	// EditReseed and EditSplice describe the fuzzer's other mutations of a corpus entry; they are
+	// not edits of a script and have no byte encoding. EditReseed runs the same scenario with
+	// another seed (Param holds its low bits); EditSplice takes the faults of another entry (whose
+	// seed Param holds) from At on.
+	EditReseed EditKind = 100 + iota
+	EditSplice
 )
 
-var editNames = [...]string{EditAdd: "add", EditDrop: "drop", EditMove: "move", EditRetarget: "retarget", EditStretch: "stretch"}
+var editNames = map[EditKind]string{EditAdd: "add", EditDrop: "drop", EditMove: "move", EditRetarget: "retarget", EditStretch: "stretch",
+	EditReseed: "reseed", EditSplice: "splice"}
 
 func (k EditKind) String() string {
-	if int(k) < len(editNames) {
-		return editNames[k]
+	if name, ok := editNames[k]; ok {
+		return name
 	}
 	return "edit(" + strconv.Itoa(int(k)) + ")"
 }
@@ -78,6 +86,10 @@ func (e Edit) String() string {
 		return fmt.Sprintf("move #%d to %s", e.Index, formatDuration(e.At))
 	case EditRetarget, EditStretch:
 		return fmt.Sprintf("%s #%d by %d", e.Kind, e.Index, e.Param)
+	case EditReseed:
+		return "the same faults under another seed"
+	case EditSplice:
+		return fmt.Sprintf("splice the faults of seed %d's entry from %s", e.Param, formatDuration(e.At))
 	}
 	return fmt.Sprintf("%s #%d", e.Kind, e.Index)
 }
