@@ -156,9 +156,8 @@ func (d *drawer) one(name string, at clock.Duration) {
 		}
 	case FaultReset:
 		if d.buggify && d.w.Chance(1, 3) {
-			// The connection a server writes to when it reaches the boundary.
+			// Besides the reset: the connection a server writes to when it reaches the boundary.
 			d.add(at, "resetpoint", append([]string{d.serverOrLeader(), d.sendPoint()}, d.boundaryCount()...)...)
-			return
 		}
 		d.add(at, "reset", d.serverOrLeader())
 	case FaultPause:
@@ -208,11 +207,13 @@ func (d *drawer) crash(at clock.Duration) {
 		return
 	}
 	if d.buggify && d.w.Chance(1, 3) {
-		// A crash at any other effect boundary, and a restart of the server a while after it.
+		// Besides the crash: a crash at any other effect boundary, and a restart of that server a
+		// while after it. BUGGIFY adds to the ordinary faults rather than replacing some, so that
+		// the windows those reach (a client reconnecting to a lagging server after a reset, a
+		// leader crash during broadcast) stay as likely as they were.
 		server := d.server()
 		args := append([]string{server, d.boundaryPoint()}, d.boundaryCount()...)
 		d.add(at, "crashpoint", append(args, "restart", formatDuration(d.between(200*clock.Millisecond, 20*clock.Second)))...)
-		return
 	}
 	d.add(at, "crash", target)
 	if target == "leader" {
@@ -265,11 +266,10 @@ func (d *drawer) pause(at clock.Duration) {
 		return
 	}
 	if d.buggify && d.w.Chance(1, 3) {
-		// A server paused exactly at an effect boundary: between two packets of a burst, between
-		// an append and its fsync.
+		// Besides the pause: a server paused exactly at an effect boundary, between two packets
+		// of a burst, between an append and its fsync.
 		args := append([]string{d.serverOrLeader(), d.boundaryPoint()}, d.boundaryCount()...)
 		d.add(at, "pausepoint", append(args, "for", formatDuration(d.between(100*clock.Millisecond, 15*clock.Second)))...)
-		return
 	}
 	d.add(at, "pause", d.serverOrLeader(), formatDuration(d.between(100*clock.Millisecond, 15*clock.Second)))
 }
