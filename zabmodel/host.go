@@ -48,6 +48,10 @@ type host struct {
 	// leaderProposals and acks are a leader's proposals and their ack lists, likewise.
 	leaderProposals slab.Objects[leaderProposal]
 	acks            slab.Slices[int64]
+	// held holds, in order, the writes made while the process was paused at a boundary and every
+	// write after them, until flushHeld (posted once: flushPosted) hands them to the network.
+	held        []heldWrite
+	flushPosted bool
 	// encoded holds the encodings that outlive the scratch encoder (packets queued for several
 	// learners, proposals' data), each its own bytes (package slab).
 	encoded slab.Bytes
@@ -100,16 +104,36 @@ func (h *host) send(c net.ConnID, payload []byte) {
 }
 
 // write hands payload to the network, unless the process was paused by a fault at an effect
-// boundary earlier in this event: a stopped process writes nothing until it runs again, so the
-// write becomes an event of the node, which the kernel defers until the pause ends (in the order
-// the writes were made).
+// boundary earlier in this event: a stopped process writes nothing until it runs again. Its writes
+// are then held, in order, with every write after them, until an event of the node (which the
+// kernel defers until the pause ends) hands them all to the network; events that the pause
+// deferred and that run before it write behind them, so no connection's order changes.
 func (h *host) write(c net.ConnID, payload []byte) {
-	if h.w.IsPaused(h.node) {
-		b := slices.Clone(payload)
-		h.post(func() { h.write(c, b) })
+	if len(h.held) > 0 || h.w.IsPaused(h.node) {
+		h.held = append(h.held, heldWrite{conn: c, payload: slices.Clone(payload)})
+		if !h.flushPosted {
+			h.flushPosted = true
+			h.post(h.flushHeld)
+		}
 		return
 	}
 	_ = h.nw.Send(h.node, c, payload)
+}
+
+// heldWrite is a write of a paused process, waiting for it to run again.
+type heldWrite struct {
+	conn    net.ConnID
+	payload []byte
+}
+
+// flushHeld hands the held writes to the network, in the order they were made.
+func (h *host) flushHeld() {
+	h.flushPosted = false
+	held := h.held
+	h.held = nil
+	for _, w := range held {
+		_ = h.nw.Send(h.node, w.conn, w.payload)
+	}
 }
 
 // sendRecords sends the concatenated encoding of records, encoded in the scratch encoder: the
