@@ -42,6 +42,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "sweep seeds and report the failing ones", runUsage, cmdRun},
+		{"merge", "merge the --json output of a sweep's shards into the whole sweep's result", mergeUsage, cmdMerge},
 		{"replay", "run one seed or script with its trace, and check determinism", replayUsage, cmdReplay},
 		{"shrink", "shrink a failing seed's script to a minimal one", shrinkUsage, cmdShrink},
 		{"explore", "crash a small configuration at every crash point it reaches, one run each", exploreUsage, cmdExplore},
@@ -202,6 +203,9 @@ func flagSetFor(name string) *flag.FlagSet {
 	switch name {
 	case "run":
 		fs, _ := newRunFlags()
+		return fs
+	case "merge":
+		fs, _ := newMergeFlags()
 		return fs
 	case "replay":
 		fs, _ := newReplayFlags()
