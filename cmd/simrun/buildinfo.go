@@ -21,6 +21,11 @@ type buildInfo struct {
 	GoVersion string `json:"go_version"`
 }
 
+// linkedRevision is the commit, set at link time (-ldflags "-X main.linkedRevision=COMMIT") by a
+// build that has no git checkout to stamp from, such as deploy/k8s/Dockerfile's: the toolchain's
+// vcs.revision wins when both are present.
+var linkedRevision string
+
 // currentBuild returns this binary's build information. A test binary has no main module version
 // and no vcs settings; it still names its toolchain.
 func currentBuild() buildInfo {
@@ -32,6 +37,7 @@ func currentBuild() buildInfo {
 	if b.Version == "" {
 		b.Version = "unknown"
 	}
+	b.Revision = linkedRevision
 	for _, setting := range info.Settings {
 		switch setting.Key {
 		case "vcs.revision":
