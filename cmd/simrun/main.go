@@ -43,6 +43,8 @@ func commands() []command {
 	return []command{
 		{"run", "sweep seeds and report the failing ones", runUsage, cmdRun},
 		{"merge", "merge the --json output of a sweep's shards into the whole sweep's result", mergeUsage, cmdMerge},
+		{"farm", "run fresh seeds for a time limit, recording each distinct failure in a database", farmUsage, cmdFarm},
+		{"failures", "list and export the failures a farm recorded", failuresUsage, cmdFailures},
 		{"replay", "run one seed or script with its trace, and check determinism", replayUsage, cmdReplay},
 		{"shrink", "shrink a failing seed's script to a minimal one", shrinkUsage, cmdShrink},
 		{"explore", "crash a small configuration at every crash point it reaches, one run each", exploreUsage, cmdExplore},
@@ -206,6 +208,12 @@ func flagSetFor(name string) *flag.FlagSet {
 		return fs
 	case "merge":
 		fs, _ := newMergeFlags()
+		return fs
+	case "farm":
+		fs, _ := newFarmFlags()
+		return fs
+	case "failures":
+		fs, _ := newFailuresFlags()
 		return fs
 	case "replay":
 		fs, _ := newReplayFlags()

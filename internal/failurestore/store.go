@@ -293,17 +293,22 @@ func (s *Store) Finds() (int64, error) {
 }
 
 // NextSeed is the first seed no earlier farm run on this database has reached with these flags,
-// so that a new run searches fresh seeds; 1 on a new database.
+// so that a new run searches fresh seeds; 1 on a new database. A farm records its progress from
+// time to time, and each failure at once, so after a killed farm it is the later of the two.
 func (s *Store) NextSeed(flags string) (uint64, error) {
-	var next sql.NullInt64
-	err := s.db.QueryRow("SELECT max(next_seed) FROM farm_runs WHERE flags = ?", flags).Scan(&next)
+	var progress, failure sql.NullInt64
+	err := s.db.QueryRow("SELECT max(next_seed) FROM farm_runs WHERE flags = ?", flags).Scan(&progress)
+	if err == nil {
+		err = s.db.QueryRow("SELECT max(seed) + 1 FROM occurrences WHERE flags = ?", flags).Scan(&failure)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("reading earlier farm runs: %w", err)
 	}
-	if !next.Valid || next.Int64 == 0 {
+	next := max(seedOf(progress.Int64), seedOf(failure.Int64))
+	if next == 0 {
 		return 1, nil
 	}
-	return seedOf(next.Int64), nil
+	return next, nil
 }
 
 // StartRun records the start of a farm run and returns its ID.
