@@ -18,8 +18,8 @@ import (
 const failuresUsage = `Usage: simrun failures --db FILE [--json] [--id ID] [--export DIR]
 
 Lists the failures a farm recorded ('simrun farm'), one per signature (class, invariant, shape),
-the most often found first: how often it was found, when first and last, the seed of its smallest
-shrunk script, and the command that replays that seed. --json prints one JSON object per
+the most often found first: how often it was found, when first and last, its smallest shrunk
+script's size and fault verbs, the seed it came from, and the command that replays that seed. --json prints one JSON object per
 signature, with its script. --export DIR writes each signature's smallest script to DIR/ID.script
 with a header giving its replay command. --id picks one signature by its ID (the first column).
 
@@ -137,11 +137,11 @@ func writeFailureTable(w io.Writer, records []failureJSON, db string) {
 	}
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tFINDS\tCLASS\tINVARIANT\tSHAPE\tACTIONS\tSEED\tLAST SEEN")
+	fmt.Fprintln(tw, "ID\tFINDS\tCLASS\tINVARIANT\tSHAPE\tACTIONS\tFAULTS\tSEED\tLAST SEEN")
 	var finds int64
 	for _, r := range records {
 		finds += r.Count
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%d\t%s\n", r.ID, r.Count, r.Class, r.Invariant, r.Shape, r.ScriptActions, r.Seed,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%s\t%d\t%s\n", r.ID, r.Count, r.Class, r.Invariant, r.Shape, r.ScriptActions, r.Faults, r.Seed,
 			r.LastSeen.Format("2006-01-02 15:04"))
 	}
 	_ = tw.Flush()

@@ -26,9 +26,10 @@ const farmUsage = `Usage: simrun farm --db FILE --time-limit D [flags]
 Runs fresh seeds on every core until the time limit, as a long-running search does (a night, a
 spare machine), and records each failing seed in an SQLite database (--db): the seed, the build,
 the failure class and invariant, and its script shrunk by the shrinker of 'simrun shrink' within
---shrink-time. Failures are deduplicated by signature (class, invariant, and shape: the fault
-verbs the shrunk script still needs), so the same bug found ten thousand times is one row with
-its count and its smallest script. 'simrun failures' lists and exports them.
+--shrink-time. Failures are deduplicated by signature: class, invariant, and shape (where in the
+protocol it broke: for a ZAB invariant, the kind of event and the server's role), never the seed,
+times or faults, so the same bug found ten thousand times is one row with its count and its
+smallest script. 'simrun failures' lists and exports them.
 
 Each failure is committed (SQLite WAL, synchronous=FULL) before its line is printed: a farm that
 is killed, even with SIGKILL, keeps every failure it printed. SIGINT or SIGTERM stops it cleanly:
@@ -129,12 +130,19 @@ type farm struct {
 	store      *failurestore.Store
 	build      string
 	sweepFlags string
+
+	// smallest is the smallest script size per signature, from the database and this run's finds.
+	mu       sync.Mutex
+	smallest map[string]int
+	// shrunk counts the failures whose scripts were shrunk.
+	shrunk atomic.Int64
 }
 
 // farmResult is what a worker hands the recorder for one seed.
 type farmResult struct {
 	seed    uint64
 	failure *failurestore.Failure // nil for a pass
+	shrunk  bool                  // the failure's script was shrunk
 	err     error                 // the run could not be set up
 }
 
@@ -147,6 +155,15 @@ func (fm *farm) run(ctx context.Context) int {
 			return exitUsage
 		}
 		start = next
+	}
+	entries, err := fm.store.List()
+	if err != nil {
+		fmt.Fprintf(fm.env.stderr, "simrun farm: %v\n", err)
+		return exitUsage
+	}
+	fm.smallest = map[string]int{}
+	for _, e := range entries {
+		fm.smallest[e.Signature] = e.ScriptActions
 	}
 	began := time.Now()
 	runID, err := fm.store.StartRun(fm.build, fm.sweepFlags, start, began)
@@ -205,12 +222,13 @@ func (fm *farm) run(ctx context.Context) int {
 			if recorded.Repeat {
 				repeats++
 			}
+			fm.noteSmallest(recorded.Signature, result.failure.ScriptActions)
 			if recorded.New {
 				newSignatures++
 			}
 			signatures[recorded.Signature] = true
 			if !fm.flags.quiet {
-				fm.printRecorded(result.failure, recorded)
+				fm.printRecorded(result, recorded)
 			}
 		}
 		if time.Since(lastProgress) >= time.Second {
@@ -224,8 +242,8 @@ func (fm *farm) run(ctx context.Context) int {
 	if err := fm.store.UpdateRun(runID, next.Load(), seedsRun, time.Now()); err != nil && problem == nil {
 		problem = err
 	}
-	fmt.Fprintf(fm.env.stdout, "farm: %d seeds from %d in %s, %d failed, %d signatures (%d new); %s\n", seedsRun, start,
-		time.Since(began).Round(time.Second), failed, len(signatures), newSignatures, fm.flags.db)
+	fmt.Fprintf(fm.env.stdout, "farm: %d seeds from %d in %s, %d failed (%d shrunk), %d signatures (%d new); %s\n", seedsRun, start,
+		time.Since(began).Round(time.Second), failed, fm.shrunk.Load(), len(signatures), newSignatures, fm.flags.db)
 	if repeats > 0 {
 		fmt.Fprintf(fm.env.stdout, "note: %d failing seeds were already in the database and were not counted again\n", repeats)
 	}
@@ -243,7 +261,8 @@ func (fm *farm) run(ctx context.Context) int {
 
 // printRecorded prints one line per failure, after it is committed: every seed printed is in the
 // database, whatever happens to the farm afterwards.
-func (fm *farm) printRecorded(f *failurestore.Failure, recorded failurestore.Recorded) {
+func (fm *farm) printRecorded(result farmResult, recorded failurestore.Recorded) {
+	f := result.failure
 	what := fmt.Sprintf("%d finds", recorded.Count)
 	switch {
 	case recorded.New:
@@ -251,8 +270,12 @@ func (fm *farm) printRecorded(f *failurestore.Failure, recorded failurestore.Rec
 	case recorded.Repeat:
 		what = "already recorded"
 	}
-	fmt.Fprintf(fm.env.stdout, "recorded seed %d: %s [%s %s] %s; script %d actions\n", f.Seed, f.Class,
-		failurestore.ShortID(recorded.Signature), f.Shape, what, f.ScriptActions)
+	shrunk := "shrunk"
+	if !result.shrunk {
+		shrunk = "not shrunk"
+	}
+	fmt.Fprintf(fm.env.stdout, "recorded seed %d: %s [%s, %s] %s; script %d actions, %s (%s)\n", f.Seed, f.Class,
+		failurestore.ShortID(recorded.Signature), f.Shape, what, f.ScriptActions, shrunk, f.Faults)
 }
 
 // runSeed runs one seed and, if it fails, shrinks its script and works out its signature.
@@ -265,38 +288,57 @@ func (fm *farm) runSeed(seed uint64) farmResult {
 		// A panic while building the run is a failure of this seed, without a script to shrink.
 		return farmResult{seed: seed, failure: &failurestore.Failure{
 			Seed: seed, Build: fm.build, Flags: fm.sweepFlags, Class: "panic:setup", Invariant: maskNumbers(firstLine(err.Error())),
-			Shape: failurestore.Shape(nil), ScriptSeed: seed, Explanation: headline(err.Error()), FoundAt: time.Now(),
+			Shape: "setup", Faults: failurestore.FaultSet(nil), ScriptSeed: seed, Explanation: headline(err.Error()), FoundAt: time.Now(),
 		}}
 	}
 	class := classify(report)
 	if class == "" {
 		return farmResult{seed: seed}
 	}
-	failure := &failurestore.Failure{Seed: seed, Build: fm.build, Flags: fm.sweepFlags, Class: class, ScriptSeed: seed, FoundAt: time.Now()}
-	script, final := report.Script, report
-	if script != nil && fm.flags.shrinkTime > 0 {
-		script, final = fm.shrink(seed, class, report)
+	// The signature is the seed's own run's; the shrunk script only represents it.
+	failure := &failurestore.Failure{Seed: seed, Build: fm.build, Flags: fm.sweepFlags, Class: class, ScriptSeed: seed,
+		Invariant: failureInvariant(report), Shape: failureShape(report), Explanation: headline(report.Explain()),
+		Faults: failurestore.FaultSet(nil), FoundAt: time.Now()}
+	script, shrunk := report.Script, false
+	if script != nil && fm.flags.shrinkTime > 0 && fm.worthShrinking(failure.Signature()) {
+		script, shrunk = fm.shrink(seed, class, report), true
+		fm.shrunk.Add(1)
 	}
-	failure.Invariant = failureInvariant(final)
-	failure.Explanation = headline(final.Explain())
 	if script != nil {
 		failure.Script = script.String()
 		failure.ScriptActions = len(script.Actions)
-		failure.Shape = failurestore.Shape(scriptVerbs(script))
-	} else {
-		failure.Shape = failurestore.Shape(nil)
+		failure.Faults = failurestore.FaultSet(scriptVerbs(script))
 	}
-	return farmResult{seed: seed, failure: failure}
+	return farmResult{seed: seed, failure: failure, shrunk: shrunk}
+}
+
+// worthShrinking reports whether shrinking a new find of a signature could give it a smaller
+// script: not when its smallest script already has a single action (or none). Shrinking costs up
+// to --shrink-runs runs, and a bug found ten thousand times needs its smallest script once.
+func (fm *farm) worthShrinking(signature string) bool {
+	fm.mu.Lock()
+	defer fm.mu.Unlock()
+	best, known := fm.smallest[signature]
+	return !known || best > 1
+}
+
+// noteSmallest keeps the smallest script size recorded for a signature.
+func (fm *farm) noteSmallest(signature string, actions int) {
+	fm.mu.Lock()
+	defer fm.mu.Unlock()
+	if best, known := fm.smallest[signature]; !known || actions < best {
+		fm.smallest[signature] = actions
+	}
 }
 
 // errShrinkTime stops a shrink at --shrink-time: the shrinker keeps the smallest script so far.
 var errShrinkTime = errors.New("farm: shrink time spent")
 
 // shrink shrinks a failing seed's script with the shrinker of 'simrun shrink', bounded by
-// --shrink-time and --shrink-runs, and returns the smallest script with the report of its run.
-// If that script, run as a script, does not fail alike (which would be a zabsim bug that 'simrun
-// shrink' warns about), the seed's own script and report are kept.
-func (fm *farm) shrink(seed uint64, class string, report *scenarios.Report) (*scenarios.Script, *scenarios.Report) {
+// --shrink-time and --shrink-runs, and returns the smallest script. If that script, run as a
+// script, does not fail alike (which would be a zabsim bug that 'simrun shrink' warns about), the
+// seed's own script is kept.
+func (fm *farm) shrink(seed uint64, class string, report *scenarios.Report) *scenarios.Script {
 	deadline := time.Now().Add(fm.flags.shrinkTime)
 	base := fm.env.run
 	quiet := &environment{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, run: func(opts scenarios.Options) (*scenarios.Report, error) {
@@ -312,17 +354,31 @@ func (fm *farm) shrink(seed uint64, class string, report *scenarios.Report) (*sc
 	opts.Seed = seed
 	s := &shrinker{env: quiet, opts: opts, class: class, maxRuns: fm.flags.shrinkRuns, originalSeed: seed}
 	minimal := s.shrink(report.Script)
-	// One more run, outside the shrink budget, for the minimal script's own invariant.
+	// One more run, outside the shrink budget, checks that the script fails alike.
 	final, err := fm.env.runSeed(withScript(opts, minimal), seed)
 	if err != nil || classify(final) != class {
-		return report.Script, report
+		return report.Script
 	}
-	return minimal, final
+	return minimal
 }
 
 func withScript(opts scenarios.Options, script *scenarios.Script) scenarios.Options {
 	opts.Script = script
 	return opts
+}
+
+// failureShape says where in the protocol a failure broke, as the failure store's signature wants
+// it: for a ZAB invariant, the kind of event at which it was seen and the role of the server it
+// happened in; for a client-visible check, the workload whose history broke it.
+func failureShape(report *scenarios.Report) string {
+	if len(report.Zab) > 0 {
+		event := report.Zab[0].Event
+		return event.Kind.String() + " at " + event.Role.String()
+	}
+	if report.Script != nil && report.Script.Workload != "" {
+		return "workload " + report.Script.Workload
+	}
+	return "-"
 }
 
 // scriptVerbs lists a script's fault verbs, the shape of its failure.

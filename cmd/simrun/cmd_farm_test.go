@@ -22,7 +22,7 @@ import (
 // farmBugFlags make failures come fast: ZK-3911 fails about half of these short seeds.
 var farmBugFlags = []string{"--bug", "ZK-3911", "--workload", "registers", "--duration", "5s", "--parallel", "1"}
 
-var recordedLine = regexp.MustCompile(`(?m)^recorded seed (\d+): (\S+) \[([0-9a-f]{12}) `)
+var recordedLine = regexp.MustCompile(`(?m)^recorded seed (\d+): (\S+) \[([0-9a-f]{12}), `)
 
 // storedSeeds reads every recorded find's seed from a failure database.
 func storedSeeds(t *testing.T, path string) map[uint64]bool {
@@ -194,6 +194,17 @@ func TestStoredFlagsReadBackWhatShellQuoteWrote(t *testing.T) {
 		}
 		assert.Equal(t, words, split)
 	})
+}
+
+func TestAFarmShrinksASignatureOnlyUntilItsScriptHasOneAction(t *testing.T) {
+	fm := &farm{smallest: map[string]int{"known": 3, "minimal": 1}}
+	assert.True(t, fm.worthShrinking("new"), "the first find of a signature is shrunk")
+	assert.True(t, fm.worthShrinking("known"), "a smaller script than 3 actions may exist")
+	assert.False(t, fm.worthShrinking("minimal"), "no script is smaller than one action")
+	fm.noteSmallest("known", 5)
+	assert.True(t, fm.worthShrinking("known"), "a larger find does not raise the smallest")
+	fm.noteSmallest("known", 1)
+	assert.False(t, fm.worthShrinking("known"))
 }
 
 func TestFailureInvariantMasksWhatDiffersBetweenFinds(t *testing.T) {

@@ -26,6 +26,8 @@ CREATE TABLE IF NOT EXISTS signatures (
 	invariant      TEXT NOT NULL,
 	shape          TEXT NOT NULL,
 	count          INTEGER NOT NULL,
+	-- The fault verbs the smallest script needs.
+	faults         TEXT NOT NULL,
 	first_seen     TEXT NOT NULL,
 	last_seen      TEXT NOT NULL,
 	-- The smallest script found for the signature, and the find it came from.
@@ -68,6 +70,9 @@ type Failure struct {
 	Class     string
 	Invariant string
 	Shape     string
+	// Faults are the fault verbs the shrunk script still needs (FaultSet): what it takes to show
+	// the failure, kept with the smallest script but not part of the signature.
+	Faults string
 	// Script is the shrunk script, and ScriptSeed the seed it fails with (the seed itself, unless
 	// shrinking fell back to another).
 	Script        string
@@ -114,6 +119,7 @@ type Entry struct {
 	Class         string    `json:"class"`
 	Invariant     string    `json:"invariant"`
 	Shape         string    `json:"shape"`
+	Faults        string    `json:"faults"`
 	Count         int64     `json:"count"`
 	FirstSeen     time.Time `json:"first_seen"`
 	LastSeen      time.Time `json:"last_seen"`
@@ -203,16 +209,16 @@ func (s *Store) Record(f Failure) (Recorded, error) {
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		recorded.New, recorded.Smaller = true, true
-		_, err = tx.Exec(`INSERT INTO signatures (signature, class, invariant, shape, count, first_seen, last_seen, seed, script_seed,
-			build, flags, script, script_actions, explanation) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			signature, f.Class, f.Invariant, f.Shape, timeText(f.FoundAt), timeText(f.FoundAt), seedValue(f.Seed), seedValue(f.ScriptSeed),
+		_, err = tx.Exec(`INSERT INTO signatures (signature, class, invariant, shape, count, faults, first_seen, last_seen, seed,
+			script_seed, build, flags, script, script_actions, explanation) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			signature, f.Class, f.Invariant, f.Shape, f.Faults, timeText(f.FoundAt), timeText(f.FoundAt), seedValue(f.Seed), seedValue(f.ScriptSeed),
 			f.Build, f.Flags, f.Script, f.ScriptActions, f.Explanation)
 	case err == nil:
 		if f.ScriptActions < bestActions || f.ScriptActions == bestActions && len(f.Script) < len(bestScript) {
 			recorded.Smaller = true
 			_, err = tx.Exec(`UPDATE signatures SET seed = ?, script_seed = ?, build = ?, flags = ?, script = ?, script_actions = ?,
-				explanation = ? WHERE signature = ?`, seedValue(f.Seed), seedValue(f.ScriptSeed), f.Build, f.Flags, f.Script,
-				f.ScriptActions, f.Explanation, signature)
+				faults = ?, explanation = ? WHERE signature = ?`, seedValue(f.Seed), seedValue(f.ScriptSeed), f.Build, f.Flags, f.Script,
+				f.ScriptActions, f.Faults, f.Explanation, signature)
 		}
 	}
 	if err != nil {
@@ -240,7 +246,7 @@ func (s *Store) Record(f Failure) (Recorded, error) {
 
 // List returns every signature, the most often found first.
 func (s *Store) List() ([]Entry, error) {
-	rows, err := s.db.Query(`SELECT signature, class, invariant, shape, count, first_seen, last_seen, seed, script_seed, build, flags,
+	rows, err := s.db.Query(`SELECT signature, class, invariant, shape, faults, count, first_seen, last_seen, seed, script_seed, build, flags,
 		script, script_actions, explanation FROM signatures ORDER BY count DESC, signature`)
 	if err != nil {
 		return nil, fmt.Errorf("listing failures: %w", err)
@@ -251,7 +257,7 @@ func (s *Store) List() ([]Entry, error) {
 		var e Entry
 		var firstSeen, lastSeen string
 		var seed, scriptSeed int64
-		if err := rows.Scan(&e.Signature, &e.Class, &e.Invariant, &e.Shape, &e.Count, &firstSeen, &lastSeen, &seed, &scriptSeed,
+		if err := rows.Scan(&e.Signature, &e.Class, &e.Invariant, &e.Shape, &e.Faults, &e.Count, &firstSeen, &lastSeen, &seed, &scriptSeed,
 			&e.Build, &e.Flags, &e.Script, &e.ScriptActions, &e.Explanation); err != nil {
 			return nil, fmt.Errorf("listing failures: %w", err)
 		}
@@ -331,9 +337,9 @@ func (s *Store) UpdateRun(id int64, nextSeed uint64, seedsRun int64, now time.Ti
 	return nil
 }
 
-// Shape renders the fault verbs of a script as a signature's shape: distinct, sorted, joined by
-// "+", "no-faults" for none.
-func Shape(verbs []string) string {
+// FaultSet renders the fault verbs of a script: distinct, sorted, joined by "+", "no-faults" for
+// none.
+func FaultSet(verbs []string) string {
 	seen := map[string]bool{}
 	var distinct []string
 	for _, verb := range verbs {

@@ -18,7 +18,7 @@ func failure(seed uint64, invariant string, actions int) Failure {
 		script += "at 1s crash leader\n"
 	}
 	return Failure{
-		Seed: seed, Build: "v1 abc", Flags: "--bug ZK-3911", Class: "zab:" + invariant, Invariant: invariant, Shape: "crash",
+		Seed: seed, Build: "v1 abc", Flags: "--bug ZK-3911", Class: "zab:" + invariant, Invariant: invariant, Shape: "current-epoch at FOLLOWING", Faults: "crash",
 		Script: script, ScriptSeed: seed, ScriptActions: actions, Explanation: "broke", FoundAt: epoch.Add(time.Duration(seed) * time.Second),
 	}
 }
@@ -58,6 +58,7 @@ func TestRepeatedFindsOfOneBugAreOneRowWithItsCountAndSmallestScript(t *testing.
 	require.Len(t, entries, 2)
 	top := entries[0]
 	assert.Equal(t, "zab:ProcessConsistency", top.Class)
+	assert.Equal(t, "crash", top.Faults)
 	assert.Equal(t, int64(3), top.Count, "three distinct seeds")
 	assert.Equal(t, uint64(11), top.Seed, "the smallest script's seed")
 	assert.Equal(t, 1, top.ScriptActions)
@@ -126,8 +127,8 @@ func TestOpenRefusesWhatIsNotAFailureStore(t *testing.T) {
 	assert.Error(t, err)
 }
 
-func TestShapeIgnoresOrderRepeatsAndTargets(t *testing.T) {
-	assert.Equal(t, "crash+partition", Shape([]string{"partition", "crash", "partition"}))
-	assert.Equal(t, "no-faults", Shape(nil))
+func TestFaultSetIgnoresOrderAndRepeats(t *testing.T) {
+	assert.Equal(t, "crash+partition", FaultSet([]string{"partition", "crash", "partition"}))
+	assert.Equal(t, "no-faults", FaultSet(nil))
 	assert.NotEqual(t, Signature("a", "b", "c"), Signature("a", "bc", ""), "the parts are kept apart")
 }
