@@ -100,6 +100,34 @@ func TestAFarmKilledWithSIGKILLKeepsEveryFailureItPrinted(t *testing.T) {
 	assert.Greater(t, start, uint64(1), "the new farm does not start over at seed 1")
 }
 
+func TestAnInterruptedFarmStopsCleanlyWithItsSummary(t *testing.T) {
+	binary := simrunBinary(t)
+	db := filepath.Join(t.TempDir(), "failures.db")
+	farm := exec.Command(binary, append([]string{"farm", "--db", db, "--time-limit", "5m", "--shrink-time", "0"}, farmBugFlags...)...)
+	stdout, err := farm.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, farm.Start())
+	lines := bufio.NewScanner(stdout)
+	var output strings.Builder
+	for lines.Scan() {
+		output.WriteString(lines.Text() + "\n")
+		if recordedLine.MatchString(lines.Text()) {
+			break
+		}
+	}
+	require.NoError(t, farm.Process.Signal(os.Interrupt))
+	for lines.Scan() {
+		output.WriteString(lines.Text() + "\n")
+	}
+	err = farm.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, output.String())
+	assert.Equal(t, exitFailure, exit.ExitCode(), "it found failures and says so:\n%s", output.String())
+	assert.Regexp(t, `farm: \d+ seeds from 1 in `, output.String(), "the summary is printed")
+	assert.Contains(t, output.String(), "FAIL: ")
+	assert.NotEmpty(t, storedSeeds(t, db))
+}
+
 func TestFarmCountsEachBugOnceWithItsSmallestScriptAndFailuresExportsIt(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "failures.db")

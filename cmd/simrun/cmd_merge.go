@@ -276,9 +276,8 @@ func sameSweep(a, b *shardInput) error {
 	differ("different sweeps", fmt.Sprintf("seeds %d from %d", x.Seeds, x.SeedStart), fmt.Sprintf("seeds %d from %d", y.Seeds, y.SeedStart))
 	differ("different sweeps", "flags ["+strings.Join(x.Flags, " ")+"]", "flags ["+strings.Join(y.Flags, " ")+"]")
 	differ("different sweeps", "--time-limit "+cmpOr(x.TimeLimit, "none"), "--time-limit "+cmpOr(y.TimeLimit, "none"))
-	differ("different shard counts", "shard "+x.Shard, "shard "+y.Shard+fmt.Sprintf(" (not i/%d)", a.count))
-	if a.count == b.count {
-		problems = slices.DeleteFunc(problems, func(err error) bool { return strings.HasPrefix(err.Error(), "different shard counts") })
+	if a.count != b.count {
+		differ("different shard counts", fmt.Sprintf("shard %s (of %d)", x.Shard, a.count), fmt.Sprintf("shard %s (of %d)", y.Shard, b.count))
 	}
 	return errors.Join(problems...)
 }
