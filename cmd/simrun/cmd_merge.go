@@ -332,7 +332,7 @@ func describeShardSeeds(r seedRange, index, count int64) string {
 	if count == 1 {
 		return describeRange(r)
 	}
-	return fmt.Sprintf("%d, %d, ... (every %dth seed from %d)", firstSeed, firstSeed+uint64(count), count, firstSeed)
+	return fmt.Sprintf("%d, %d, ... (one seed in %d from %d)", firstSeed, firstSeed+uint64(count), count, firstSeed)
 }
 
 func describeRange(r seedRange) string {
