@@ -132,3 +132,13 @@ func TestFaultSetIgnoresOrderAndRepeats(t *testing.T) {
 	assert.Equal(t, "no-faults", FaultSet(nil))
 	assert.NotEqual(t, Signature("a", "b", "c"), Signature("a", "bc", ""), "the parts are kept apart")
 }
+
+func TestTheDatabaseCommitsDurably(t *testing.T) {
+	store := open(t, filepath.Join(t.TempDir(), "failures.db"))
+	var journal string
+	var synchronous int
+	require.NoError(t, store.db.QueryRow("PRAGMA journal_mode").Scan(&journal))
+	require.NoError(t, store.db.QueryRow("PRAGMA synchronous").Scan(&synchronous))
+	assert.Equal(t, "wal", journal, "readers do not block the farm's writes")
+	assert.Equal(t, 2, synchronous, "synchronous=FULL: a commit is on disk before Record returns")
+}
