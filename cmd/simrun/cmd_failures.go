@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -107,7 +108,7 @@ func cmdFailures(env *environment, args []string) int {
 	for _, e := range entries {
 		record := failureJSON{Entry: e, Replay: seedReplayCommand(e)}
 		if e.Script != "" {
-			path := filepath.Join(cmpOr(f.export, "."), e.ID+".script")
+			path := filepath.Join(cmp.Or(f.export, "."), e.ID+".script")
 			record.ScriptReplay = scriptReplayCommand(e, path)
 			if f.export != "" {
 				if err := os.WriteFile(path, []byte(exportedScript(e, record.ScriptReplay)), 0o644); err != nil {

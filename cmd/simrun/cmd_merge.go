@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -275,18 +276,11 @@ func sameSweep(a, b *shardInput) error {
 	differ("mixed builds", x.Build.String(), y.Build.String())
 	differ("different sweeps", fmt.Sprintf("seeds %d from %d", x.Seeds, x.SeedStart), fmt.Sprintf("seeds %d from %d", y.Seeds, y.SeedStart))
 	differ("different sweeps", "flags ["+strings.Join(x.Flags, " ")+"]", "flags ["+strings.Join(y.Flags, " ")+"]")
-	differ("different sweeps", "--time-limit "+cmpOr(x.TimeLimit, "none"), "--time-limit "+cmpOr(y.TimeLimit, "none"))
+	differ("different sweeps", "--time-limit "+cmp.Or(x.TimeLimit, "none"), "--time-limit "+cmp.Or(y.TimeLimit, "none"))
 	if a.count != b.count {
 		differ("different shard counts", fmt.Sprintf("shard %s (of %d)", x.Shard, a.count), fmt.Sprintf("shard %s (of %d)", y.Shard, b.count))
 	}
 	return errors.Join(problems...)
-}
-
-func cmpOr(value, fallback string) string {
-	if value == "" {
-		return fallback
-	}
-	return value
 }
 
 // checkShardSeeds checks that a shard's seed lines are its own seeds, in order, each once: all of
