@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"regexp"
@@ -21,9 +22,9 @@ import (
 	"github.com/zabsim/zabsim/sim"
 )
 
-const farmUsage = `Usage: simrun farm --db FILE --time-limit D [flags]
+const farmUsage = `Usage: simrun farm --db FILE --time-limit D [--seeds N] [flags]
 
-Runs fresh seeds on every core until the time limit, as a long-running search does (a night, a
+Runs fresh seeds on every core until the time limit (or --seeds of them), as a long-running search does (a night, a
 spare machine), and records each failing seed in an SQLite database (--db): the seed, the build,
 the failure class and invariant, and its script shrunk by the shrinker of 'simrun shrink' within
 --shrink-time. Failures are deduplicated by signature: class, invariant, and shape (where in the
@@ -49,6 +50,7 @@ type farmFlags struct {
 	scenario   scenarioFlags
 	db         string
 	timeLimit  time.Duration
+	seeds      int64
 	parallel   int
 	seedStart  seedFlag
 	shrinkTime time.Duration
@@ -60,7 +62,8 @@ func newFarmFlags() (*flag.FlagSet, *farmFlags) {
 	f := &farmFlags{}
 	fs := flag.NewFlagSet("farm", flag.ContinueOnError)
 	fs.StringVar(&f.db, "db", "", "the SQLite `FILE` that keeps the failures (created if absent)")
-	fs.DurationVar(&f.timeLimit, "time-limit", 0, "start no new seed after this long, e.g. 8h (required)")
+	fs.DurationVar(&f.timeLimit, "time-limit", 0, "start no new seed after this long, e.g. 8h (this or --seeds is required)")
+	fs.Int64Var(&f.seeds, "seeds", 0, "start no new seed after this many (0: as many as --time-limit allows)")
 	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "seeds run at once, one goroutine each")
 	fs.Var(&f.seedStart, "seed-start", "first seed `S` (default: after the seeds earlier farms on --db reached with the same flags)")
 	fs.DurationVar(&f.shrinkTime, "shrink-time", 30*time.Second, "shrink each failing seed's script for at most this long (0: keep the seed's whole script)")
@@ -76,8 +79,13 @@ func (f *farmFlags) validate() error {
 	if f.db == "" {
 		problems = append(problems, errors.New("--db FILE is required: the database the failures go to"))
 	}
-	if f.timeLimit <= 0 || f.timeLimit > maxTimeLimit {
-		problems = append(problems, fmt.Errorf("--time-limit is required, more than 0 and at most %v, not %v", maxTimeLimit, f.timeLimit))
+	switch {
+	case f.timeLimit == 0 && f.seeds == 0:
+		problems = append(problems, errors.New("--time-limit or --seeds is required: a farm runs until one of them is reached"))
+	case f.timeLimit < 0 || f.timeLimit > maxTimeLimit:
+		problems = append(problems, fmt.Errorf("--time-limit must be 0 (none) to %v, not %v", maxTimeLimit, f.timeLimit))
+	case f.seeds < 0 || f.seeds > maxSeedsPerSweep:
+		problems = append(problems, fmt.Errorf("--seeds must be 0 (none) to %d, not %d", int64(maxSeedsPerSweep), f.seeds))
 	}
 	if f.parallel < 1 || f.parallel > maxParallel {
 		problems = append(problems, fmt.Errorf("--parallel must be 1 to %d, not %d", maxParallel, f.parallel))
@@ -172,6 +180,14 @@ func (fm *farm) run(ctx context.Context) int {
 		return exitUsage
 	}
 	deadline := began.Add(fm.flags.timeLimit)
+	if fm.flags.timeLimit == 0 {
+		deadline = began.Add(maxTimeLimit)
+	}
+	// last is the last seed to start: --seeds of them, or as many as there are.
+	last := uint64(math.MaxUint64)
+	if fm.flags.seeds > 0 && start <= math.MaxUint64-uint64(fm.flags.seeds-1) {
+		last = start + uint64(fm.flags.seeds-1)
+	}
 	var next atomic.Uint64
 	next.Store(start)
 	results := make(chan farmResult, fm.flags.parallel)
@@ -183,7 +199,7 @@ func (fm *farm) run(ctx context.Context) int {
 			defer workers.Done()
 			for !stopping.Load() && ctx.Err() == nil && time.Now().Before(deadline) {
 				seed := next.Add(1) - 1
-				if seed < start { // The seeds ran out past the largest one.
+				if seed < start || seed > last { // --seeds reached, or past the largest seed.
 					return
 				}
 				results <- fm.runSeed(seed)

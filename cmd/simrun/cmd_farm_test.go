@@ -131,11 +131,14 @@ func TestAnInterruptedFarmStopsCleanlyWithItsSummary(t *testing.T) {
 func TestFarmCountsEachBugOnceWithItsSmallestScriptAndFailuresExportsIt(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "failures.db")
-	farm := runCLI(t, "", append([]string{"farm", "--db", db, "--time-limit", "2s", "--shrink-time", "1s", "--seed-start", "100"}, farmBugFlags...)...)
+	// A seed count, not a time, bounds the farm, so that what it finds does not depend on the
+	// machine's speed: seeds 100..111 with ZK-3911.
+	farm := runCLI(t, "", append([]string{"farm", "--db", db, "--seeds", "12", "--time-limit", "10m", "--shrink-time", "1s",
+		"--seed-start", "100"}, farmBugFlags...)...)
 	require.Equal(t, exitFailure, farm.code, "stdout:\n%s\nstderr:\n%s", farm.stdout, farm.stderr)
 	printed := recordedLine.FindAllStringSubmatch(farm.stdout, -1)
 	require.GreaterOrEqual(t, len(printed), 2, farm.stdout)
-	assert.Regexp(t, `farm: \d+ seeds from 100 in `, farm.stdout)
+	assert.Regexp(t, `farm: 12 seeds from 100 in `, farm.stdout)
 	assert.Contains(t, farm.stdout, "FAIL: ")
 
 	listed := runCLI(t, "", "failures", "--db", db, "--json", "--export", filepath.Join(dir, "scripts"))
@@ -188,7 +191,8 @@ func TestFarmAndFailuresRefuseBadUse(t *testing.T) {
 		want string
 	}{
 		{[]string{"farm", "--time-limit", "1s"}, "--db FILE is required"},
-		{[]string{"farm", "--db", filepath.Join(dir, "a.db")}, "--time-limit is required"},
+		{[]string{"farm", "--db", filepath.Join(dir, "a.db")}, "--time-limit or --seeds is required"},
+		{[]string{"farm", "--db", filepath.Join(dir, "a.db"), "--seeds", "-4"}, "--seeds must be 0 (none) to"},
 		{[]string{"farm", "--db", filepath.Join(dir, "a.db"), "--time-limit", "1s", "--script", notADatabase}, "--script cannot be used with farm"},
 		{[]string{"farm", "--db", filepath.Join(dir, "a.db"), "--time-limit", "1s", "--shrink-runs", "0"}, "--shrink-runs must be"},
 		{[]string{"farm", "--db", notADatabase, "--time-limit", "1s"}, "not a readable SQLite database"},

@@ -23,7 +23,7 @@
 //	           [--linearizable-reads-after-sync] [--datagram-faults]
 //	           [--json] [--out DIR] [--out-max N] [--stop-on-failure] [--quiet]
 //	simrun merge [--json] [--quiet] [FILE...]            (shards' --json output; stdin if none)
-//	simrun farm --db FILE --time-limit D [--parallel P] [--seed-start S] [--shrink-time D]
+//	simrun farm --db FILE --time-limit D [--seeds N] [--parallel P] [--seed-start S] [--shrink-time D]
 //	            [--shrink-runs N] [--quiet] [scenario flags]
 //	simrun failures --db FILE [--json] [--id ID] [--export DIR]
 //	simrun replay --seed S [scenario flags] [--trace-json]
