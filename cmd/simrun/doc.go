@@ -23,8 +23,8 @@
 //	           [--linearizable-reads-after-sync] [--datagram-faults]
 //	           [--json] [--out DIR] [--out-max N] [--stop-on-failure] [--quiet]
 //	simrun merge [--json] [--quiet] [FILE...]            (shards' --json output; stdin if none)
-//	simrun farm --db FILE --time-limit D [--seeds N] [--parallel P] [--seed-start S] [--shrink-time D]
-//	            [--shrink-runs N] [--quiet] [scenario flags]
+//	simrun farm --db FILE --time-limit D [--seeds N] [--parallel P] [--seed-start S]
+//	            [--shrink-time D] [--shrink-runs N] [--quiet] [scenario flags]
 //	simrun failures --db FILE [--json] [--id ID] [--export DIR]
 //	simrun replay --seed S [scenario flags] [--trace-json]
 //	simrun replay --script FILE [--seed S] [scenario flags]
