@@ -22,6 +22,7 @@ var regressions = []struct {
 }{
 	{"trunc-below-snap", 1000, zabmodel.Bugs{}, lockmodel.Bugs{}.With(lockmodel.BugUnprotectedCreate)},
 	{"stale-newleader-ack", 300034, zabmodel.Bugs{}, lockmodel.Bugs{}},
+	{"snap-leave-before-newleader", 1067370, zabmodel.Bugs{}, lockmodel.Bugs{}},
 }
 
 // TestStaleNewLeaderAckIsThe3_8_0Behaviour: the stale-newleader-ack regression passes because the

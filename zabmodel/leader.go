@@ -130,10 +130,13 @@ func (l *leader) fail(reason string) {
 }
 
 // loadData is ZooKeeperServer.loadData: the database stays as it is in memory (it was loaded before
-// the election), sessions the tree still has ephemerals for but the database no longer tracks are
+// the election; one that a full shutdown cleared is loaded from disk), sessions the tree still has ephemerals for but the database no longer tracks are
 // killed, and a clean snapshot is taken.
 func (zk *zkServer) loadData() int64 {
 	db := zk.p.db
+	if !db.initialized {
+		db.loadDataBase(SourceStartup) // ZooKeeperServer.loadData: "if (!zkDb.isInitialized())".
+	}
 	sessions := db.tree.sessions()
 	for _, session := range db.tree.sessionsWithEphemerals() {
 		if _, ok := sessions[session]; !ok {

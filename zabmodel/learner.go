@@ -151,6 +151,9 @@ func (l *learner) shutdown() {
 	l.p.h.cancel(l.readTimer)
 	l.p.h.close(l.conn)
 	clear(l.pendingRevalidations)
+	// "If we haven't finished SNAP sync, force fully shutdown to avoid potential inconsistency":
+	// the database is cleared rather than fast-forwarded, and reloaded from disk by the next role.
+	l.zk.fullyShutDown = l.p.syncMode == syncModeSnap
 }
 
 // Received implements net.Handler: one packet from the leader.
@@ -216,7 +219,7 @@ func (l *learner) leaderInfo(qp proto.QuorumPacket) error {
 	default:
 		return fmt.Errorf("leader's epoch, %d, is less than accepted epoch, %d", newEpoch, p.acceptedEpoch)
 	}
-	l.send(&proto.QuorumPacket{Type: pktAckEpoch, Zxid: p.db.lastProcessedZxid(), Data: int32Data(epochBytes)})
+	l.send(&proto.QuorumPacket{Type: pktAckEpoch, Zxid: p.lastLoggedZxid(), Data: int32Data(epochBytes)})
 	l.newEpoch, l.newLeaderZxid = newEpoch, MakeZxid(newEpoch, 0)
 	l.state = lsAwaitSyncMode
 	return nil
@@ -228,14 +231,17 @@ func (l *learner) syncMode(qp proto.QuorumPacket) error {
 	l.snapshotNeeded = true
 	switch qp.Type {
 	case pktDiff:
+		p.syncMode = syncModeDiff
 		p.note("sync", "getting a DIFF from the leader %s", FormatZxid(qp.Zxid))
 		l.snapshotNeeded = false
 	case pktSnap:
+		p.syncMode = syncModeSnap
 		p.note("sync", "getting a snapshot from the leader %s", FormatZxid(qp.Zxid))
 		l.snapZxid = qp.Zxid
 		l.state = lsAwaitSnapshot
 		return nil
 	case pktTrunc:
+		p.syncMode = syncModeTrunc
 		p.note("sync", "truncating the log to %s", FormatZxid(qp.Zxid))
 		if !p.db.truncateLog(qp.Zxid) {
 			p.exit("not able to truncate the log to %s", FormatZxid(qp.Zxid))
@@ -358,6 +364,7 @@ func (l *learner) newLeader() {
 	}
 	l.writeToTxnLog = true
 	l.preZab1 = false
+	p.syncMode = syncModeNone
 	if bugs.Has(BugZK4643) {
 		p.setCurrentEpoch(l.newEpoch)
 	}
