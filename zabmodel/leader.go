@@ -130,8 +130,8 @@ func (l *leader) fail(reason string) {
 }
 
 // loadData is ZooKeeperServer.loadData: the database stays as it is in memory (it was loaded before
-// the election; one that a full shutdown cleared is loaded from disk), sessions the tree still has ephemerals for but the database no longer tracks are
-// killed, and a clean snapshot is taken.
+// the election; one that a full shutdown cleared is loaded from disk), sessions the tree still has
+// ephemerals for but the database no longer tracks are killed, and a clean snapshot is taken.
 func (zk *zkServer) loadData() int64 {
 	db := zk.p.db
 	if !db.initialized {
