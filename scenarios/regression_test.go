@@ -3,11 +3,14 @@ package scenarios
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zabsim/zabsim/lockmodel"
+	"github.com/zabsim/zabsim/sim"
 	"github.com/zabsim/zabsim/zabmodel"
 )
 
@@ -23,6 +26,7 @@ var regressions = []struct {
 	{"trunc-below-snap", 1000, zabmodel.Bugs{}, lockmodel.Bugs{}.With(lockmodel.BugUnprotectedCreate)},
 	{"stale-newleader-ack", 300034, zabmodel.Bugs{}, lockmodel.Bugs{}},
 	{"snap-leave-before-newleader", 1067370, zabmodel.Bugs{}, lockmodel.Bugs{}},
+	{"trunc-point-unreachable", 1000, zabmodel.Bugs{}, lockmodel.Bugs{}},
 }
 
 // TestStaleNewLeaderAckIsThe3_8_0Behaviour: the stale-newleader-ack regression passes because the
@@ -37,6 +41,22 @@ func TestStaleNewLeaderAckIsThe3_8_0Behaviour(t *testing.T) {
 	rep, err := Run(Options{Seed: 300034, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugStaleAck)})
 	require.NoError(t, err)
 	require.Equal(t, "zab:LeaderLogCompleteness", rep.Failure(), rep.Explain())
+}
+
+// TestATruncToAnUnreachablePointIsClaimed: in the trunc-point-unreachable regression a learner's
+// disk rebuilds less than its TRUNC point, and the learner claims the point, as Learner
+// .syncWithLeader does, rather than ending the sync (zabsim's old guard).
+func TestATruncToAnUnreachablePointIsClaimed(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "regressions", "trunc-point-unreachable.script"))
+	require.NoError(t, err)
+	defer f.Close()
+	script, err := ParseScript(f)
+	require.NoError(t, err)
+	var trace strings.Builder
+	rep, err := Run(Options{Seed: 1000, Script: script, Trace: sim.TraceConfig{Text: &trace}})
+	require.NoError(t, err)
+	assert.False(t, rep.Failed(), rep.Explain())
+	assert.Contains(t, trace.String(), "truncated to 0x3:0x0, but the durable state rebuilds 0x2:0x8: claiming 0x3:0x0")
 }
 
 func TestRegressions(t *testing.T) {

@@ -69,8 +69,8 @@ const (
 	// leader fast-forwarded into its tree and snapshotted at lead() without ever committing it).
 	// zabsim deletes those snapshots unless this switch is on. Deleting them can leave a learner
 	// unable to rebuild the truncation point (its only snapshot was a SNAP's, named by the next
-	// epoch's first zxid, and its old log was deleted after that SNAP); the learner then ends the
-	// sync and starts the next one from the state it really has, where Java would claim the point.
+	// epoch's first zxid, and its old log was deleted after that SNAP); the learner then claims the
+	// point all the same, as every release's Learner.syncWithLeader does.
 	BugTruncSnapshot
 )
 

@@ -247,14 +247,11 @@ func (l *learner) syncMode(qp proto.QuorumPacket) error {
 			p.exit("not able to truncate the log to %s", FormatZxid(qp.Zxid))
 			return nil
 		}
-		if reached := p.db.lastProcessedZxid(); reached != qp.Zxid && !p.cfg.Bugs.Has(BugTruncSnapshot) && !p.cfg.Bugs.Has(BugSnapLogGap) {
-			// What is left on disk rebuilds an older state than the truncation point: the
-			// snapshot that held it was newer than the point (a SNAP's, named by its epoch's
-			// first zxid) and its log is gone. Claiming the point, as Java does, would put the
-			// next commits on top of a tree that lacks txns. The sync ends here instead, and the
-			// next one starts from the state the learner really has.
-			return fmt.Errorf("truncated to %s, but the durable state only rebuilds %s", FormatZxid(qp.Zxid), FormatZxid(reached))
+		if reached := p.db.lastProcessedZxid(); reached != qp.Zxid {
+			p.note("sync", "truncated to %s, but the durable state rebuilds %s: claiming %s", FormatZxid(qp.Zxid), FormatZxid(reached), FormatZxid(qp.Zxid))
 		}
+		// Learner.syncWithLeader claims the truncation point whatever state the reload rebuilt
+		// (zk.getZKDatabase().setlastProcessedZxid(qp.getZxid())), in every release.
 		p.db.tree.setLastProcessedZxid(qp.Zxid)
 	default:
 		p.exit("got unexpected packet from leader: %s, exiting", packetName(qp.Type))
