@@ -274,7 +274,8 @@ func (l *leader) onTick() {
 		l.tick++
 		synced := []int64{l.p.sid}
 		for _, h := range l.handlers {
-			if h.synced() {
+			// SyncedLearnerTracker.addAck counts only voting members: observers keep no leader.
+			if h.synced() && l.p.cfg.IsVoter(h.sid) {
 				synced = append(synced, h.sid)
 			}
 		}
