@@ -137,9 +137,8 @@ func (zk *zkServer) loadData() int64 {
 	if !db.initialized {
 		db.loadDataBase(SourceStartup) // ZooKeeperServer.loadData: "if (!zkDb.isInitialized())".
 	}
-	sessions := db.tree.sessions()
 	for _, session := range db.tree.sessionsWithEphemerals() {
-		if _, ok := sessions[session]; !ok {
+		if _, ok := db.sessions[session]; !ok {
 			db.tree.killSession(session, db.lastProcessedZxid())
 		}
 	}

@@ -340,7 +340,10 @@ func (l *learner) syncCommit(zxid int64) {
 // (ZOOKEEPER-4925's fix): a hole there would be sent to stale learners once this server leads.
 func (l *learner) applyDuringSync(entry *proto.TxnEntry) {
 	if l.p.cfg.Bugs.Has(BugZK4925) {
-		l.p.db.applyTxn(entry, SourceSync) // processTxn(hdr, txn): the committed log is not told.
+		// ZooKeeperServer.processTxn(hdr, txn): session events and the tree; the committed log is
+		// not told.
+		l.zk.processTxnForSessionEvents(entry)
+		l.p.db.applyTxn(entry, SourceSync)
 		return
 	}
 	l.zk.processTxn(l.p.h.requestFromTxn(entry), SourceSync)
@@ -421,6 +424,7 @@ func (l *learner) persistCommitted(async bool) {
 			}
 		}
 		if p.cfg.Bugs.Has(BugZK4925) {
+			l.zk.processTxnForSessionEvents(head)
 			p.db.applyTxn(head, SourceSync)
 		} else {
 			l.zk.processTxn(l.p.h.requestFromTxn(head), SourceSync)

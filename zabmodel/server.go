@@ -181,7 +181,7 @@ func (s *Server) State() State {
 	st.LastProcessedZxid, st.Digest = p.db.lastProcessedZxid(), p.db.digest()
 	st.Leader, st.ElectionRound = p.vote.Leader, p.election.LogicalClock()
 	if p.db.tree != nil {
-		st.SessionCount = p.db.tree.t.SessionCount()
+		st.SessionCount = len(p.db.sessions)
 	}
 	st.ClientConnections = len(p.clients.conns)
 	if p.leader != nil && p.leader.established {

@@ -245,14 +245,10 @@ func (t *Tree) dispatch(h proto.TxnHeader, txn proto.Record, sub bool, rc *Resul
 func (t *Tree) dispatchOther(h proto.TxnHeader, txn proto.Record, sub bool, rc *Result) (proto.Code, error) {
 	switch h.Type {
 	case proto.OpCreateSession:
-		if s, ok := txn.(*proto.CreateSessionTxn); ok && !sub {
-			t.sessions[h.ClientID] = s.TimeoutMilliseconds
-		}
+		// DataTree.processTxn does nothing for it: the session table belongs to the
+		// database, kept by the session tracker and FileTxnSnapLog.processTransaction.
 		return proto.OK, nil
 	case proto.OpCloseSession:
-		if !sub {
-			delete(t.sessions, h.ClientID)
-		}
 		if txn == nil {
 			return proto.OK, t.killSession(h.ClientID, h.Zxid, nil, false)
 		}

@@ -42,9 +42,6 @@ func (t *Tree) Diff(o *Tree) []string {
 	if a, b := t.TTLs(), o.TTLs(); !slices.Equal(a, b) {
 		add("ttl nodes %q != %q", a, b)
 	}
-	if a, b := t.Sessions(), o.Sessions(); !slices.Equal(a, b) {
-		add("sessions %v != %v", a, b)
-	}
 	if a, b := t.quotas.properties(), o.quotas.properties(); !slices.Equal(a, b) {
 		add("quota roots %q != %q", a, b)
 	}
