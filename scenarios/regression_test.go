@@ -59,6 +59,23 @@ func TestATruncToAnUnreachablePointIsClaimed(t *testing.T) {
 	assert.Contains(t, trace.String(), "truncated to 0x3:0x0, but the durable state rebuilds 0x2:0x8: claiming 0x3:0x0")
 }
 
+// TestReleaseProfilesLoseWhatTheFixedModelKeeps: the stale-newleader-ack regression passes on the
+// fixed model and fails on every release profile, each of which has the stale-ack behaviour.
+func TestReleaseProfilesLoseWhatTheFixedModelKeeps(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "regressions", "stale-newleader-ack.script"))
+	require.NoError(t, err)
+	defer f.Close()
+	script, err := ParseScript(f)
+	require.NoError(t, err)
+	for _, version := range []string{"fixed", "3.8.0", "3.8.6", "master"} {
+		release, err := zabmodel.ParseRelease(version)
+		require.NoError(t, err)
+		rep, err := Run(Options{Seed: 300034, Script: script, Bugs: release.Bugs})
+		require.NoError(t, err)
+		assert.Equal(t, version != "fixed", rep.Failed(), "%s: %s", version, rep.Explain())
+	}
+}
+
 func TestRegressions(t *testing.T) {
 	for _, c := range regressions {
 		t.Run(c.script, func(t *testing.T) {

@@ -100,6 +100,9 @@ func (s Bugs) Has(b Bug) bool { return s.mask&b != 0 }
 // With returns the set with b switched on.
 func (s Bugs) With(b Bug) Bugs { return Bugs{mask: s.mask | b} }
 
+// Union returns the bugs switched on in either set.
+func (s Bugs) Union(o Bugs) Bugs { return Bugs{mask: s.mask | o.mask} }
+
 // Empty reports whether no bug is switched on.
 func (s Bugs) Empty() bool { return s.mask == 0 }
 
