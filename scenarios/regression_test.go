@@ -76,6 +76,23 @@ func TestReleaseProfilesLoseWhatTheFixedModelKeeps(t *testing.T) {
 	}
 }
 
+// TestALearnerLeavingASnapSyncReloadsItsDisk: in the snap-leave-before-newleader regression zk2
+// leaves between SNAP and NEWLEADER, and its next role reloads the database from disk, as 3.8.0's
+// Learner.shutdown (a full ZooKeeperServer.shutdown) and QuorumPeer.getLastLoggedZxid make it;
+// keeping the SNAP's tree in memory failed ProcessConsistency.
+func TestALearnerLeavingASnapSyncReloadsItsDisk(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "regressions", "snap-leave-before-newleader.script"))
+	require.NoError(t, err)
+	defer f.Close()
+	script, err := ParseScript(f)
+	require.NoError(t, err)
+	var trace strings.Builder
+	rep, err := Run(Options{Seed: 1067370, Script: script, Trace: sim.TraceConfig{Text: &trace}})
+	require.NoError(t, err)
+	assert.False(t, rep.Failed(), rep.Explain())
+	assert.Regexp(t, `zk2\s+peer\s+the database was cleared: loading it from disk`, trace.String())
+}
+
 func TestRegressions(t *testing.T) {
 	for _, c := range regressions {
 		t.Run(c.script, func(t *testing.T) {

@@ -355,7 +355,7 @@ func (l *learner) newLeader() {
 	p := l.p
 	bugs := p.cfg.Bugs
 	if l.snapshotNeeded {
-		p.db.snapshot()
+		p.db.takeSnapshot(l.syncSnapshot) // zk.takeSnapshot(syncSnapshot): fsynced after a SNAP only.
 		if l.syncSnapshot && !bugs.Has(BugSnapLogGap) {
 			// The snapshot now covers everything before it; the old log, which may end in another
 			// history and jumps to this one, must not serve a later DIFF.
@@ -439,7 +439,7 @@ func (l *learner) persistCommitted(async bool) {
 func (l *learner) upToDate() {
 	p := l.p
 	if l.preZab1 {
-		p.db.snapshot()
+		p.db.takeSnapshot(l.syncSnapshot)
 		p.setCurrentEpoch(l.newEpoch)
 	}
 	l.send(&proto.QuorumPacket{Type: pktAck, Zxid: l.newLeaderZxid})

@@ -210,6 +210,10 @@ func (s *Server) Crash() {
 	if lost := s.disk.Crash(kept); lost > 0 {
 		s.ens.observe(Event{Kind: EventLost, Server: s.sid, Zxid: s.disk.LastZxid(), Count: lost})
 	}
+	// Snapshot files written without fsync fare with the log's unsynced tail (storage.Disk.Crash).
+	if partial, missing := s.disk.CrashedSnapshots(); partial+missing > 0 {
+		s.ens.w.Note(s.node, "crash", "unsynced snapshot files lost: %d partly written, %d missing", partial, missing)
+	}
 	s.ens.observe(Event{Kind: EventCrash, Server: s.sid})
 }
 

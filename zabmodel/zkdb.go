@@ -258,14 +258,19 @@ func (db *zkDatabase) fsyncNow() {
 	db.p.observe(Event{Kind: EventFsync, Zxid: db.disk().LastZxid(), Count: db.disk().SyncedLen()})
 }
 
-// snapshot is ZooKeeperServer.takeSnapshot: the tree and the sessions, durably, at the last
-// processed zxid.
-func (db *zkDatabase) snapshot() {
+// snapshot is ZooKeeperServer.takeSnapshot(): the tree and the sessions at the last processed zxid,
+// written without fsync, as every snapshot is but a learner's after a SNAP sync.
+func (db *zkDatabase) snapshot() { db.takeSnapshot(false) }
+
+// takeSnapshot is ZooKeeperServer.takeSnapshot(syncSnap): with syncSnap the file is fsynced
+// (FileSnap.serialize through SnapStream's AtomicFileOutputStream); without, a crash may keep it,
+// leave it partly written or lose it, and the restore then takes the newest valid snapshot.
+func (db *zkDatabase) takeSnapshot(syncSnap bool) {
 	if !db.p.alive() || db.tree == nil {
 		return
 	}
 	zxid := db.tree.lastProcessedZxid()
-	db.disk().SaveSnapshot(storage.Snapshot{Zxid: zxid, Data: serializeTree(db.tree, db.sessions)})
+	db.disk().SaveSnapshot(storage.Snapshot{Zxid: zxid, Data: serializeTree(db.tree, db.sessions)}, syncSnap)
 	db.txnsSinceSnapshot = 0
 	db.p.observe(Event{Kind: EventSnapshot, Zxid: zxid, Digest: db.tree.digest()})
 }
