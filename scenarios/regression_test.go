@@ -74,6 +74,22 @@ func TestReleaseProfilesLoseWhatTheFixedModelKeeps(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, version != "fixed", rep.Failed(), "%s: %s", version, rep.Explain())
 	}
+
+	// A script may name the release itself.
+	text, err := os.ReadFile(filepath.Join("testdata", "regressions", "stale-newleader-ack.script"))
+	require.NoError(t, err)
+	script, err = ParseScript(strings.NewReader("zkversion 3.8.0\n" + string(text)))
+	require.NoError(t, err)
+	require.Equal(t, "3.8.0", script.ZKVersion)
+	var formatted strings.Builder
+	require.NoError(t, script.Format(&formatted))
+	assert.Contains(t, formatted.String(), "zkversion 3.8.0\n")
+	rep, err := Run(Options{Seed: 300034, Script: script})
+	require.NoError(t, err)
+	assert.True(t, rep.Failed(), rep.Explain())
+
+	_, err = ParseScript(strings.NewReader("servers 3\nzkversion 3.4.6\n"))
+	require.ErrorContains(t, err, `unknown ZooKeeper version "3.4.6"`)
 }
 
 // TestALearnerLeavingASnapSyncReloadsItsDisk: in the snap-leave-before-newleader regression zk2

@@ -241,6 +241,7 @@ func (f *scenarioFlags) loadScript() (*scenarios.Script, error) {
 	conflict("workload", script.Workload != "")
 	conflict("clients", script.Clients > 0)
 	conflict("duration", script.Duration > 0)
+	conflict("zk-version", script.ZKVersion != "")
 	if err := errors.Join(conflicts...); err != nil {
 		return nil, err
 	}
