@@ -102,8 +102,9 @@ func statOrZero(s *proto.Stat) proto.Stat {
 // when present, with the tree's digest afterwards. It reads no clock: the
 // txn header carries the time.
 //
-// createSession and closeSession also maintain the session table that a
-// snapshot stores. Like Java, Apply rewrites in place the type of every
+// The session table is not the tree's: as DataTree.processTxn, Apply does
+// nothing for a createSession and only deletes a closeSession's ephemerals
+// (the server's database keeps the table). Like Java, Apply rewrites in place the type of every
 // sub-txn that precedes the failing op of a failed multi to error, so an
 // entry serialized after Apply (as ZKDatabase.addCommittedProposal does)
 // carries those types.

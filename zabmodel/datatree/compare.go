@@ -11,7 +11,7 @@ const maxDifferences = 20
 
 // Equal reports whether two trees hold the same state: the same nodes with
 // the same data (null and empty told apart), stats, ACLs and children, the
-// same ephemerals, containers, TTL nodes, session table, quota roots, digest
+// same ephemerals, containers, TTL nodes, quota roots, digest
 // and lastProcessedZxid. Watches, ACL cache indices and the digest history
 // are not compared.
 func (t *Tree) Equal(o *Tree) bool { return len(t.Diff(o)) == 0 }
