@@ -115,8 +115,13 @@ func (r *runner) judge(liveness *checkers.LivenessFacts) *Report {
 		lin[i].TimeLimit = r.opts.CheckTimeLimit
 	}
 	if r.opts.Visualization != nil {
+		var annotations []checkers.Annotation
+		if r.opts.Annotations != nil {
+			annotations = r.opts.Annotations()
+		}
 		for i := range lin {
 			lin[i].Visualization = r.opts.Visualization(lin[i].Model, lin[i].Prefix)
+			lin[i].Annotations = annotations
 		}
 	}
 	opts := checkers.Options{

@@ -157,6 +157,9 @@ func (r *runner) observe(e zabmodel.Event) {
 	case zabmodel.EventEstablished:
 		r.leaders++
 	}
+	if r.opts.Watch != nil && r.opts.Watch.Protocol != nil {
+		r.opts.Watch.Protocol(e)
+	}
 	r.zab.Observe(e)
 }
 
@@ -203,6 +206,9 @@ func (r *runner) sessionStarted(a *app, id int64, timeout clock.Duration) {
 
 // runFaultPhase starts everything and plays the script's actions.
 func (r *runner) runFaultPhase() {
+	r.faultStart = clock.Time(warmup)
+	r.faultEnd = r.faultStart.Add(r.script.Duration)
+	r.startWatch()
 	r.ens.Start()
 	startApps := func() {
 		for _, a := range r.apps {
@@ -215,8 +221,6 @@ func (r *runner) runFaultPhase() {
 		startApps()
 	}
 	r.health.start()
-	r.faultStart = clock.Time(warmup)
-	r.faultEnd = r.faultStart.Add(r.script.Duration)
 	r.actionResults = make([]actionResult, len(r.script.Actions))
 	for i, action := range r.script.Actions {
 		r.w.At(r.faultStart.Add(action.At), func() { r.act(i, action) })

@@ -27,6 +27,8 @@ type environment struct {
 	stderrIsTerminal bool
 	// run replaces scenarios.Run when set.
 	run runFunc
+	// args is the command line after the program name, for the artifacts to record.
+	args []string
 }
 
 // command is one subcommand: its name, a one-line summary, its help text, and its body.
@@ -89,10 +91,14 @@ func runMain(env *environment, args []string) (code int) {
 		writeMainUsage(env.stderr)
 		return exitUsage
 	}
+	env.args = args
 	name := args[0]
 	switch name {
 	case "-h", "-help", "--help":
 		writeMainUsage(env.stdout)
+		return exitPass
+	case "-version", "--version", "version":
+		fmt.Fprintf(env.stdout, "simrun %s\n", buildDescription())
 		return exitPass
 	}
 	for _, c := range commands() {
