@@ -33,11 +33,14 @@ Shards: --shard i/n runs the seeds whose index in the range is i modulo n, so n 
 same range and shards 0/n..n-1/n cover it exactly once; their JSON seed lines concatenate and
 their summary counts add up.
 
---out DIR writes, for each of the first --out-max failing seeds (in seed order), a directory
-seed-S/ with the text trace (the seed replayed with the trace on), the script, and the
-explanation with the replay command. When a linearizability check failed, the replay also
-writes porcupine's HTML visualization of each linearizability check of the run, named
-porcupine-MODEL-PREFIX.html (e.g. porcupine-register-root.html); open it in a browser.
+--out DIR (a new or empty directory: two sweeps never mix) writes, for each of the first
+--out-max failing seeds (in seed order) and for the first seed of every failure class, a
+directory seed-S/ with report.html (the run drawn: servers, clients, messages, faults and the
+violation; open it in a browser), the text trace (the seed replayed with the trace on), the
+script, and the explanation with the replay command, the build and the command line. The replay
+also writes porcupine's HTML visualization of each linearizability check of the run, failing or
+not, named porcupine-MODEL-PREFIX.html (e.g. porcupine-register-root.html). DIR/index.html lists
+every failing seed by failure class.
 `
 
 // runFlags are the run command's flags.
@@ -65,7 +68,7 @@ func newRunFlags() (*flag.FlagSet, *runFlags) {
 	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "seeds run at once, one goroutine each")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object per seed on stdout, then a summary object")
 	fs.StringVar(&f.outDir, "out", "", "write the failing seeds' traces, scripts and explanations under `DIR`")
-	fs.IntVar(&f.outMax, "out-max", 20, "write --out artifacts for at most this many failing seeds")
+	fs.IntVar(&f.outMax, "out-max", 20, "write --out artifacts for this many failing seeds at most, besides the first seed of each failure class")
 	fs.BoolVar(&f.stopOnFailure, "stop-on-failure", false, "start no new seed after the first failure")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line and no explanations; failing seeds and the summary only")
 	f.scenario.register(fs)
@@ -106,6 +109,9 @@ func cmdRun(env *environment, args []string) int {
 	var opts scenarios.Options
 	if err == nil {
 		opts, err = f.scenario.options()
+	}
+	if err == nil && f.outDir != "" {
+		err = prepareOutDir(f.outDir)
 	}
 	if err != nil {
 		usageFailed(env, "run", err)

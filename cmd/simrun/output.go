@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/zabsim/zabsim/internal/report"
 	"github.com/zabsim/zabsim/scenarios"
 )
 
@@ -36,6 +38,14 @@ type sweepPrinter struct {
 	lastProgress    time.Time
 	began           time.Time
 	expected        int64
+	// index lists the failing seeds for DIR/index.html when --out is given.
+	index []report.IndexEntry
+	// classesListed are the failure classes printed so far: the first seed of every class is
+	// printed even past maxListedFailures, so that the list never hides a class.
+	classesListed map[string]bool
+	// classesWritten are the failure classes with artifacts written: the first seed of each class
+	// gets them even past --out-max, so that index.html links a report for every class.
+	classesWritten map[string]bool
 }
 
 func newSweepPrinter(env *environment, f *runFlags, seeds seedRange) *sweepPrinter {
@@ -45,7 +55,8 @@ func newSweepPrinter(env *environment, f *runFlags, seeds seedRange) *sweepPrint
 	}
 	return &sweepPrinter{
 		env: env, flags: f, seeds: seeds, totals: totals{failures: map[string]int64{}},
-		progress: env.stderrIsTerminal && !f.quiet, expected: expected,
+		progress: env.stderrIsTerminal && !f.quiet, expected: expected, classesListed: map[string]bool{},
+		classesWritten: map[string]bool{},
 	}
 }
 
@@ -64,13 +75,21 @@ func (p *sweepPrinter) seed(opts scenarios.Options, r seedResult) {
 		replay = p.flags.scenario.replayCommand(r.seed)
 		artifacts = p.writeArtifacts(opts, r, replay)
 	}
+	if r.failed() && p.flags.outDir != "" {
+		entry := report.IndexEntry{Seed: r.seed, Class: r.class, Headline: headline(r.explanation), Replay: replay}
+		if artifacts != "" {
+			entry.Report = filepath.ToSlash(filepath.Join(filepath.Base(artifacts), "report.html"))
+		}
+		p.index = append(p.index, entry)
+	}
 	if p.flags.json {
 		record := p.record(r, replay)
 		record.Artifacts = artifacts
 		writeJSON(p.env.stdout, record)
-	} else if r.failed() && p.listed < maxListedFailures {
+	} else if r.failed() && (p.listed < maxListedFailures || !p.classesListed[r.class]) {
 		p.clearProgress()
 		p.listed++
+		p.classesListed[r.class] = true
 		fmt.Fprintf(p.env.stdout, "FAIL seed %d: %s\n", r.seed, r.class)
 		if !p.flags.quiet {
 			fmt.Fprintf(p.env.stdout, "  %s\n", headline(r.explanation))
@@ -97,14 +116,16 @@ func (p *sweepPrinter) record(r seedResult, replay string) seedRecord {
 	return record
 }
 
-// writeArtifacts writes --out for the first --out-max failing seeds and returns the directory, or
+// writeArtifacts writes --out for the first --out-max failing seeds, and for the first seed of
+// every failure class, and returns the directory, or
 // "" when it wrote none. A problem is reported on stderr without stopping the sweep: the seed's
 // failure is already counted.
 func (p *sweepPrinter) writeArtifacts(opts scenarios.Options, r seedResult, replay string) string {
-	if p.flags.outDir == "" || p.artifacts >= p.flags.outMax {
+	if p.flags.outDir == "" || (p.artifacts >= p.flags.outMax && p.classesWritten[r.class]) {
 		return ""
 	}
 	p.artifacts++
+	p.classesWritten[r.class] = true
 	dir, err := writeFailureArtifacts(p.env, p.flags.outDir, opts, r, replay)
 	if err != nil {
 		p.clearProgress()
@@ -137,6 +158,9 @@ func (p *sweepPrinter) clearProgress() {
 func (p *sweepPrinter) finish(wall time.Duration, aborted bool) {
 	p.clearProgress()
 	s := p.summary(wall, aborted)
+	if p.flags.outDir != "" {
+		p.writeIndex(s)
+	}
 	if p.flags.json {
 		writeJSON(p.env.stdout, s)
 		if !p.flags.quiet {
@@ -145,7 +169,7 @@ func (p *sweepPrinter) finish(wall time.Duration, aborted bool) {
 		return
 	}
 	if hidden := p.totals.failed - int64(p.listed); hidden > 0 {
-		fmt.Fprintf(p.env.stdout, "... and %d more failing seeds (use --json to list every one)\n", hidden)
+		fmt.Fprintf(p.env.stdout, "... and %d more failing seeds, of classes listed above (use --json to list every one)\n", hidden)
 	}
 	writeSummaryTable(p.env.stdout, s, p.flags)
 }

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestOutWritesAReportForEveryFailingSeedAndAnIndex(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	r := runCLI(t, "", "run", "--seeds", "3", "--seed-start", "26", "--bug", "ZK-3911", "--parallel", "1", "--out", dir, "--out-max", "1")
+	require.Equal(t, exitFailure, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "FAIL seed 26: zab:ProcessConsistency")
+	page, err := os.ReadFile(filepath.Join(dir, "seed-26", "report.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), `id="timeline"`)
+	assert.Contains(t, string(page), "simrun replay --seed 26 --bug ZK-3911")
+	assert.Contains(t, string(page), "simrun run --seeds 3 --seed-start 26", "the report names the command that made it")
+	explanation, err := os.ReadFile(filepath.Join(dir, "seed-26", "explanation.txt"))
+	require.NoError(t, err)
+	assert.Contains(t, string(explanation), "build: github.com/zabsim/zabsim")
+	assert.Contains(t, string(explanation), "command: simrun run --seeds 3")
+	index, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(index), "zab:ProcessConsistency")
+	assert.Contains(t, string(index), `href="seed-26/report.html"`)
+}
+
+func TestOutRefusesADirectoryThatIsNotEmpty(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "index.html"), []byte("another sweep"), 0o644))
+	r := runCLI(t, "", "run", "--seeds", "2", "--out", dir)
+	assert.Equal(t, exitUsage, r.code)
+	assert.Contains(t, r.stderr, "is not empty")
+	assert.Empty(t, r.stdout, "nothing ran")
+}
+
+func TestOutRefusesAPathThatIsAFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a-file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	r := runCLI(t, "", "run", "--seeds", "2", "--out", file)
+	assert.Equal(t, exitUsage, r.code)
+	assert.Contains(t, r.stderr, "--out")
+	assert.Empty(t, r.stdout, "nothing ran")
+}
+
+func TestReplayWritesAnHTMLReport(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "seed-2.html")
+	r := runCLIWith(t, failLinearizability, "", "replay", "--seed", "2", "--duration", "5s", "--faults", "none", "--workload", "registers", "--html", path)
+	require.Equal(t, exitFailure, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "HTML report: "+path)
+	page, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(page), `href="seed-2-porcupine-register-root.html"`)
+	visualization, err := os.ReadFile(filepath.Join(dir, "seed-2-porcupine-register-root.html"))
+	require.NoError(t, err)
+	assert.True(t, strings.Contains(string(visualization), "leads epoch"), "porcupine's page is annotated with the leaders")
+}
+
+func TestReplayChecksTheHTMLPathFirst(t *testing.T) {
+	r := runCLI(t, "", "replay", "--seed", "2", "--html", filepath.Join(t.TempDir(), "missing", "x.html"))
+	assert.Equal(t, exitUsage, r.code)
+	assert.Contains(t, r.stderr, "--html")
+	assert.Empty(t, r.stdout, "no trace: nothing ran")
+}
+
+func TestVersion(t *testing.T) {
+	r := runCLI(t, "", "--version")
+	require.Equal(t, exitPass, r.code)
+	assert.Contains(t, r.stdout, "simrun github.com/zabsim/zabsim")
+}
