@@ -286,6 +286,9 @@ func timelineSVG(rec *Recorder, rep *scenarios.Report, ev evidence, end clock.Ti
 		labelWidth+width+20, height, labelWidth+width+20, height)
 	b.WriteString(`<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" fill="#555" fill-opacity="0.45"/></pattern>` +
 		`<pattern id="unknown" width="5" height="5" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="5" height="5" fill="#c39bd3"/><rect width="2" height="5" fill="#6c3483"/></pattern></defs>`)
+	// The lanes' names are drawn last, over everything, so that they stay legible where the page's
+	// script keeps them in view while the timeline scrolls.
+	var labels []string
 	// The time axis.
 	step := tickStep(float64(end)/float64(clock.Second), width)
 	for t := 0.0; t <= float64(end)/float64(clock.Second)+1e-9; t += step {
@@ -301,7 +304,7 @@ func timelineSVG(rec *Recorder, rep *scenarios.Report, ev evidence, end clock.Ti
 		if slices.Contains(ev.servers, s.name) {
 			labelClass += " cited-lane"
 		}
-		fmt.Fprintf(&b, `<text class="%s" x="4" y="%.1f">%s</text>`, labelClass, ly+serverHeight/2+4, s.name)
+		labels = append(labels, fmt.Sprintf(`<text class="%s" x="4" y="%.1f">%s</text>`, labelClass, ly+serverHeight/2+4, s.name))
 		for _, seg := range s.segments {
 			x1, x2 := x(seg.start), x(seg.end)
 			fill := roleColors[seg.role]
@@ -371,7 +374,8 @@ func timelineSVG(rec *Recorder, rep *scenarios.Report, ev evidence, end clock.Ti
 		if slices.Contains(ev.clients, c) {
 			labelClass += " cited-lane"
 		}
-		fmt.Fprintf(&b, `<g class="lane client-lane" data-lane="%s"><text class="%s" x="4" y="%.1f">%s</text>`, c, labelClass, ly+clientHeight-5, c)
+		fmt.Fprintf(&b, `<g class="lane client-lane" data-lane="%s">`, c)
+		labels = append(labels, fmt.Sprintf(`<text class="%s" x="4" y="%.1f">%s</text>`, labelClass, ly+clientHeight-5, c))
 		fmt.Fprintf(&b, `<line class="client-base" x1="%d" y1="%.1f" x2="%.1f" y2="%.1f"/>`, labelWidth, ly+clientHeight/2, labelWidth+width, ly+clientHeight/2)
 		if i < len(history) {
 			for k, op := range history[i].Ops {
@@ -394,7 +398,7 @@ func timelineSVG(rec *Recorder, rep *scenarios.Report, ev evidence, end clock.Ti
 		fmt.Fprintf(&b, `<g id="violation-mark" class="violation cited"><line x1="%.2f" y1="%d" x2="%.2f" y2="%.1f"/><text x="%.2f" y="%d" text-anchor="end">%s</text><title>%s at %s</title></g>`,
 			px, axisHeight-4, px, height, px-4, axisHeight-8, "✖ "+html.EscapeString(ev.title), html.EscapeString(ev.title), seconds(ev.at))
 	}
-	b.WriteString(`</svg>`)
+	b.WriteString(`<g class="lane-labels">` + strings.Join(labels, "") + `</g></svg>`)
 	legend := `<span class="key" style="background:#fdae6b"></span>leading <span class="key" style="background:#9ecae1"></span>following ` +
 		`<span class="key" style="background:#a1d99b"></span>observing <span class="key" style="background:#d9d9d9"></span>looking ` +
 		`(pale: syncing, not serving) <span class="key hatch"></span>crashed <span class="key band-partition"></span>partition ` +

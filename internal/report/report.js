@@ -51,7 +51,8 @@
     var from = shown.length ? shown[0][2] : 0, to = from;
     shown.forEach(function (m) { to = Math.max(to, m[3]); });
     var marks = [];
-    if (data.violation >= from && data.violation <= to + 1) { marks.push([data.violation, 2, -1]); }
+    var last = view.start + view.count >= msgs.length;
+    if (data.violation >= from && (data.violation <= to + 1 || last)) { marks.push([data.violation, 2, -1]); }
     data.leaders.forEach(function (l, i) { if (l[0] >= from && l[0] <= to) { marks.push([l[0], 3, i]); } });
     events = events.concat(marks);
     events.sort(function (a, b) { return a[0] - b[0] || a[1] - b[1] || a[2] - b[2]; });
@@ -68,11 +69,12 @@
     });
     svg.appendChild(defs);
     function y(lane) { return TOP + lane * LANE + LANE / 2; }
+    var laneLabels = [];
     data.lanes.forEach(function (name, i) {
       var g = el("g", { "class": "lane", "data-lane": name });
       g.appendChild(el("line", { "class": "lane-line", x1: LABEL, y1: y(i), x2: width - 10, y2: y(i) }));
-      g.appendChild(el("text", { "class": "lane-label", x: 4, y: y(i) + 4 }, name));
       svg.appendChild(g);
+      laneLabels.push(el("text", { "class": "lane-label", x: 4, y: y(i) + 4 }, name));
     });
     var lastLabel = -1e9, lastTime = -1, focusX = -1;
     events.forEach(function (e, k) {
@@ -98,15 +100,21 @@
         svg.appendChild(g);
       }
     });
+    // A broadcast (the same label from the same sender to several receivers) is labelled once.
+    var labelled = {};
     shown.forEach(function (m, i) {
       var g = el("g", { "class": m[5] ? "msg cited" : "msg" });
       var x1 = sendX[i], x2 = deliverX[i], y1 = y(m[0]), y2 = y(m[1]);
       g.appendChild(el("line", { x1: x1, y1: y1, x2: x2, y2: y2 }));
       g.appendChild(el("title", {}, data.lanes[m[0]] + " \u2192 " + data.lanes[m[1]] + ": " + m[4] + " (sent " + secs(m[2]) + ", delivered " + secs(m[3]) + ")"));
       var label = m[4].length > 32 ? m[4].slice(0, 32) + "\u2026" : m[4];
-      g.appendChild(el("text", { x: x1 + 3, y: y1 + (y2 > y1 ? 11 : -4), transform: "rotate(" + (y2 > y1 ? 28 : -28) + " " + x1 + " " + y1 + ")" }, label));
+      if (m[5] || labelled[m[0]] !== m[4]) {
+        g.appendChild(el("text", { x: x1 + 3, y: y1 + (y2 > y1 ? 11 : -4), transform: "rotate(" + (y2 > y1 ? 28 : -28) + " " + x1 + " " + y1 + ")" }, label));
+      }
+      labelled[m[0]] = m[4];
       svg.appendChild(g);
     });
+    laneLabels.forEach(function (t) { svg.appendChild(t); });
     var scroller = document.getElementById("diagram-scroll");
     scroller.scrollLeft = focusX >= 0 ? Math.max(0, focusX - scroller.clientWidth + 120) : 0;
     if (typeof stick === "function") { stick(scroller); }
