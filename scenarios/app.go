@@ -39,6 +39,7 @@ type app struct {
 	versions map[string]int32
 	queue    []string // the queue workload's consumer: children still to try, lowest first
 	inc      uint32
+	begun    bool // the process has started its application once (begin or Restart)
 
 	barrierDone bool  // the liveness phase's sync came back OK
 	barrierZxid int64 // at that zxid
@@ -69,7 +70,20 @@ func (a *app) Crash() {
 // Restart implements sim.Process.
 func (a *app) Restart() { a.start() }
 
+// begin starts the application for the first time, once the run's setup is done. A process
+// killed before then (a kill action during a long setup) is left down, and revive starts it
+// (Restart); one revived before then has started already. Starting a client on a crashed node
+// is an error, and was the panic of seed 2550 with --datagram-faults, whose setup outlasted a
+// kill c1.
+func (a *app) begin() {
+	if a.begun || !a.r.w.IsUp(a.node) {
+		return
+	}
+	a.start()
+}
+
 func (a *app) start() {
+	a.begun = true
 	a.inc = a.r.w.Incarnation(a.node)
 	a.connect()
 }

@@ -212,7 +212,7 @@ func (r *runner) runFaultPhase() {
 	r.ens.Start()
 	startApps := func() {
 		for _, a := range r.apps {
-			r.w.After(r.w.Between(0, clock.Second, clock.Millisecond), a.start)
+			r.w.After(r.w.Between(0, clock.Second, clock.Millisecond), a.begin)
 		}
 	}
 	if s, ok := r.gen.(setupper); ok {
