@@ -12,8 +12,23 @@ import (
 	"github.com/zabsim/zabsim/zabmodel/proto"
 )
 
-// sessionTimeout is what the applications ask for; the servers clamp it to [2, 20] ticks.
+// sessionTimeout is what the applications ask for unless the script says otherwise
+// (Script.SessionTimeout); the servers clamp it to [2, 20] ticks.
 const sessionTimeout = 6 * clock.Second
+
+// The session timeouts a script may ask for: what the servers grant with their 2 s tick.
+const (
+	MinSessionTimeout = 2 * 2 * clock.Second
+	MaxSessionTimeout = 20 * 2 * clock.Second
+)
+
+// appSessionTimeout is the timeout this run's applications ask for.
+func (r *runner) appSessionTimeout() clock.Duration {
+	if r.script.SessionTimeout > 0 {
+		return r.script.SessionTimeout
+	}
+	return sessionTimeout
+}
 
 // thinkTimeMax bounds the pause between two operations of an application.
 const thinkTimeMax = 200 * clock.Millisecond
@@ -92,7 +107,7 @@ func (a *app) start() {
 func (a *app) connect() {
 	a.sessions++
 	c, err := client.New(a.r.w, a.r.nw, a.node, client.Config{
-		Servers: a.r.ens.Nodes(), SessionTimeout: sessionTimeout, Name: fmt.Sprintf("%s.%d", a.name, a.sessions),
+		Servers: a.r.ens.Nodes(), SessionTimeout: a.r.appSessionTimeout(), Name: fmt.Sprintf("%s.%d", a.name, a.sessions),
 	}, client.WatcherFunc(a.event))
 	if err != nil {
 		panic(fmt.Sprintf("scenarios: client of %s: %v", a.name, err)) // Options were validated.
