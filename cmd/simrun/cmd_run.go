@@ -40,7 +40,8 @@ violation; open it in a browser), the text trace (the seed replayed with the tra
 script, and the explanation with the replay command, the build and the command line. The replay
 also writes porcupine's HTML visualization of each linearizability check of the run, failing or
 not, named porcupine-MODEL-PREFIX.html (e.g. porcupine-register-root.html). DIR/index.html lists
-every failing seed by failure class.
+every failing seed by failure class. With --shrink, each seed-S/ also gets shrunk.script, the
+seed's script shrunk as 'simrun shrink' does (at most 300 runs per seed).
 `
 
 // runFlags are the run command's flags.
@@ -56,6 +57,7 @@ type runFlags struct {
 	outMax        int
 	stopOnFailure bool
 	quiet         bool
+	shrink        bool
 }
 
 func newRunFlags() (*flag.FlagSet, *runFlags) {
@@ -71,6 +73,7 @@ func newRunFlags() (*flag.FlagSet, *runFlags) {
 	fs.IntVar(&f.outMax, "out-max", 20, "write --out artifacts for this many failing seeds at most, besides the first seed of each failure class")
 	fs.BoolVar(&f.stopOnFailure, "stop-on-failure", false, "start no new seed after the first failure")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line and no explanations; failing seeds and the summary only")
+	fs.BoolVar(&f.shrink, "shrink", false, "with --out: also shrink each failing seed written there and save shrunk.script beside its trace")
 	f.scenario.register(fs)
 	return fs, f
 }
@@ -92,6 +95,9 @@ func (f *runFlags) validate(set map[string]bool) (seedRange, error) {
 	}
 	if f.parallel < 1 || f.parallel > maxParallel {
 		problems = append(problems, fmt.Errorf("--parallel must be 1 to %d, not %d", maxParallel, f.parallel))
+	}
+	if f.shrink && f.outDir == "" {
+		problems = append(problems, errors.New("--shrink saves each shrunk script beside its trace: it needs --out DIR"))
 	}
 	if f.outMax < 0 {
 		problems = append(problems, fmt.Errorf("--out-max must not be negative, not %d", f.outMax))

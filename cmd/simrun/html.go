@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,17 +28,25 @@ func newHTMLReport(path string) (*htmlReport, error) {
 	return &htmlReport{path: path, recorder: report.NewRecorder(), visualizations: &visualizationSet{}}, nil
 }
 
-// checkOutputFile makes sure a file can be written at path: its directory exists and the file
-// can be created. It leaves an empty file, which the command overwrites once it has the content.
+// checkOutputFile makes sure a file can be written at path before any work: its directory
+// exists and the file can be opened for writing. A file that did not exist is removed again.
 func checkOutputFile(path string) error {
-	if info, err := os.Stat(path); err == nil && info.IsDir() {
+	info, err := os.Stat(path)
+	switch {
+	case err == nil && info.IsDir():
 		return fmt.Errorf("%s is a directory", path)
+	case err == nil:
+		file, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		return file.Close()
 	}
-	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
-	return file.Close()
+	return errors.Join(file.Close(), os.Remove(path))
 }
 
 func (h *htmlReport) attach(opts *scenarios.Options) {

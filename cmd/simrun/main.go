@@ -171,8 +171,10 @@ var errHelp = errors.New("help requested")
 // -h prints the help on stdout. Positional arguments are refused: every input is a named flag.
 func parseFlags(env *environment, name string, fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard)
+	refuseRepeats(fs)
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
+		unwrapRepeats(fs)
 		for _, c := range commands() {
 			if c.name == name {
 				writeCommandUsage(env.stdout, c, fs)

@@ -127,6 +127,9 @@ func (p *sweepPrinter) writeArtifacts(opts scenarios.Options, r seedResult, repl
 	p.artifacts++
 	p.classesWritten[r.class] = true
 	dir, err := writeFailureArtifacts(p.env, p.flags.outDir, opts, r, replay)
+	if err == nil && p.flags.shrink {
+		err = shrinkIntoDir(p.env, p.flags.scenario, opts, r.seed, dir)
+	}
 	if err != nil {
 		p.clearProgress()
 		fmt.Fprintf(p.env.stderr, "simrun run: seed %d: %v\n", r.seed, err)
