@@ -19,7 +19,13 @@ Sweeps a range of seeds, one scenarios.Run per seed, in parallel across seeds. E
 own cluster, workload and fault schedule (swarm testing) unless flags fix them. Prints every
 failing seed with the exact command that replays it, then a summary.
 
-Exit status: 0 when every seed passed, 1 when a seed failed, 2 on bad usage or input.
+Exit status: 0 when every seed passed, 1 when a seed failed, 2 on bad usage or input, 130 when
+interrupted (Ctrl-C) before any seed failed. An interrupted sweep starts no new seed, finishes the
+ones running, and prints its partial summary (with --json, the summary object too); a second
+Ctrl-C ends it at once.
+
+On a terminal a progress bar shows the seeds run, the rate and the time left; otherwise a
+progress line goes to stderr every 10 s. --quiet shows neither.
 
 Examples:
   simrun run                                   # seeds 1..100 with every fault family
@@ -140,6 +146,10 @@ func runSweep(env *environment, f *runFlags, opts scenarios.Options, seeds seedR
 			return false
 		}
 		out.seed(opts, result)
+		if interrupted(env) {
+			out.interrupted = true
+			return false
+		}
 		return !(f.stopOnFailure && result.failed())
 	})
 	out.finish(time.Since(began), setupErr != nil)
@@ -149,8 +159,20 @@ func runSweep(env *environment, f *runFlags, opts scenarios.Options, seeds seedR
 		return exitUsage
 	case out.totals.failed > 0 || out.determinismBugs > 0:
 		return exitFailure
+	case out.interrupted:
+		return exitInterrupted
 	}
 	return exitPass
+}
+
+// interrupted reports whether SIGINT asked the sweep to stop.
+func interrupted(env *environment) bool {
+	select {
+	case <-env.interrupt:
+		return true
+	default:
+		return false
+	}
 }
 
 // totals are the additive counts of a sweep: shards' totals add up to the whole range's.
@@ -224,6 +246,7 @@ type summaryRecord struct {
 	StoppedEarly      bool             `json:"stopped_early"`
 	Flags             []string         `json:"flags"`
 	DeterminismBugs   int              `json:"determinism_bugs,omitempty"`
+	Interrupted       bool             `json:"interrupted,omitempty"`
 }
 
 func writeJSON(w io.Writer, value any) {

@@ -34,8 +34,8 @@ type sweepPrinter struct {
 	listed          int
 	artifacts       int
 	determinismBugs int
-	progress        bool
-	lastProgress    time.Time
+	meter           *progressMeter
+	interrupted     bool // SIGINT stopped the sweep
 	began           time.Time
 	expected        int64
 	// index lists the failing seeds for DIR/index.html when --out is given.
@@ -55,7 +55,7 @@ func newSweepPrinter(env *environment, f *runFlags, seeds seedRange) *sweepPrint
 	}
 	return &sweepPrinter{
 		env: env, flags: f, seeds: seeds, totals: totals{failures: map[string]int64{}},
-		progress: env.stderrIsTerminal && !f.quiet, expected: expected, classesListed: map[string]bool{},
+		meter: newProgressMeter(env.stderr, env.stderrIsTerminal, f.quiet, expected), expected: expected, classesListed: map[string]bool{},
 		classesWritten: map[string]bool{},
 	}
 }
@@ -141,25 +141,13 @@ func (p *sweepPrinter) writeArtifacts(opts scenarios.Options, r seedResult, repl
 	return dir
 }
 
-func (p *sweepPrinter) drawProgress() {
-	if !p.progress || time.Since(p.lastProgress) < progressInterval {
-		return
-	}
-	p.lastProgress = time.Now()
-	elapsed := time.Since(p.began).Seconds()
-	fmt.Fprintf(p.env.stderr, "\r\033[K%d/%d seeds, %d failed, %.1f seeds/s", p.totals.run, p.expected,
-		p.totals.failed, ratio(float64(p.totals.run), elapsed))
-}
+func (p *sweepPrinter) drawProgress() { p.meter.update(p.totals.run, p.totals.failed) }
 
-func (p *sweepPrinter) clearProgress() {
-	if p.progress {
-		fmt.Fprint(p.env.stderr, "\r\033[K")
-	}
-}
+func (p *sweepPrinter) clearProgress() { p.meter.clear() }
 
 // finish prints the summary: as a JSON object with --json, as a table otherwise.
 func (p *sweepPrinter) finish(wall time.Duration, aborted bool) {
-	p.clearProgress()
+	p.meter.finish()
 	s := p.summary(wall, aborted)
 	if p.flags.outDir != "" {
 		p.writeIndex(s)
@@ -186,7 +174,7 @@ func (p *sweepPrinter) summary(wall time.Duration, aborted bool) summaryRecord {
 		WallSeconds: wall.Seconds(), SeedsPerSecond: ratio(float64(t.run), wall.Seconds()),
 		VirtualPerWall: ratio(t.virtual.Seconds(), wall.Seconds()), MeanEventsPerSeed: ratio(float64(t.events), float64(t.run)),
 		OutsideFaultModel: p.flags.scenario.datagramFaults, StoppedEarly: aborted || t.run < p.expected,
-		Flags: p.flags.scenario.replayArgs(), DeterminismBugs: p.determinismBugs,
+		Flags: p.flags.scenario.replayArgs(), DeterminismBugs: p.determinismBugs, Interrupted: p.interrupted,
 	}
 }
 
@@ -214,7 +202,9 @@ func writeSummaryTable(w io.Writer, s summaryRecord, f *runFlags) {
 	if f.scenario.linearizableReadsAfterSync {
 		b.WriteString("note: --linearizable-reads-after-sync checks more than ZooKeeper promises (ZOOKEEPER-1675)\n")
 	}
-	if s.StoppedEarly {
+	if s.Interrupted {
+		fmt.Fprintf(&b, "note: interrupted (SIGINT) after %d of this shard's seeds: the summary is partial\n", s.SeedsRun)
+	} else if s.StoppedEarly {
 		fmt.Fprintf(&b, "note: the sweep stopped early, after %d of this shard's seeds\n", s.SeedsRun)
 	}
 	if s.DeterminismBugs > 0 {

@@ -93,3 +93,28 @@ func TestRunShrinkSavesEachShrunkScriptBesideItsTrace(t *testing.T) {
 	assert.Contains(t, string(shrunk), "# Shrunk by simrun from seed 26: fails with zab:ProcessConsistency.")
 	assert.Contains(t, string(shrunk), "servers 3\n")
 }
+
+// TestInterruptedSweepPrintsThePartialSummary: SIGINT (the environment's interrupt closed) stops
+// the sweep after the seeds already running, and the summary, table and JSON, is still printed.
+func TestInterruptedSweepPrintsThePartialSummary(t *testing.T) {
+	for _, json := range []bool{false, true} {
+		interrupt := make(chan struct{})
+		close(interrupt)
+		var stdout, stderr strings.Builder
+		env := &environment{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, interrupt: interrupt}
+		args := []string{"run", "--seeds", "1000", "--parallel", "1", "--duration", "5s"}
+		if json {
+			args = append(args, "--json")
+		}
+		code := runMain(env, args)
+		assert.Equal(t, exitInterrupted, code, stderr.String())
+		if json {
+			assert.Contains(t, stdout.String(), `"type":"summary"`)
+			assert.Contains(t, stdout.String(), `"interrupted":true`)
+			assert.Contains(t, stderr.String(), "note: interrupted (SIGINT)", "the table goes to stderr with --json")
+		} else {
+			assert.Contains(t, stdout.String(), "note: interrupted (SIGINT) after")
+			assert.Contains(t, stdout.String(), "INCOMPLETE")
+		}
+	}
+}
