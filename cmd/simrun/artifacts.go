@@ -43,7 +43,8 @@ func writeFailureArtifacts(env *environment, outDir string, opts scenarios.Optio
 	opts.Visualization = visualizations.writer
 	recorder := report.NewRecorder()
 	recorder.Attach(&opts)
-	if err := os.WriteFile(filepath.Join(dir, "script.txt"), []byte(r.script), 0o644); err != nil {
+	header := fmt.Sprintf("# seed %d fails with %s; replay: %s\n%s", r.seed, r.class, replay, scriptHeader(env))
+	if err := os.WriteFile(filepath.Join(dir, "script.txt"), []byte(header+r.script), 0o644); err != nil {
 		return dir, fmt.Errorf("--out: %w", err)
 	}
 	run, err := writeTraceFile(env, filepath.Join(dir, "trace.txt"), opts, r.seed)

@@ -25,7 +25,9 @@ With --script, the script decides the cluster, the workload and the faults, and 
 1) decides everything else. A seed draws its script from a random stream of its own, apart from
 the one its run uses, so the script of seed S ('simrun script --seed S') replayed with --script
 and --seed S is the very same run as seed S alone: same trace, same trace hash. Edit the script
-to try a variation of a failing seed.
+to try a variation of a failing seed. A script that simrun saved (script.txt and shrunk.script
+under --out, shrink's output) records the build that wrote it; replayed by another build, simrun
+says so on stderr, since the same seed and script are the same run only on the same code.
 
 Exit status: 0 when the run passed, 1 when it failed or replayed differently, 2 on bad usage.
 
@@ -76,6 +78,9 @@ func parseOneSeed(env *environment, name string, fs *flag.FlagSet, scenario *sce
 	if err != nil {
 		usageFailed(env, name, err)
 		return opts, err
+	}
+	if scenario.otherBuild != "" {
+		fmt.Fprintln(env.stderr, scenario.otherBuild)
 	}
 	opts.Seed = seed.value
 	return opts, nil

@@ -125,6 +125,9 @@ func cmdRun(env *environment, args []string) int {
 	if err == nil && f.outDir != "" {
 		err = prepareOutDir(f.outDir)
 	}
+	if err == nil && f.scenario.otherBuild != "" {
+		fmt.Fprintln(env.stderr, f.scenario.otherBuild)
+	}
 	if err != nil {
 		usageFailed(env, "run", err)
 		return exitUsage

@@ -326,6 +326,7 @@ func (s *shrinker) text(script *scenarios.Script, flags scenarioFlags, path stri
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Shrunk by simrun from seed %d: fails with %s.\n", s.originalSeed, s.class)
 	fmt.Fprintf(&b, "# Replay: %s\n", replayFlags.replayCommand(s.opts.Seed))
+	b.WriteString(scriptHeader(s.env))
 	b.WriteString(script.String())
 	return b.String()
 }

@@ -74,3 +74,33 @@ func TestVersion(t *testing.T) {
 	require.Equal(t, exitPass, r.code)
 	assert.Contains(t, r.stdout, "simrun github.com/zabsim/zabsim")
 }
+
+func TestReplayOfAScriptFromAnotherBuildSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	same := filepath.Join(dir, "same.script")
+	other := filepath.Join(dir, "other.script")
+	body := "servers 3\nclients 2\nduration 5s\n"
+	require.NoError(t, os.WriteFile(same, []byte(buildHeaderPrefix+buildDescription()+"\n"+body), 0o644))
+	require.NoError(t, os.WriteFile(other, []byte(buildHeaderPrefix+"github.com/zabsim/zabsim v0.0.1 revision 0123abc\n"+body), 0o644))
+
+	r := runCLI(t, "", "replay", "--script", other)
+	require.Equal(t, exitPass, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "was written by another build (github.com/zabsim/zabsim v0.0.1 revision 0123abc)")
+	r = runCLI(t, "", "replay", "--script", same)
+	require.Equal(t, exitPass, r.code, r.stderr)
+	assert.NotContains(t, r.stderr, "another build")
+}
+
+func TestSavedScriptsRecordTheirBuild(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	r := runCLI(t, "", "run", "--seed", "26", "--bug", "ZK-3911", "--out", dir)
+	require.Equal(t, exitFailure, r.code, r.stderr)
+	script, err := os.ReadFile(filepath.Join(dir, "seed-26", "script.txt"))
+	require.NoError(t, err)
+	assert.Contains(t, string(script), "# seed 26 fails with zab:ProcessConsistency; replay: simrun replay --seed 26 --bug ZK-3911\n")
+	assert.Equal(t, buildDescription(), scriptBuild(string(script)))
+	replay := runCLI(t, "", "replay", "--script", filepath.Join(dir, "seed-26", "script.txt"), "--seed", "26", "--bug", "ZK-3911")
+	assert.Equal(t, exitFailure, replay.code)
+	assert.Contains(t, replay.stdout, "FAIL zab:ProcessConsistency", "the saved script replays the failure")
+	assert.NotContains(t, replay.stderr, "another build")
+}
