@@ -38,7 +38,7 @@ Examples:
   simrun replay --seed 17 --bug ZK-3911 > trace.txt
   simrun replay --seed 17 --bug ZK-3911 --html seed-17.html > trace.txt
   simrun replay --seed 17 --servers 5 --faults crash,partition --trace-json | jq .
-  simrun replay --script shrunk.script --seed 17 --bug ZK-3911
+  simrun replay --script scenarios/testdata/named/crash-inside-newleader.script --seed 17
 `
 
 // replayFlags are the flags of replay, shrink and script: one seed and a scenario.

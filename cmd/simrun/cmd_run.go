@@ -33,7 +33,7 @@ Examples:
   simrun run --seed 42 --servers 5 --faults crash,partition --duration 2m
   simrun run --seeds 200 --bug ZK-3911 --stop-on-failure --out failures/
   simrun run --seeds 100000 --shard 3/16 --json > shard-3.jsonl   # one of 16 CI workers
-  simrun run --seeds 50 --script shrunk.script # sweep a saved script over seeds
+  simrun run --seeds 50 --script scenarios/testdata/named/minority-partition.script  # a script over seeds
 
 Shards: --shard i/n runs the seeds whose index in the range is i modulo n, so n workers given the
 same range and shards 0/n..n-1/n cover it exactly once; their JSON seed lines concatenate and

@@ -32,8 +32,8 @@ reproduced as a script (or the seed passes), 2 on bad usage.
 
 Examples:
   simrun shrink --seed 17 --bug ZK-3911
-  simrun shrink --seed 17 --bug ZK-3911 --out regress/zk3911.script --max-runs 300
-  simrun shrink --script big.script --seed 4 --servers 3    # shrink a hand-written script
+  simrun shrink --seed 17 --bug ZK-3911 --out zk3911.script --max-runs 300
+  simrun shrink --script scenarios/testdata/named/rolling-restart.script --bug ZK-3911  # a hand-written script
 `
 
 type shrinkFlags struct {

@@ -25,6 +25,14 @@ func (o *onceValue) Set(text string) error {
 	return o.Value.Set(text)
 }
 
+// String is safe on the zero value, which the flag package makes to find a flag's default.
+func (o *onceValue) String() string {
+	if o == nil || o.Value == nil {
+		return ""
+	}
+	return o.Value.String()
+}
+
 // IsBoolFlag keeps a boolean flag usable without a value (--json).
 func (o *onceValue) IsBoolFlag() bool {
 	b, ok := o.Value.(interface{ IsBoolFlag() bool })
@@ -49,4 +57,19 @@ func unwrapRepeats(fs *flag.FlagSet) {
 			f.Value = o.Value
 		}
 	})
+}
+
+// hideFlag removes a flag that a shared registration added to a command that does not take it,
+// so that neither the help nor the parser knows it. The flag package has no removal, so the set
+// is rebuilt without it.
+func hideFlag(fs *flag.FlagSet, name string) {
+	kept := flag.NewFlagSet(fs.Name(), fs.ErrorHandling())
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name != name {
+			kept.Var(f.Value, f.Name, f.Usage)
+		}
+	})
+	*fs = *kept
+	// The copied Usage is bound to the discarded set's output; simrun prints help itself.
+	fs.Usage = func() {}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -117,4 +118,31 @@ func TestInterruptedSweepPrintsThePartialSummary(t *testing.T) {
 			assert.Contains(t, stdout.String(), "INCOMPLETE")
 		}
 	}
+}
+
+// TestHelpNamesOnlyFilesInTheRepository: every example in a command's help that reads a file
+// names one that exists in the repository (the files an example writes are its own).
+func TestHelpNamesOnlyFilesInTheRepository(t *testing.T) {
+	input := regexp.MustCompile(`(?:--script |< )(\S+)`)
+	for _, c := range commands() {
+		for _, match := range input.FindAllStringSubmatch(c.usage, -1) {
+			path := strings.TrimRight(match[1], ",.)")
+			if path == "FILE" || strings.HasPrefix(path, "DIR/") || path == "sequence.jsonl" || path == "s17.script" {
+				continue // a placeholder, or the file the example just before writes
+			}
+			_, err := os.Stat(filepath.Join("..", "..", path))
+			assert.NoError(t, err, "simrun help %s names %s", c.name, path)
+		}
+	}
+}
+
+// TestScriptCommandDoesNotListScript: the script command prints a script; --script is not a
+// flag it takes, so its help does not list it and the parser does not know it.
+func TestScriptCommandDoesNotListScript(t *testing.T) {
+	help := runCLI(t, "", "help", "script")
+	flags := help.stdout[strings.Index(help.stdout, "Flags"):]
+	assert.NotContains(t, flags, "-script")
+	r := runCLI(t, "", "script", "--seed", "3", "--script", "x")
+	assert.Equal(t, exitUsage, r.code)
+	assert.Contains(t, r.stderr, "flag provided but not defined: -script")
 }
