@@ -104,3 +104,18 @@ func TestSavedScriptsRecordTheirBuild(t *testing.T) {
 	assert.Contains(t, replay.stdout, "FAIL zab:ProcessConsistency", "the saved script replays the failure")
 	assert.NotContains(t, replay.stderr, "another build")
 }
+
+func TestHuntOutWritesAReportPerFindAndAnIndex(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "zoo")
+	r := runCLI(t, "", "hunt", "--only", "ZK-3911", "--seeds", "20", "--parallel", "1", "--out", dir)
+	require.Equal(t, exitPass, r.code, r.stderr)
+	index, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(index), "<b>ZK-3911</b> seed 1: <a href=\"ZK-3911/seed-1/report.html\"")
+	_, err = os.Stat(filepath.Join(dir, "ZK-3911", "seed-1", "report.html"))
+	assert.NoError(t, err)
+
+	again := runCLI(t, "", "hunt", "--only", "ZK-3911", "--out", dir)
+	assert.Equal(t, exitUsage, again.code, "a second hunt does not mix into the first one's directory")
+	assert.Contains(t, again.stderr, "is not empty")
+}

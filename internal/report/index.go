@@ -11,6 +11,7 @@ import (
 type IndexEntry struct {
 	Seed     uint64
 	Class    string
+	Label    string // what the seed was run for, e.g. the bug a hunt found, or ""
 	Headline string // the first line of the explanation
 	Replay   string
 	// Report is the path of the seed's report.html relative to the index, or "" when no artifacts
@@ -105,8 +106,8 @@ var indexTemplate = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 <section class="failure-class" id="class-{{.Class}}">
 <h2>{{.Class}} ({{.Count}} seeds)</h2>
 <ul class="class-list">
-{{with .First}}<li class="first">seed {{.Seed}}{{if .Report}}: <a href="{{.Report}}">report</a>{{end}} <code>{{.Replay}}</code><br>{{.Headline}}</li>{{end}}
-{{range .Rest}}<li>seed {{.Seed}}{{if .Report}}: <a href="{{.Report}}">report</a>{{end}} <code>{{.Replay}}</code></li>{{end}}
+{{with .First}}<li class="first">{{if .Label}}<b>{{.Label}}</b> {{end}}seed {{.Seed}}{{if .Report}}: <a href="{{.Report}}">report</a>{{end}} <code>{{.Replay}}</code><br>{{.Headline}}</li>{{end}}
+{{range .Rest}}<li>{{if .Label}}<b>{{.Label}}</b> {{end}}seed {{.Seed}}{{if .Report}}: <a href="{{.Report}}">report</a>{{end}} <code>{{.Replay}}</code></li>{{end}}
 {{if .Omitted}}<li>... and {{.Omitted}} more seeds of this class (the JSON output of the sweep lists every one)</li>{{end}}
 </ul>
 </section>
