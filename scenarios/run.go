@@ -161,6 +161,9 @@ func (r *runner) observe(e zabmodel.Event) {
 		r.opts.Watch.Protocol(e)
 	}
 	r.zab.Observe(e)
+	if r.opts.Coverage != nil {
+		r.opts.Coverage.event(e)
+	}
 }
 
 // txnKey identifies a transaction: its zxid and its hash (zabmodel.TxnHash).

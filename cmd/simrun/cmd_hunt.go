@@ -50,6 +50,8 @@ type huntFlags struct {
 	only      bugFlag
 	duration  time.Duration
 	outDir    string
+	clients   int
+	fuzz      bool
 }
 
 func newHuntFlags() (*flag.FlagSet, *huntFlags) {
@@ -62,6 +64,9 @@ func newHuntFlags() (*flag.FlagSet, *huntFlags) {
 	fs.Var(&f.only, "only", "hunt only these bugs, by `NAME` (comma-separated or repeated; default every bug in 'simrun bugs')")
 	fs.DurationVar(&f.duration, "duration", scenarios.DefaultDuration, "virtual length of each run's fault phase (at most 1h)")
 	fs.StringVar(&f.outDir, "out", "", "write each find's report, trace, script and explanation under `DIR`/BUG/seed-S, and DIR/index.html")
+	fs.IntVar(&f.clients, "clients", scenarios.DefaultClients, "simulated client applications per run, 1 to 100")
+	fs.BoolVar(&f.fuzz, "fuzz", false, "hunt each bug twice, with the random swarm and with simrun fuzz from the same first seed and run options, "+
+		"and compare the runs and wall time each took (--seeds bounds both)")
 	return fs, f
 }
 
@@ -88,7 +93,7 @@ func huntTargets(f *huntFlags) []huntTarget {
 	var targets []huntTarget
 	add := func(name, kind, workload string) {
 		scenario := defaultScenarioFlags()
-		scenario.workload, scenario.duration = workload, f.duration
+		scenario.workload, scenario.duration, scenario.clients = workload, f.duration, f.clients
 		if err := scenario.bugs.Set(name); err != nil {
 			panic(fmt.Sprintf("simrun: the bug list names %q, which its parser refuses: %v", name, err))
 		}
@@ -135,6 +140,8 @@ type huntRecord struct {
 	// NotCountedSeeds lists the first maxNotCountedListed of them.
 	NotCounted      int          `json:"not_counted"`
 	NotCountedSeeds []notCounted `json:"not_counted_seeds,omitempty"`
+	// Fuzz is the same bug hunted by simrun fuzz (hunt --fuzz).
+	Fuzz *fuzzHuntRecord `json:"fuzz,omitempty"`
 }
 
 // notCounted is a failing seed that fails without the bug too.
@@ -180,6 +187,14 @@ func cmdHunt(env *environment, args []string) int {
 			fmt.Fprintf(env.stderr, "simrun hunt: %s: a run could not be set up: %v\n", target.name, err)
 			return runErrorExit(err)
 		}
+		if f.fuzz {
+			fuzzed, err := huntByFuzzing(env, f, target)
+			if err != nil {
+				fmt.Fprintf(env.stderr, "simrun hunt: %s: a fuzzed run could not be set up: %v\n", target.name, err)
+				return runErrorExit(err)
+			}
+			record.Fuzz = &fuzzed
+		}
 		if env.stderrIsTerminal && !f.json {
 			fmt.Fprintf(env.stderr, "hunt: %s\n", huntProgress(record))
 		}
@@ -194,6 +209,8 @@ func cmdHunt(env *environment, args []string) int {
 	}
 	if f.json {
 		writeJSON(env.stdout, summary)
+	} else if f.fuzz {
+		writeFuzzHuntTable(env.stdout, f, records, summary)
 	} else {
 		writeHuntTable(env.stdout, f, records, summary)
 	}
@@ -214,6 +231,9 @@ func (f *huntFlags) validate() error {
 		problems = append(problems, fmt.Errorf("--parallel must be 1 to %d, not %d", maxParallel, f.parallel))
 	}
 	problems = append(problems, positiveDuration("--duration", f.duration))
+	if f.clients < 1 || f.clients > 100 {
+		problems = append(problems, fmt.Errorf("--clients must be 1 to 100, not %d", f.clients))
+	}
 	return errors.Join(problems...)
 }
 
