@@ -195,7 +195,7 @@ func judgeConvergence(ends []serverEnd, l *checkers.LivenessFacts, bound clock.D
 	}
 	res.Status = checkers.Violation
 	res.Findings = append(res.Findings, checkers.Finding{Checker: CheckerConvergence, Rule: "converge-after-heal",
-		Message: fmt.Sprintf("%s after the liveness bound of %v following the heal at %s",
+		Message: fmt.Sprintf("%s after the liveness bound of %v following the heal at %ss",
 			strings.Join(problems, "; "), bound, strings.TrimSpace(l.HealTime.String()))})
 	return res
 }
