@@ -250,6 +250,9 @@ type summaryRecord struct {
 	Flags             []string         `json:"flags"`
 	DeterminismBugs   int              `json:"determinism_bugs,omitempty"`
 	Interrupted       bool             `json:"interrupted,omitempty"`
+	// Build and Command say which binary made the summary, and how: it is an artifact too.
+	Build   string `json:"build"`
+	Command string `json:"command"`
 }
 
 func writeJSON(w io.Writer, value any) {

@@ -175,6 +175,7 @@ func (p *sweepPrinter) summary(wall time.Duration, aborted bool) summaryRecord {
 		VirtualPerWall: ratio(t.virtual.Seconds(), wall.Seconds()), MeanEventsPerSeed: ratio(float64(t.events), float64(t.run)),
 		OutsideFaultModel: p.flags.scenario.datagramFaults, StoppedEarly: aborted || t.run < p.expected,
 		Flags: p.flags.scenario.replayArgs(), DeterminismBugs: p.determinismBugs, Interrupted: p.interrupted,
+		Build: buildDescription(), Command: p.env.commandLine(),
 	}
 }
 
