@@ -9,8 +9,9 @@ import (
 )
 
 // plainProgressInterval is how often a sweep whose stderr is not a terminal (a CI log) prints a
-// progress line: often enough to show it is alive, seldom enough to keep the log short.
-const plainProgressInterval = 10 * time.Second
+// progress line: often enough to show it is alive, seldom enough to keep the log short. A
+// variable only so that a test can shorten it.
+var plainProgressInterval = 10 * time.Second
 
 // progressMeter shows a sweep's progress on stderr: a bar with rate and ETA on a terminal
 // (schollz/progressbar), a plain line every plainProgressInterval otherwise, or nothing.

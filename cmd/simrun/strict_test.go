@@ -146,3 +146,16 @@ func TestScriptCommandDoesNotListScript(t *testing.T) {
 	assert.Equal(t, exitUsage, r.code)
 	assert.Contains(t, r.stderr, "flag provided but not defined: -script")
 }
+
+// TestPlainProgressLinesInALog: when stderr is not a terminal, progress comes as plain lines
+// (here every seed, with the interval shortened), with no escape codes.
+func TestPlainProgressLinesInALog(t *testing.T) {
+	saved := plainProgressInterval
+	plainProgressInterval = 0
+	defer func() { plainProgressInterval = saved }()
+	r := runCLI(t, "", "run", "--seeds", "2", "--faults", "none", "--duration", "5s", "--parallel", "1")
+	require.Equal(t, exitPass, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "progress: 1/2 seeds, 0 failed, ")
+	assert.Contains(t, r.stderr, "progress: 2/2 seeds, 0 failed, ")
+	assert.NotContains(t, r.stderr, "\r")
+}
