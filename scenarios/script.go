@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/zabmodel"
 )
 
 // Script is a scenario: the cluster, the workload and a timed list of fault actions. A random run
@@ -25,6 +26,7 @@ import (
 //	duration 30s
 //	containercheck 5s
 //	sessiontimeout 4s
+//	zkversion 3.8.0
 //	at 5s crash leader
 //	at 12s restart zk3
 //
@@ -86,7 +88,10 @@ type Script struct {
 	// SessionTimeout, if positive, is the session timeout the client applications ask for (the
 	// "sessiontimeout" statement); 0 keeps the default, 6 s.
 	SessionTimeout clock.Duration
-	Actions        []Action
+	// ZKVersion, if set, is the ZooKeeper release the servers behave as (zabmodel.ParseRelease):
+	// its bug switches are on, in addition to the run's own.
+	ZKVersion string
+	Actions   []Action
 }
 
 // Action is one timed fault.
@@ -252,10 +257,20 @@ func (s *Script) parseLine(line int, f []string) error {
 		}
 		s.SessionTimeout = d
 		return nil
+	case "zkversion":
+		if len(f) != 2 {
+			return fmt.Errorf("zkversion takes one version")
+		}
+		release, err := zabmodel.ParseRelease(f[1])
+		if err != nil {
+			return err
+		}
+		s.ZKVersion = release.Name
+		return nil
 	case "at":
 		return s.parseAction(line, f[1:])
 	}
-	return fmt.Errorf("unknown statement %q (want servers, observers, clients, workload, duration, zxidcounter, containercheck, sessiontimeout or at)", f[0])
+	return fmt.Errorf("unknown statement %q (want servers, observers, clients, workload, duration, zxidcounter, containercheck, sessiontimeout, zkversion or at)", f[0])
 }
 
 func (s *Script) parseAction(line int, f []string) error {
@@ -445,6 +460,9 @@ func (s *Script) Format(w io.Writer) error {
 	}
 	if s.SessionTimeout > 0 {
 		fmt.Fprintf(&b, "sessiontimeout %s\n", formatDuration(s.SessionTimeout))
+	}
+	if s.ZKVersion != "" {
+		fmt.Fprintf(&b, "zkversion %s\n", s.ZKVersion)
 	}
 	for _, a := range s.Actions {
 		b.WriteString(a.String())
