@@ -34,11 +34,11 @@ var (
 	replyNil = Reply{Kind: KindNil}
 )
 
-func intReply(v int64) Reply      { return Reply{Kind: KindInteger, Int: v} }
-func bulkReply(s string) Reply    { return Reply{Kind: KindBulk, Str: s} }
-func errorReply(s string) Reply   { return Reply{Kind: KindError, Str: s} }
-func (r Reply) IsError() bool     { return r.Kind == KindError }
-func (r Reply) IsOK() bool        { return r.Kind == KindStatus && r.Str == "OK" }
+func intReply(v int64) Reply       { return Reply{Kind: KindInteger, Int: v} }
+func bulkReply(s string) Reply     { return Reply{Kind: KindBulk, Str: s} }
+func errorReply(s string) Reply    { return Reply{Kind: KindError, Str: s} }
+func (r Reply) IsError() bool      { return r.Kind == KindError }
+func (r Reply) IsOK() bool         { return r.Kind == KindStatus && r.Str == "OK" }
 func (r Reply) isInt(v int64) bool { return r.Kind == KindInteger && r.Int == v }
 
 // String renders the reply as the golden files write it: +OK, -ERR ..., :5, $value, $nil.
