@@ -88,7 +88,7 @@ func TestDoubleGrantIsMutualExclusion(t *testing.T) {
 
 func TestTokensGoingBackwardsRefuseTheRightfulHolder(t *testing.T) {
 	h := &LeaseHistory{Lock: leaseLock, End: sec(60), Fencing: true,
-		Leases: []Lease{{Client: "c1", ID: 1, Token: 7, Granted: sec(1), Expires: sec(9)}, {Client: "c2", ID: 2, Token: 1, Granted: sec(20), Expires: sec(28)}},
+		Leases:   []Lease{{Client: "c1", ID: 1, Token: 7, Granted: sec(1), Expires: sec(9)}, {Client: "c2", ID: 2, Token: 1, Granted: sec(20), Expires: sec(28)}},
 		Accesses: []Access{leaseAccess("c1", 1, 7, 1.1, true, 0), leaseAccess("c2", 2, 1, 20.1, false, 7)},
 	}
 	r := leaseResult(t, h, CheckerMutualExclusion)
