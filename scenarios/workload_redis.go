@@ -32,10 +32,12 @@ import (
 // no token at all; the INCR variant is this harness's, not the published algorithm.
 //
 // Each seed draws the servers' persistence (none or AOF everysec). An application's cycle:
-// acquire (redsync's retry policy), use the resource one to four times, each time checking its
-// validity on its own monotonic clock and then preparing the access for up to lockPrepareMax
-// (the window in which a pause makes a careful holder act on an expired lease), then release. In
-// the liveness phase each application makes one more acquisition, which must succeed.
+// acquire (redsync's retry policy), use the resource one to four times (a third of the holds: 8
+// to 16 times, up to a second apart, past the TTL), each time checking its validity on its own
+// monotonic clock, extending the lease when less than half of it is left, and then preparing the
+// access for up to lockPrepareMax (the window in which a pause makes a careful holder act on an
+// expired lease), then release. In the liveness phase each application makes one more
+// acquisition, which must succeed.
 //
 // The applications keep their ZooKeeper client (the runner gives every application one); only
 // the lock traffic goes to Redis. The Redis workloads are not in the swarm's draw of workloads
@@ -71,6 +73,10 @@ const (
 	redisLockPath  = "/redis/lock" // the resource object and the checkers' lock name
 	redisLockKey   = "lock"
 	lockPrepareMax = 200 * clock.Millisecond
+	// A third of the holds are long: redisLongHoldMin to twice that accesses, up to
+	// redisLongHoldGapMax apart, which outlasts the 8 s TTL, so the holder extends its lease.
+	redisLongHoldMin    = 8
+	redisLongHoldGapMax = clock.Second
 )
 
 type redisWorkload struct {
@@ -91,14 +97,17 @@ type redisWorkload struct {
 }
 
 type redisApp struct {
-	rw      *redisWorkload
-	a       *app
-	inc     uint32
-	lock    *redis.Lock
-	rc      *lockmodel.ResourceClient
-	lease   int // index in rw.leases of the lease held, -1 for none
-	final   int // index in rw.attempts of the liveness-phase acquisition, -1 before it
-	settled bool
+	rw    *redisWorkload
+	a     *app
+	inc   uint32
+	lock  *redis.Lock
+	rc    *lockmodel.ResourceClient
+	lease int            // index in rw.leases of the lease held, -1 for none
+	gap   clock.Duration // the longest pause between two accesses of this hold
+	// extendFailed: this hold's extension failed, and the holder lets its validity run out.
+	extendFailed bool
+	final        int // index in rw.attempts of the liveness-phase acquisition, -1 before it
+	settled      bool
 }
 
 // builder is implemented by workloads with nodes of their own, which the runner has them make
@@ -292,7 +301,12 @@ func (ra *redisApp) granted(g redis.Grant) {
 		return
 	}
 	accesses := 1 + w.Choose(lockAccessesMax)
-	ra.after(w.Between(clock.Millisecond, lockAccessGapMax, clock.Millisecond), func() { ra.use(accesses) })
+	ra.gap, ra.extendFailed = lockAccessGapMax, false
+	if w.Chance(1, 3) {
+		// A long hold, past the TTL: the holder extends its lease as it goes.
+		accesses, ra.gap = redisLongHoldMin+w.Choose(redisLongHoldMin), redisLongHoldGapMax
+	}
+	ra.after(w.Between(clock.Millisecond, ra.gap, clock.Millisecond), func() { ra.use(accesses) })
 }
 
 // use makes one access if the holder's validity has not run out on its own clock: it checks,
@@ -304,10 +318,25 @@ func (ra *redisApp) use(left int) {
 		ra.release()
 		return
 	}
+	if remaining := ra.lock.Until() - w.Elapsed(ra.a.node); clock.Duration(remaining) < ra.lock.Config().TTL/2 && !ra.extendFailed {
+		// Less than half the validity left: extend first (redsync's Extend), which moves the
+		// lease's end. A failed extension leaves the validity the holder already had, which it
+		// uses to the end (redsync's Until stays as it was), without trying again.
+		if err := ra.lock.Extend(func(ok bool) {
+			if ok {
+				ra.rw.leases[ra.lease].Expires = w.Now().Add(clock.Duration(ra.lock.Until() - w.Elapsed(ra.a.node)))
+			}
+			ra.extendFailed = !ok
+			ra.use(left)
+		}); err != nil {
+			ra.release()
+		}
+		return
+	}
 	lease := ra.rw.leases[ra.lease]
 	ra.after(w.Between(clock.Millisecond, lockPrepareMax, clock.Millisecond), func() {
 		err := ra.rc.Access(redisLockPath, lease.ID, lease.Token, true, func(lockmodel.AccessResult) {
-			ra.after(w.Between(clock.Millisecond, lockAccessGapMax, clock.Millisecond), func() { ra.use(left - 1) })
+			ra.after(w.Between(clock.Millisecond, ra.gap, clock.Millisecond), func() { ra.use(left - 1) })
 		})
 		if err != nil {
 			ra.after(lockPollInterval, func() { ra.use(left - 1) })
