@@ -21,7 +21,7 @@ const (
 	theLeader                         // leader: the leader serving at that moment
 	aFollower                         // follower: some serving follower
 	everyone                          // all: every server, or every client for the client verbs
-	aRedis                            // r1..rN: the Redis servers of a Redis lock workload
+	aRedis                            // r1..rN: the Redis servers of a Redis lock workload (crash, restart and the verbs that take any node)
 )
 
 // anyNode is every kind of target.
@@ -37,11 +37,11 @@ type targetRule struct {
 // that acts on one kind of process refuses the other: "kill zk1" or "crash c1" is a mistake worth
 // reporting, not a target that happens to mean something else.
 var verbTargets = map[string]targetRule{
-	"crash":      {aServer | theLeader | aFollower | everyone | aRedis, "a server (zk1, zk2, ..., or r1, r2, ... of a Redis workload), leader, follower or all"},
+	"crash":      {aServer | theLeader | aFollower | everyone | aRedis, "a server (zk1, zk2, ...), leader, follower or all"},
 	"crashpoint": {aServer | theLeader | aFollower | everyone, "a server (zk1, zk2, ...), leader, follower or all"},
 	// A serving leader or follower is running by definition, so restarting one could never do
 	// anything.
-	"restart":   {aServer | everyone | aRedis, "a server (zk1, zk2, ..., or r1, r2, ... of a Redis workload) or all (leader and follower name running servers)"},
+	"restart":   {aServer | everyone | aRedis, "a server (zk1, zk2, ...) or all (leader and follower name running servers)"},
 	"partition": {anyNode, "servers (zk1, zk2, ...), clients (c1, c2, ...), leader, follower or all"},
 	"oneway":    {aServer | aClient | theLeader | aFollower | aRedis, "one node: a server (zk1, zk2, ...), a client (c1, c2, ...), leader or follower"},
 	"isolate":   {anyNode, "a server (zk1, zk2, ...), a client (c1, c2, ...), leader, follower or all"},
