@@ -128,8 +128,16 @@ type settler interface {
 }
 
 // settled reports whether the application's liveness-phase acquisition got the lock and released it.
+// An application restarted by the heal never drives (app.tick stops at a.stopped), so its lock
+// loop starts here, the first time the liveness phase asks.
 func (rw *redisWorkload) settled(a *app) bool {
-	return a.index <= len(rw.apps) && rw.apps[a.index-1] != nil && rw.apps[a.index-1].settled
+	if a.index > len(rw.apps) || rw.apps[a.index-1] == nil || rw.apps[a.index-1].inc != rw.r.w.Incarnation(a.node) {
+		if rw.r.w.IsUp(a.node) {
+			rw.drive(a)
+		}
+		return false
+	}
+	return rw.apps[a.index-1].settled
 }
 
 // redisNoder is implemented by the Redis workloads: scripts name their servers r1..rN.
