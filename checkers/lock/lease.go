@@ -85,7 +85,9 @@ func validateLeases(h *LeaseHistory) error {
 //   - CheckerUnfenced: the older lease had run out before the newer one was granted, and its
 //     holder went on using the resource ("stale-holder"): the lock behaved, the holder acted late
 //     (a pause, a slow network), and only fencing stops it.
-//   - CheckerProgress: an acquisition after the heal did not get the lock.
+//   - CheckerProgress: an acquisition after the heal did not get the lock, or the resource
+//     refused a rightful holder because an older lease had a larger token (the counter went
+//     backwards: "token-went-backwards").
 func RunLeases(h *LeaseHistory) ([]checkers.Result, error) {
 	if err := validateLeases(h); err != nil {
 		return nil, err
@@ -109,12 +111,12 @@ func RunLeases(h *LeaseHistory) ([]checkers.Result, error) {
 			judgeLeasePair(h.Lock, accepted, tenures[i], tenures[j], leases, recipe, unfenced)
 		}
 	}
+	progress := newCollector(CheckerProgress)
 	for _, a := range rejected {
-		judgeLeaseRejection(h.Lock, a, accepted, leases, recipe)
+		judgeLeaseRejection(h.Lock, a, accepted, leases, recipe, progress)
 	}
 	checked := len(h.Accesses)
 	summary := fmt.Sprintf("%d accesses under %d leases judged (fencing %s)", checked, len(h.Leases), onOff(h.Fencing))
-	progress := newCollector(CheckerProgress)
 	for _, a := range h.Attempts {
 		if !a.Granted {
 			progress.add(checkers.Finding{Rule: "lease-not-granted", Clients: []string{a.Client}, Times: []clock.Time{a.Start},
@@ -182,7 +184,7 @@ func judgeLeasePair(lock string, accesses []Access, x, y tenure, leases map[int6
 
 // judgeLeaseRejection reports a fenced-off access whose lease was still valid when the lease of
 // the newer token it was refused for was granted.
-func judgeLeaseRejection(lock string, a Access, accepted []Access, leases map[int64]Lease, recipe *collector) {
+func judgeLeaseRejection(lock string, a Access, accepted []Access, leases map[int64]Lease, recipe, progress *collector) {
 	mine := leases[a.Session]
 	i := slices.IndexFunc(accepted, func(b Access) bool { return b.Token == a.Newest && b.Time <= a.Time && b.Session != a.Session })
 	if i < 0 {
@@ -193,7 +195,9 @@ func judgeLeaseRejection(lock string, a Access, accepted []Access, leases map[in
 		return // fencing stopped a holder whose lease had run out: its job
 	}
 	if other.Expires <= mine.Granted {
-		recipe.add(checkers.Finding{
+		// Not two holders at once: the resource stayed safe, but the rightful holder could not use
+		// it, which is the lock's failure to make progress.
+		progress.add(checkers.Finding{
 			Rule: "token-went-backwards", Clients: []string{a.Client, other.Client}, Sessions: []int64{a.Session, other.ID},
 			Zxids: []int64{a.Token, a.Newest}, Times: []clock.Time{a.Time, other.Granted, mine.Granted},
 			Message: fmt.Sprintf("%s: the resource rejected %s's access at %s (lease %d granted %s, token %d) because of the token %d of %s's older lease %d, which had run out at %s: the tokens went backwards, so fencing refused the rightful holder",
