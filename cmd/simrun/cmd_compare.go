@@ -139,15 +139,19 @@ type compareCell struct {
 	details        []string
 }
 
-func (c *compareCell) replay(duration time.Duration, workload string) string {
-	cmd := fmt.Sprintf("simrun replay --seed %d --workload %s --faults %s", c.first, workload, c.family)
-	if duration != scenarios.DefaultDuration {
-		cmd += fmt.Sprintf(" --duration %s", duration)
+// scenarioOf returns the flags of one run, as simrun replay reads them, so that the options of the
+// run and its replay command are the same by construction.
+func scenarioOf(workload, family string, fencing bool, duration time.Duration) scenarioFlags {
+	scenario := defaultScenarioFlags()
+	scenario.workload, scenario.faults, scenario.duration = workload, family, duration
+	if !fencing {
+		if err := scenario.bugs.Set(lockmodel.BugList()[slices.IndexFunc(lockmodel.BugList(), func(b lockmodel.BugInfo) bool {
+			return b.Bug == lockmodel.BugNoFencing
+		})].Name); err != nil {
+			panic(fmt.Sprintf("simrun: the lock-no-fencing switch's name is refused: %v", err))
+		}
 	}
-	if !c.fencing {
-		cmd += " --bug lock-no-fencing"
-	}
-	return cmd
+	return scenario
 }
 
 func cmdCompareLocks(env *environment, args []string) int {
@@ -213,11 +217,12 @@ func compareLocks(env *environment, f *compareFlags, implementations, families [
 			defer wg.Done()
 			for i := range jobs {
 				run := runs[i]
-				opts := scenarios.Options{Workload: run.workload, Faults: []string{run.family}, Duration: f.duration}
-				if !run.fencing {
-					opts.RecipeBugs = lockmodel.Bugs{}.With(lockmodel.BugNoFencing)
+				scenario := scenarioOf(run.workload, run.family, run.fencing, f.duration)
+				opts, err := scenario.options()
+				if err == nil {
+					reports[i], err = env.runSeed(opts, run.seed)
 				}
-				reports[i], errs[i] = env.runSeed(opts, run.seed)
+				errs[i] = err
 			}
 		}()
 	}
@@ -331,7 +336,8 @@ func writeCompareTable(out io.Writer, f *compareFlags, cells []*compareCell, imp
 				workload = impl.workload
 			}
 		}
-		fmt.Fprintf(out, "  %-15s %-8s %-10s seed %-5d %s\n    replay: %s\n", c.implementation, "fencing="+onOff(c.fencing), c.family, c.first, c.firstRule, c.replay(f.duration, workload))
+		scenario := scenarioOf(workload, c.family, c.fencing, f.duration)
+		fmt.Fprintf(out, "  %-15s %-12s %-10s seed %-5d %s\n    replay: %s\n", c.implementation, "fencing="+onOff(c.fencing), c.family, c.first, c.firstRule, scenario.replayCommand(c.first))
 	}
 	if f.verbose {
 		fmt.Fprintf(out, "\nviolations:\n")

@@ -27,6 +27,11 @@ func TestCompareLocksPrintsATableWithReplays(t *testing.T) {
 	// (compare-locks --seeds 30 shows it); the replay command names the seed and the switch.
 	assert.Contains(t, res.stdout, "replay: simrun replay --seed 1 --workload redis-lock --faults pause --bug lock-no-fencing")
 	assert.Contains(t, res.stdout, "stale-holder")
+
+	// The replay command is the very run the cell counted.
+	replay := runCLI(t, "", "replay", "--seed", "1", "--workload", "redis-lock", "--faults", "pause", "--bug", "lock-no-fencing")
+	assert.Equal(t, exitFailure, replay.code)
+	assert.Contains(t, replay.stdout, "FAIL lock/unsafe-without-fencing")
 }
 
 func TestCompareLocksRefusesUnknownNames(t *testing.T) {
