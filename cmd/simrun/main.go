@@ -222,6 +222,9 @@ func flagSetFor(name string) *flag.FlagSet {
 	case "hunt":
 		fs, _ := newHuntFlags()
 		return fs
+	case "compare-locks":
+		fs, _ := newCompareFlags()
+		return fs
 	case "explore":
 		fs, _ := newExploreFlags()
 		return fs
