@@ -29,7 +29,9 @@ import (
 // of the granting instances' counters. Nothing in Redis makes either survive what loses the lock
 // itself: a failover that lost the lock can lose the increments too, and a restart without
 // persistence starts the counter again. Redlock's own value is random, not ordered, so it offers
-// no token at all; the INCR variant is this harness's, not the published algorithm.
+// no token at all; the INCR variant is this harness's, not the published algorithm, and its token
+// is not monotonic even without a crash (the masters' counters diverge, and two quorums share as
+// little as one master: lockmodel/redis TestRedlockTokensAreNotMonotonic).
 //
 // Each seed draws the servers' persistence (none or AOF everysec). An application's cycle:
 // acquire (redsync's retry policy), use the resource one to four times (a third of the holds: 8

@@ -250,3 +250,32 @@ func TestRedlockWithoutQuorumReleasesWhatItGot(t *testing.T) {
 		assert.Zero(t, s.Keys(), "the failed round released its keys")
 	}
 }
+
+// TestRedlockTokensAreNotMonotonic shows why Redlock offers no fencing token, even without a
+// crash: the INCR variant's token is the largest counter among the granting masters, but the
+// masters' counters diverge (each counts the rounds it saw) and two quorums need share only one
+// master, so a later holder can get a smaller token.
+func TestRedlockTokensAreNotMonotonic(t *testing.T) {
+	tw := newTestWorld(t, 5, PersistenceNone)
+	a, aNode := tw.lock("a", LockConfig{Fencing: true}, tw.all()...)
+	b, bNode := tw.lock("b", LockConfig{Fencing: true}, tw.all()...)
+	// r3's counter runs ahead: rounds that reached only r3 (their SET NX failed elsewhere or
+	// they gave up) each incremented it.
+	other := tw.w.AddNode("other", idle{})
+	c, err := NewClient(tw.w, tw.nw, other, fixed(tw.servers[2]))
+	require.NoError(t, err)
+	for range 50 {
+		require.NoError(t, c.Do(clock.Second, func(Reply, error) {}, "INCR", "lock:token"))
+	}
+	tw.w.RunFor(100 * clock.Millisecond)
+	node := func(i int) sim.NodeID { return tw.servers[i].Node() }
+	// a reaches r1, r2, r3; b reaches r1, r2, r4, r5.
+	tw.nw.Partition([]sim.NodeID{aNode, node(2)}, []sim.NodeID{node(3), node(4), bNode})
+	ga := tw.acquire(a)
+	require.True(t, ga.Held)
+	assert.Equal(t, 3, ga.Votes)
+	assert.Equal(t, 3, tw.release(a), "released on the three it reached")
+	gb := tw.acquire(b)
+	require.True(t, gb.Held, "b's quorum shares r1 and r2 with a's")
+	assert.Less(t, gb.Token, ga.Token, "the later holder's token is smaller: no fencing")
+}
