@@ -17,8 +17,9 @@ type Lease struct {
 	// Token is the fencing token the holder presents (0 without one).
 	Token   int64
 	Granted clock.Time
-	// Expires is when the holder's validity runs out in global time, as the holder reckons it: the
-	// grant time plus the validity it had left on its own clock then.
+	// Expires is when the holder's validity runs out in global time: the grant time plus the
+	// validity it had left on its own monotonic clock then, taken at face value (a client clock
+	// that drifts makes its own reckoning end earlier or later).
 	Expires clock.Time
 }
 
