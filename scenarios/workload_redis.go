@@ -386,12 +386,19 @@ func (rw *redisWorkload) judge(r *runner, h *checkers.History) []checkers.Result
 }
 
 // drawRedisScript draws a Redis lock workload's faults: the families of the swarm, aimed at the
-// Redis servers (r1..rN) and the clients instead of the ZooKeeper ensemble, which keeps one
-// server that no fault touches (it only gives the applications the sessions the runner expects).
-// Forced session expiries do nothing to a Redis lock and are not drawn.
+// Redis servers (r1..rN) and the clients instead of the ZooKeeper ensemble, which no fault touches
+// (it only gives the applications the sessions the runner expects).
+// Forced session expiries do nothing to a Redis lock and are not drawn. Servers and observers the
+// options set are kept (they only cost time); drawn ones are replaced by one server.
 func drawRedisScript(d *drawer, o Options) *Script {
 	s, w := d.s, d.w
-	s.Servers, s.Observers, s.InitialZxidCounter = 1, 0, 0
+	s.InitialZxidCounter = 0
+	if o.Servers == 0 {
+		s.Servers = 1
+	}
+	if o.Observers < 0 || s.Servers == 1 {
+		s.Observers = 0
+	}
 	servers := redisServerCount(s.Workload)
 	server := func() string { return fmt.Sprintf("r%d", 1+w.Choose(servers)) }
 	node := func() string {
