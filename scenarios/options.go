@@ -145,6 +145,9 @@ func recipeBugsApply(bugs lockmodel.Bugs, workload string) error {
 	if bugs.Empty() || slices.Contains(LockWorkloads, workload) {
 		return nil
 	}
+	if slices.Contains(redisWorkloads, workload) && bugs == (lockmodel.Bugs{}).With(lockmodel.BugNoFencing) {
+		return nil // The Redis lock workloads' resource checks tokens unless told not to.
+	}
 	return fmt.Errorf("%w: recipe bug %s acts only on the %s workloads, never on %s", ErrOptions, bugs, strings.Join(LockWorkloads, ", "), workload)
 }
 

@@ -138,6 +138,11 @@ func (r *runner) build() error {
 	}
 	r.ens.SetCrashHook(r.crashHook)
 	r.gen = workloadMakers[s.Workload](r.w)
+	if b, ok := r.gen.(builder); ok {
+		if err := b.build(r); err != nil { // The Redis workloads' servers (workload_redis.go).
+			return err
+		}
+	}
 	for i := 1; i <= s.Clients; i++ {
 		r.apps = append(r.apps, newApp(r, i, r.gen))
 	}
