@@ -22,6 +22,8 @@ var regressions = []struct {
 }{
 	{"trunc-below-snap", 1000, zabmodel.Bugs{}, lockmodel.Bugs{}.With(lockmodel.BugUnprotectedCreate)},
 	{"stale-newleader-ack", 300034, zabmodel.Bugs{}, lockmodel.Bugs{}},
+	{"late-newleader-1005550", 1005550, zabmodel.Bugs{}, lockmodel.Bugs{}},
+	{"late-newleader-1069851", 1069851, zabmodel.Bugs{}, lockmodel.Bugs{}},
 }
 
 // TestStaleNewLeaderAckIsThe3_8_0Behaviour: the stale-newleader-ack regression passes because the
