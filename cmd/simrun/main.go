@@ -48,6 +48,7 @@ func commands() []command {
 		{"script", "print the fault script a seed draws", scriptUsage, cmdScript},
 		{"conform", "run conformance sequences (JSON lines on stdin) against the simulated server", conformUsage, cmdConform},
 		{"bugs", "list the re-introducible ZooKeeper and lock recipe bugs", bugsUsage, cmdBugs},
+		{"selftests", "list the harness self-tests: deliberate server breaks that only a client-visible checker sees", selfTestsUsage, cmdSelfTests},
 		{"hunt", "the bug zoo benchmark: seeds and wall time until each bug is found", huntUsage, cmdHunt},
 		{"bench", "measure the simulator on a fixed standard scenario", benchUsage, cmdBench},
 		{"help", "show help for simrun or one command", helpUsage, cmdHelp},
