@@ -41,6 +41,14 @@ type Options struct {
 	Bugs zabmodel.Bugs
 	// RecipeBugs re-introduces lock recipe bugs in the lock workloads' recipes and resource.
 	RecipeBugs lockmodel.Bugs
+	// SelfTests breaks the servers on purpose in ways only a client-visible checker can see, to
+	// test the harness itself (see zabmodel.SelfTest). They are not bugs of the zoo.
+	SelfTests zabmodel.SelfTests
+	// NoZabChecker keeps the white-box ZAB checker from judging the run: it still follows the
+	// protocol (the client-visible checkers replay the committed log it reports), but its
+	// violations neither end the run nor fail it. An option for testing the harness, so that a
+	// self-test is seen to be caught by a client-visible checker alone; never for finding bugs.
+	NoZabChecker bool
 	// LinearizableReadsAfterSync adds the opt-in check that ZooKeeper does not promise
 	// (ZOOKEEPER-1675).
 	LinearizableReadsAfterSync bool

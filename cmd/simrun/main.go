@@ -61,6 +61,7 @@ func commands() []command {
 		{"conform", "run conformance sequences (JSON lines on stdin) against the simulated server", conformUsage, cmdConform},
 		{"bugs", "list the re-introducible ZooKeeper and lock recipe bugs", bugsUsage, cmdBugs},
 		{"fuzz", "fuzz with structure-aware inputs and protocol-state feedback", fuzzUsage, cmdFuzz},
+		{"selftests", "list the harness self-tests: deliberate server breaks that only a client-visible checker sees", selfTestsUsage, cmdSelfTests},
 		{"hunt", "the bug zoo benchmark: seeds and wall time until each bug is found", huntUsage, cmdHunt},
 		{"compare-locks", "ZooKeeper locks against Redis locks under the same faults: violations per cell", compareUsage, cmdCompareLocks},
 		{"bench", "measure the simulator on a fixed standard scenario", benchUsage, cmdBench},
