@@ -113,7 +113,16 @@ func (r *runner) build() error {
 			return err
 		}
 	}
-	cfg := zabmodel.Config{Voters: s.Servers, Observers: s.Observers, SnapCount: r.opts.SnapCount, Bugs: r.opts.Bugs,
+	bugs := r.opts.Bugs
+	if s.ZKVersion != "" {
+		release, err := zabmodel.ParseRelease(s.ZKVersion)
+		if err != nil {
+			return err
+		}
+		bugs = bugs.Union(release.Bugs)
+	}
+	cfg := zabmodel.Config{Voters: s.Servers, Observers: s.Observers, SnapCount: r.opts.SnapCount, Bugs: bugs,
+		SelfTests:          r.opts.SelfTests,
 		InitialZxidCounter: s.InitialZxidCounter, ContainerCheckInterval: s.ContainerCheckInterval,
 		HoldLearners: r.opts.holdLearners}
 	checker, err := zab.New(zab.Config{
@@ -132,6 +141,11 @@ func (r *runner) build() error {
 	}
 	r.ens.SetBoundaryHook(r.crashHook)
 	r.gen = workloadMakers[s.Workload](r.w)
+	if b, ok := r.gen.(builder); ok {
+		if err := b.build(r); err != nil { // The Redis workloads' servers (workload_redis.go).
+			return err
+		}
+	}
 	for i := 1; i <= s.Clients; i++ {
 		r.apps = append(r.apps, newApp(r, i, r.gen))
 	}
@@ -142,6 +156,9 @@ func (r *runner) build() error {
 
 // zabFailed ends the run at the first broken ZAB invariant: what follows would be its echoes.
 func (r *runner) zabFailed(v zab.Violation) {
+	if r.opts.NoZabChecker {
+		return
+	}
 	if r.zabViolation == nil {
 		r.zabViolation = &v
 		r.w.Fail(fmt.Errorf("%s", v.String()))
@@ -159,6 +176,9 @@ func (r *runner) observe(e zabmodel.Event) {
 		r.proposed[txnKey{e.Zxid, e.Hash}] = r.cloneTxn(e.Txn, e.TxnData)
 	case zabmodel.EventEstablished:
 		r.leaders++
+	}
+	if r.opts.Watch != nil && r.opts.Watch.Protocol != nil {
+		r.opts.Watch.Protocol(e)
 	}
 	r.zab.Observe(e)
 	if r.opts.Coverage != nil {
@@ -209,10 +229,13 @@ func (r *runner) sessionStarted(a *app, id int64, timeout clock.Duration) {
 
 // runFaultPhase starts everything and plays the script's actions.
 func (r *runner) runFaultPhase() {
+	r.faultStart = clock.Time(warmup)
+	r.faultEnd = r.faultStart.Add(r.script.Duration)
+	r.startWatch()
 	r.ens.Start()
 	startApps := func() {
 		for _, a := range r.apps {
-			r.w.After(r.w.Between(0, clock.Second, clock.Millisecond), a.start)
+			r.w.After(r.w.Between(0, clock.Second, clock.Millisecond), a.begin)
 		}
 	}
 	if s, ok := r.gen.(setupper); ok {
@@ -222,8 +245,6 @@ func (r *runner) runFaultPhase() {
 	}
 	r.health.start()
 	r.availability.start()
-	r.faultStart = clock.Time(warmup)
-	r.faultEnd = r.faultStart.Add(r.script.Duration)
 	r.actionResults = make([]actionResult, len(r.script.Actions))
 	for i, action := range r.script.Actions {
 		r.w.At(r.faultStart.Add(action.At), func() { r.act(i, action) })

@@ -41,7 +41,7 @@ func drawScript(w *sim.World, o Options) *Script {
 		}
 	}
 	if s.Workload == "" || s.Workload == "mixed" {
-		names := Workloads()
+		names := drawnWorkloads()
 		s.Workload = names[w.Choose(len(names))]
 	}
 	if s.Servers > 1 && w.Chance(1, 10) {
@@ -52,6 +52,9 @@ func drawScript(w *sim.World, o Options) *Script {
 		s.InitialZxidCounter = 0xffffffff - int64(50+w.Choose(200))
 	}
 	d := &drawer{w: w, s: s}
+	if redisServerCount(s.Workload) > 0 {
+		return drawRedisScript(d, o) // The Redis lock workloads' faults hit their own servers.
+	}
 	// BUGGIFY (FoundationDB): half the seeds also inject, now and then, a crash, a pause or a
 	// connection reset at an effect boundary of a server (zabmodel.Boundaries): right after a SNAP
 	// is written, between an append and its fsync, after a COMMIT went to only some learners.

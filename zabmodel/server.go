@@ -187,7 +187,7 @@ func (s *Server) State() State {
 	st.LastProcessedZxid, st.Digest = p.db.lastProcessedZxid(), p.db.digest()
 	st.Leader, st.ElectionRound = p.vote.Leader, p.election.LogicalClock()
 	if p.db.tree != nil {
-		st.SessionCount = p.db.tree.t.SessionCount()
+		st.SessionCount = len(p.db.sessions)
 	}
 	st.ClientConnections = len(p.clients.conns)
 	if p.leader != nil && p.leader.established {
@@ -218,6 +218,10 @@ func (s *Server) Crash() {
 	kept := s.ens.w.Choose(unsynced + 1)
 	if lost := s.disk.Crash(kept); lost > 0 {
 		s.ens.observe(Event{Kind: EventLost, Server: s.sid, Zxid: s.disk.LastZxid(), Count: lost})
+	}
+	// Snapshot files written without fsync fare with the log's unsynced tail (storage.Disk.Crash).
+	if partial, missing := s.disk.CrashedSnapshots(); partial+missing > 0 {
+		s.ens.w.Note(s.node, "crash", "unsynced snapshot files lost: %d partly written, %d missing", partial, missing)
 	}
 	s.ens.observe(Event{Kind: EventCrash, Server: s.sid})
 }

@@ -1,6 +1,8 @@
 package zabmodel
 
 import (
+	"slices"
+
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/sim"
 	"github.com/zabsim/zabsim/zabmodel/proto"
@@ -59,7 +61,7 @@ func newGlobalTracker(p *peer, expire func(int64, int32)) *globalTracker {
 	t.nextExpiry = t.roundToInterval(p.h.elapsedMillis())
 	// Every session the database knows starts with a full timeout: this is why sessions survive a
 	// leader change.
-	sessions := p.db.tree.sessions()
+	sessions := p.db.sessions
 	for _, id := range sortedKeys(sessions) {
 		t.trackSession(id, sessions[id])
 	}
@@ -104,6 +106,13 @@ func (t *globalTracker) tick() {
 }
 
 func (t *globalTracker) update(s *trackedSession, timeoutMs int32) {
+	if t.p.cfg.SelfTests.Has(SelfTestNoSessionRenewal) {
+		if s.expiry == 0 {
+			s.expiry = t.roundToInterval(t.p.h.elapsedMillis() + 3*int64(timeoutMs))
+			t.buckets[s.expiry] = append(t.buckets[s.expiry], s.id)
+		}
+		return // The self-test: a session is never renewed.
+	}
 	expiry := t.roundToInterval(t.p.h.elapsedMillis() + int64(timeoutMs))
 	if expiry == s.expiry {
 		return
@@ -207,6 +216,15 @@ func (t *learnerTracker) touch(id int64, timeoutMs int32) bool {
 	}
 	t.touched[id] = timeoutMs
 	return true
+}
+
+// forget is the touch-table part of LearnerSessionTracker.removeSession.
+func (t *learnerTracker) forget(id int64) {
+	if _, ok := t.touched[id]; !ok {
+		return
+	}
+	delete(t.touched, id)
+	t.order = slices.DeleteFunc(t.order, func(s int64) bool { return s == id })
 }
 
 // snapshot is getTouchSnapshot: the table is handed over and cleared.

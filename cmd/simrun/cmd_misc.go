@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -37,6 +38,8 @@ func newScriptFlags() (*flag.FlagSet, *scriptFlags) {
 	f := &scriptFlags{}
 	fs.Var(&f.seed, "seed", "the seed `S` whose script to print (required)")
 	f.scenario.register(fs)
+	// A script is what this command prints, not an input it takes: the help must not list it.
+	hideFlag(fs, "script")
 	return fs, f
 }
 
@@ -48,10 +51,6 @@ func cmdScript(env *environment, args []string) int {
 	f.scenario.noteSet(fs)
 	if !f.seed.given {
 		usageFailed(env, "script", errors.New("--seed is required"))
-		return exitUsage
-	}
-	if f.scenario.scriptPath != "" {
-		usageFailed(env, "script", errors.New("--script makes no sense here: the script would be printed back unchanged"))
 		return exitUsage
 	}
 	opts, err := f.scenario.options()
@@ -87,7 +86,7 @@ Exit status: 0 when the sequence ran, 1 when the simulation could not complete (
 
 Examples:
   simrun conform --normalize < scenarios/conform/testdata/set_get.jsonl
-  simrun conform --normalize < seq.jsonl | diff - seq.real.jsonl
+  simrun conform < scenarios/conform/testdata/set_get.jsonl
 `
 
 type conformFlags struct {
@@ -138,7 +137,9 @@ const bugsUsage = `Usage: simrun bugs
 Lists the real bugs that zabsim can re-introduce, one switch each, for the --bug flag of run,
 replay, shrink and script: the ZooKeeper server bugs, then the lock recipe bugs. A recipe bug acts
 only on the lock, rwlock and election workloads. 'simrun hunt' measures how fast a sweep finds
-each one.
+each one. RELEASES says which ZooKeeper releases have a server bug's behaviour: --zk-version
+VERSION switches on every bug of that release (the default, fixed, switches on none). Then the
+release profiles are listed, with what a profile does not model of its release.
 
 Examples:
   simrun bugs
@@ -153,15 +154,86 @@ func cmdBugs(env *environment, args []string) int {
 		return flagExit(err)
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tKIND\tDESCRIPTION")
+	fmt.Fprintln(tw, "NAME\tKIND\tRELEASES\tDESCRIPTION")
 	for _, bug := range zabmodel.BugList() {
-		fmt.Fprintf(tw, "%s\tserver\t%s\n", bug.Name, bug.Description)
+		fmt.Fprintf(tw, "%s\tserver\t%s\t%s\n", bug.Name, releaseRanges(zabmodel.ReleasesWith(bug.Bug)), bug.Description)
 	}
 	for _, bug := range lockmodel.BugList() {
-		fmt.Fprintf(tw, "%s\trecipe (%s workload)\t%s\n", bug.Name, recipeWorkload(bug.Name), bug.Description)
+		fmt.Fprintf(tw, "%s\trecipe (%s workload)\t-\t%s\n", bug.Name, recipeWorkload(bug.Name), bug.Description)
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "RELEASE\tBUGS\tSUMMARY")
+	for _, r := range zabmodel.Releases() {
+		names := strings.Join(r.Bugs.Names(), ",")
+		if names == "" {
+			names = "-"
+		}
+		summary := r.Summary
+		if r.Unmodelled != "" {
+			summary += "; not modelled: " + r.Unmodelled
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, names, summary)
 	}
 	if err := tw.Flush(); err != nil {
 		fmt.Fprintf(env.stderr, "simrun bugs: %v\n", err)
+		return exitFailure
+	}
+	return exitPass
+}
+
+// releaseRanges writes release names compactly: runs of consecutive releases (in the order of
+// zabmodel.Releases) as "first-last", "-" for none.
+func releaseRanges(names []string) string {
+	if len(names) == 0 {
+		return "-"
+	}
+	var order []string
+	for _, r := range zabmodel.Releases() {
+		order = append(order, r.Name)
+	}
+	var parts []string
+	for i := 0; i < len(names); {
+		j := i
+		for j+1 < len(names) && slices.Index(order, names[j+1]) == slices.Index(order, names[j])+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, names[i])
+		} else {
+			parts = append(parts, names[i]+"-"+names[j])
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+const selfTestsUsage = `Usage: simrun selftests
+
+Lists the harness self-tests. Each breaks the server on purpose in a way that no ZAB invariant
+sees and one client-visible checker must: they test zabsim itself, not ZooKeeper, and are not part
+of the bug zoo ('simrun bugs', 'simrun hunt'). Switch one on with --selftest NAME, and switch the
+white-box ZAB checker off with --no-zab-checker to see the client-visible checker catch it alone.
+Each description names the checker expected to catch it; TestSelfTestsAreCaughtByTheirCheckers in
+package scenarios checks that it does.
+
+Examples:
+  simrun selftests
+  simrun run --seeds 40 --workload registers --selftest stale-read --no-zab-checker
+  simrun run --seeds 40 --workload queue --selftest ack-failed-write --no-zab-checker
+`
+
+func cmdSelfTests(env *environment, args []string) int {
+	fs := flag.NewFlagSet("selftests", flag.ContinueOnError)
+	if err := parseFlags(env, "selftests", fs, args); err != nil {
+		return flagExit(err)
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tDESCRIPTION")
+	for _, selfTest := range zabmodel.SelfTestList() {
+		fmt.Fprintf(tw, "%s\t%s\n", selfTest.Name, selfTest.Description)
+	}
+	if err := tw.Flush(); err != nil {
+		fmt.Fprintf(env.stderr, "simrun selftests: %v\n", err)
 		return exitFailure
 	}
 	return exitPass

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -93,6 +94,69 @@ func allBugNames() []string {
 	return names
 }
 
+// selfTestFlag collects --selftest values: repeatable, each a comma-separated list of self-test
+// names. The self-tests break the server on purpose to test the harness (zabmodel.SelfTestList);
+// they are not bugs and 'simrun bugs' and 'simrun hunt' do not list them. A second table (recipe
+// self-tests, say) joins as bugFlag joins lockmodel's bugs: another field, one more parser tried in
+// Set, its names appended in canonicalNames and allSelfTestNames.
+type selfTestFlag struct {
+	server zabmodel.SelfTests
+}
+
+func (s *selfTestFlag) String() string {
+	if s == nil || s.empty() {
+		return ""
+	}
+	return strings.Join(s.canonicalNames(), ",")
+}
+
+// empty reports whether no self-test is switched on.
+func (s *selfTestFlag) empty() bool { return s.server.Empty() }
+
+// canonicalNames are the switched-on names in table order.
+func (s *selfTestFlag) canonicalNames() []string { return s.server.Names() }
+
+// Set parses one occurrence; an unknown name is refused at once, naming the known ones.
+func (s *selfTestFlag) Set(value string) error {
+	for _, name := range strings.Split(value, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" || strings.EqualFold(name, "none") {
+			continue
+		}
+		if server, err := zabmodel.ParseSelfTests(name); err == nil {
+			for _, info := range zabmodel.SelfTestList() {
+				if server.Has(info.SelfTest) {
+					s.server = s.server.With(info.SelfTest)
+				}
+			}
+			continue
+		}
+		return fmt.Errorf("unknown self-test %q (known: %s); 'simrun selftests' describes them", name,
+			strings.Join(allSelfTestNames(), ", "))
+	}
+	return nil
+}
+
+// allSelfTestNames lists every self-test switch in table order.
+func allSelfTestNames() []string {
+	var names []string
+	for _, info := range zabmodel.SelfTestList() {
+		names = append(names, info.Name)
+	}
+	return names
+}
+
+// releaseVersions lists the release profiles' versions, without fixed and master.
+func releaseVersions() string {
+	var names []string
+	for _, r := range zabmodel.Releases() {
+		if r.Name != zabmodel.DefaultRelease && r.Name != "master" {
+			names = append(names, r.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 // scenarioFlags are the flags that change what a run does; every command that runs seeds has them,
 // and the replay command printed for a failure repeats every one that differs from its default.
 type scenarioFlags struct {
@@ -104,6 +168,9 @@ type scenarioFlags struct {
 	duration                   time.Duration
 	livenessBound              time.Duration
 	bugs                       bugFlag
+	selfTests                  selfTestFlag
+	noZabChecker               bool
+	zkVersion                  string
 	linearizableReadsAfterSync bool
 	datagramFaults             bool
 	checkTimeLimit             time.Duration
@@ -111,6 +178,8 @@ type scenarioFlags struct {
 
 	// set records which flags the user gave, so that conflicts can be named.
 	set map[string]bool
+	// otherBuild is a note for a --script written by another build than this one, or "".
+	otherBuild string
 }
 
 func (f *scenarioFlags) register(fs *flag.FlagSet) {
@@ -123,6 +192,12 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.livenessBound, "liveness-bound", scenarios.DefaultLivenessBound, "virtual time allowed after healing for a leader and every pending operation (at most 1h)")
 	fs.Var(&f.bugs, "bug", "re-introduce a real bug by `NAME`: a server bug such as ZK-3911, or a lock recipe bug such as lock-herd, "+
 		"which acts only on the lock, rwlock and election workloads (repeatable or comma-separated; see 'simrun bugs')")
+	fs.Var(&f.selfTests, "selftest", "harness testing: break the server on purpose by `NAME` in a way only a client-visible checker can see "+
+		"(repeatable or comma-separated; see 'simrun selftests'); not a bug of the zoo")
+	fs.BoolVar(&f.noZabChecker, "no-zab-checker", false, "harness testing: the white-box ZAB checker's violations neither end nor fail a run, "+
+		"so that a self-test is seen caught by a client-visible checker alone; never for finding bugs")
+	fs.StringVar(&f.zkVersion, "zk-version", zabmodel.DefaultRelease, "model the ZooKeeper release `VERSION`: its bug switches are on (with any --bug); "+
+		"fixed (zabsim's model, master with every finding fixed), master, or one of "+releaseVersions()+"; 'simrun bugs' shows which release has which")
 	fs.BoolVar(&f.linearizableReadsAfterSync, "linearizable-reads-after-sync", false, "add the opt-in check that reads after sync are linearizable (ZooKeeper does not promise it)")
 	fs.BoolVar(&f.datagramFaults, "datagram-faults", false, "inject loss, duplication and reordering inside connections: OUTSIDE ZAB's fault model")
 	fs.DurationVar(&f.checkTimeLimit, "check-time-limit", checkers.DefaultTimeLimit, "host time each linearizability check may search before its verdict is Unknown (never a pass); "+
@@ -142,10 +217,16 @@ func (f *scenarioFlags) options() (scenarios.Options, error) {
 	opts := scenarios.Options{
 		Servers: f.servers, Observers: f.observers, Clients: f.clients, Duration: f.duration,
 		LivenessBound: f.livenessBound, Bugs: f.bugs.bugs, RecipeBugs: f.bugs.recipe,
+		SelfTests: f.selfTests.server, NoZabChecker: f.noZabChecker,
 		LinearizableReadsAfterSync: f.linearizableReadsAfterSync, DatagramFaults: f.datagramFaults,
 		CheckTimeLimit: f.checkTimeLimit,
 	}
 	var problems []error
+	if release, err := zabmodel.ParseRelease(f.zkVersion); err != nil {
+		problems = append(problems, fmt.Errorf("--zk-version: %w", err))
+	} else {
+		opts.Bugs = release.Bugs.Union(opts.Bugs)
+	}
 	switch {
 	case f.workload == "":
 		problems = append(problems, fmt.Errorf("--workload must name a workload (%s) or mixed", strings.Join(scenarios.Workloads(), ", ")))
@@ -201,15 +282,15 @@ func positiveDuration(name string, d time.Duration) error {
 // ignored: the cluster shape and the fault schedule always come from the script, and the clients
 // and the duration come from it when it sets them.
 func (f *scenarioFlags) loadScript() (*scenarios.Script, error) {
-	file, err := os.Open(f.scriptPath)
+	text, err := os.ReadFile(f.scriptPath)
 	if err != nil {
 		return nil, fmt.Errorf("--script: %w", err)
 	}
-	defer file.Close()
-	script, err := scenarios.ParseScript(file)
+	script, err := scenarios.ParseScript(bytes.NewReader(text))
 	if err != nil {
 		return nil, fmt.Errorf("malformed script %s: %w", f.scriptPath, err)
 	}
+	f.otherBuild = otherBuildWarning(f.scriptPath, string(text))
 	var conflicts []error
 	conflict := func(name string, scriptSetsIt bool) {
 		if f.set[name] && scriptSetsIt {
@@ -222,6 +303,7 @@ func (f *scenarioFlags) loadScript() (*scenarios.Script, error) {
 	conflict("workload", script.Workload != "")
 	conflict("clients", script.Clients > 0)
 	conflict("duration", script.Duration > 0)
+	conflict("zk-version", script.ZKVersion != "")
 	if err := errors.Join(conflicts...); err != nil {
 		return nil, err
 	}
@@ -259,6 +341,15 @@ func (f *scenarioFlags) replayArgs() []string {
 	}
 	if !f.bugs.empty() {
 		add("bug", f.bugs.String())
+	}
+	if !f.selfTests.empty() {
+		add("selftest", f.selfTests.String())
+	}
+	if f.noZabChecker {
+		args = append(args, "--no-zab-checker")
+	}
+	if release, err := zabmodel.ParseRelease(f.zkVersion); err == nil && release.Name != zabmodel.DefaultRelease {
+		add("zk-version", release.Name)
 	}
 	if f.linearizableReadsAfterSync {
 		args = append(args, "--linearizable-reads-after-sync")
