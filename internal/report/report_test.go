@@ -22,8 +22,8 @@ func sweepOptions(seed uint64) scenarios.Options {
 		Duration: scenarios.DefaultDuration, LivenessBound: scenarios.DefaultLivenessBound}
 }
 
-// zabFailure is seed 26 with ZK-3911: server 5 persists currentEpoch 2 before the DIFF's
-// proposal 0x2:0x1 from leader 4 is durable (ProcessConsistency at 12.31672 s).
+// zabFailure is seed 26 with ZK-3911: server 4 persists currentEpoch 1 before leader 5's proposal
+// 0x1:0x4d is durable on its disk (ProcessConsistency at 22.456288 s).
 func zabFailure(t testing.TB) scenarios.Options {
 	bugs, err := zabmodel.ParseBugs("ZK-3911")
 	require.NoError(t, err)
@@ -32,12 +32,12 @@ func zabFailure(t testing.TB) scenarios.Options {
 	return opts
 }
 
-// lockFailure is seed 16 of the lock workload with lock-no-fencing: two clients use the resource
+// lockFailure is seed 33 of the lock workload with lock-no-fencing: two clients use the resource
 // under the lock at once.
 func lockFailure(t testing.TB) scenarios.Options {
 	bugs, err := lockmodel.ParseBugs("lock-no-fencing")
 	require.NoError(t, err)
-	opts := sweepOptions(16)
+	opts := sweepOptions(33)
 	opts.Workload, opts.RecipeBugs = "lock", bugs
 	return opts
 }
@@ -74,28 +74,28 @@ func TestZabViolationReportShowsTheEvidence(t *testing.T) {
 	assert.Contains(t, page, "zab:ProcessConsistency")
 	assert.Contains(t, page, "simrun replay --seed 1", "the replay command")
 	assert.Contains(t, page, "test build")
-	assert.Contains(t, page, "<th>servers</th><td>zk5, zk4</td>")
-	assert.Contains(t, page, "<th>zxids</th><td>0x2:0x1</td>")
+	assert.Contains(t, page, "<th>servers</th><td>zk4, zk5</td>")
+	assert.Contains(t, page, "<th>zxids</th><td>0x1:0x4d</td>")
 	assert.Contains(t, page, `id="violation-mark"`)
 	// A server lane per server and a client lane per client.
 	assert.Equal(t, 6, strings.Count(page, `class="lane server-lane"`), "5 voters and 1 observer")
 	assert.Equal(t, 5, strings.Count(page, `class="lane client-lane"`))
 	// The proposal the violation cites is in the message data, flagged as cited.
-	assert.True(t, regexp.MustCompile(`\[3,4,\d+,\d+,"PROPOSAL 0x2:0x1 create2",1\]`).MatchString(page),
-		"the proposal from zk4 (lane 3) to zk5 (lane 4) is cited")
+	assert.True(t, regexp.MustCompile(`\[4,1,\d+,\d+,"PROPOSAL 0x1:0x4d create2",1\]`).MatchString(page),
+		"the proposal from zk5 (lane 4) to zk2 (lane 1) is cited")
 	assert.Contains(t, page, "No client-visible check ran")
 	// Every script action is listed, and the ones that acted link to their moment.
-	assert.True(t, regexp.MustCompile(`id="action-0"[^>]*><code>at 1.1s clog zk3 2.29s</code>`).MatchString(page), "the first script line")
-	assert.Contains(t, page, `data-time="6100000000"`)
+	assert.True(t, regexp.MustCompile(`id="action-0"[^>]*><code>at 2.2203474s kill c4</code>`).MatchString(page), "the first script line")
+	assert.Contains(t, page, `data-time="7220347400"`)
 }
 
 func TestLockViolationReportCitesTheClients(t *testing.T) {
 	page, run := render(t, lockFailure(t), nil)
 	require.Equal(t, "lock/unsafe-without-fencing", run.Failure())
-	assert.Contains(t, page, "<th>clients</th><td>c1, c2</td>")
+	assert.Contains(t, page, "<th>clients</th><td>c1, c5</td>")
 	assert.Contains(t, page, `lane-label cited-lane" x="4"`, "the cited clients' lanes are marked")
 	assert.True(t, strings.Contains(page, `class="cited cited-time"`), "the cited moments are marked on the clients' lanes")
-	assert.True(t, regexp.MustCompile(`"PROPOSAL 0x1:0x8b create2",1\]`).MatchString(page), "the create of the stale holder's lock node (its token) is cited")
+	assert.True(t, regexp.MustCompile(`"PROPOSAL 0x2:0x53 create2",1\]`).MatchString(page), "the create of the stale holder's lock node (its token) is cited")
 	assert.True(t, strings.Contains(page, `<tr class="failed"><td>lock/unsafe-without-fencing</td>`), "the failed check is marked")
 }
 
