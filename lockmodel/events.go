@@ -64,9 +64,17 @@ const (
 	// EventLost: the holder lost the lock or leadership involuntarily (its session was lost, or a
 	// leader was suspended): it must stop using the resource.
 	EventLost
+	// EventReleasing: the holder began to release the lock (its last hold): from now on it no
+	// longer believes it holds it, although its node is deleted only later (EventReleased).
+	EventReleasing
+	// EventRequeued: the recipe abandoned its node and queued again with a new one, within one
+	// acquisition or one stay in an election, with its session alive: a LeaderLatch that did not
+	// find its node (reset), an InterProcessMutex whose node was gone ("Sequential path not
+	// found"). Node is the node abandoned, if it had one.
+	EventRequeued
 )
 
-var eventKindNames = [...]string{"invalid", "acquiring", "created", "watching", "granted", "not-granted", "released", "lost"}
+var eventKindNames = [...]string{"invalid", "acquiring", "created", "watching", "granted", "not-granted", "released", "lost", "releasing", "requeued"}
 
 func (k EventKind) String() string {
 	if int(k) < len(eventKindNames) {

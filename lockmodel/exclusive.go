@@ -292,6 +292,7 @@ func (l *ExclusiveLock) Release(done func(error)) error {
 	}
 	h := *l.held
 	l.held = nil
+	l.emit(Event{Kind: EventReleasing, Node: l.path, Token: h.token})
 	l.deleteOurs(h.token, func(r client.Result) {
 		var err error
 		switch {

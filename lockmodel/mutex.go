@@ -183,8 +183,23 @@ func (m *Mutex) createMode() proto.CreateMode {
 // the lock loop. A create that ends in NONODE found no parent even after making it: the container
 // manager deleted the empty container between mkdirs and the create. attemptLock catches that
 // NoNodeException like the lock loop's, and starts over after the retry policy's sleep.
+//
+// A read lock whose holder holds the write lock (a downgrade) does as Curator 5.5.0's read lock
+// does (CURATOR-621, InterProcessReadWriteLock.ReadLock's getSortingSequence and
+// StandardLockInternalsDriver.createsTheLock): its node is not sequential but takes the write
+// node's sequence number, so that it sorts where the write node is. A new sequential node would
+// sort after the writers already waiting, and the first of them would take the write lock as soon
+// as the downgrading holder released it, while that holder still read.
 func (m *Mutex) attemptLock(a *acquisition) {
-	m.s.createLockNode(m.path, m.data, m.createMode(), false, func(r created) {
+	path, mode := m.path, m.createMode()
+	if seq := m.sortingSequence(); seq != "" {
+		path += seq
+		mode = proto.Ephemeral
+		if m.s.cfg.Bugs.Has(BugPersistentNode) {
+			mode = proto.Persistent
+		}
+	}
+	m.s.createLockNode(path, m.data, mode, false, func(r created) {
 		if a.ended {
 			return
 		}
@@ -245,6 +260,15 @@ func (m *Mutex) loop(a *acquisition) {
 			m.watchPredecessor(a, joinPath(m.base, watch))
 		}
 	})
+}
+
+// sortingSequence is the read lock's getSortingSequence: the sequence of the write node this
+// session holds, or "" (also for every other lock).
+func (m *Mutex) sortingSequence() string {
+	if m.downgradeFrom == nil || m.downgradeFrom.held == nil {
+		return ""
+	}
+	return fixForSorting(nodeName(m.downgradeFrom.held.node), WriteLockName)
 }
 
 // driverFor applies the driver, except that a read lock is granted at once to the holder of the
@@ -359,6 +383,7 @@ func (m *Mutex) noNode(a *acquisition) {
 			return
 		}
 		a.noNodeRetries++
+		m.emit(Event{Kind: EventRequeued, Attempt: a.id, Node: a.node})
 		m.s.later(d, func() {
 			if !a.ended {
 				a.node, a.stat = "", nil
@@ -426,6 +451,10 @@ func (m *Mutex) Release(done func(error)) error {
 	}
 	h := *m.held
 	m.held = nil
+	// InterProcessMutex.release (Curator 5.x): the last release removes the thread's lock data in
+	// a finally block whatever the delete does (LockInternals.releaseLock, a guaranteed delete):
+	// from here on the holder no longer believes it holds the lock.
+	m.emit(Event{Kind: EventReleasing, Node: h.node, Token: h.token})
 	m.s.deleteGuaranteed(h.node, func(code proto.Code) {
 		var err error
 		switch {
