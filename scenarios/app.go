@@ -12,8 +12,20 @@ import (
 	"github.com/zabsim/zabsim/zabmodel/proto"
 )
 
-// sessionTimeout is what the applications ask for; the servers clamp it to [2, 20] ticks.
+// sessionTimeout is what the applications ask for unless the script says otherwise
+// (Script.SessionTimeout); the servers clamp it to [2, 20] ticks.
 const sessionTimeout = 6 * clock.Second
+
+// DefaultSessionTimeout is the session timeout the applications ask for when the script names none.
+const DefaultSessionTimeout = sessionTimeout
+
+// sessionTimeout returns the session timeout the applications ask for.
+func (r *runner) sessionTimeout() clock.Duration {
+	if r.script != nil && r.script.SessionTimeout > 0 {
+		return r.script.SessionTimeout
+	}
+	return sessionTimeout
+}
 
 // thinkTimeMax bounds the pause between two operations of an application.
 const thinkTimeMax = 200 * clock.Millisecond
@@ -78,7 +90,7 @@ func (a *app) start() {
 func (a *app) connect() {
 	a.sessions++
 	c, err := client.New(a.r.w, a.r.nw, a.node, client.Config{
-		Servers: a.r.ens.Nodes(), SessionTimeout: sessionTimeout, Name: fmt.Sprintf("%s.%d", a.name, a.sessions),
+		Servers: a.r.ens.Nodes(), SessionTimeout: a.r.sessionTimeout(), Name: fmt.Sprintf("%s.%d", a.name, a.sessions),
 	}, client.WatcherFunc(a.event))
 	if err != nil {
 		panic(fmt.Sprintf("scenarios: client of %s: %v", a.name, err)) // Options were validated.

@@ -41,6 +41,10 @@ type Options struct {
 	Bugs zabmodel.Bugs
 	// RecipeBugs re-introduces lock recipe bugs in the lock workloads' recipes and resource.
 	RecipeBugs lockmodel.Bugs
+	// RecipeSelfTests switches on recipe self-tests (lockmodel.SelfTests): deliberate faults in
+	// the lock workloads' recipes that show a lock checker firing end to end. They are not bugs of
+	// the zoo and are never hunted for.
+	RecipeSelfTests lockmodel.SelfTests
 	// LinearizableReadsAfterSync adds the opt-in check that ZooKeeper does not promise
 	// (ZOOKEEPER-1675).
 	LinearizableReadsAfterSync bool
@@ -139,6 +143,14 @@ func recipeBugsApply(bugs lockmodel.Bugs, workload string) error {
 	return fmt.Errorf("%w: recipe bug %s acts only on the %s workloads, never on %s", ErrOptions, bugs, strings.Join(LockWorkloads, ", "), workload)
 }
 
+// recipeSelfTestsApply is recipeBugsApply for the recipe self-tests.
+func recipeSelfTestsApply(tests lockmodel.SelfTests, workload string) error {
+	if tests.Empty() || slices.Contains(LockWorkloads, workload) {
+		return nil
+	}
+	return fmt.Errorf("%w: recipe self-test %s acts only on the %s workloads, never on %s", ErrOptions, tests, strings.Join(LockWorkloads, ", "), workload)
+}
+
 // withDefaults fills the defaults that do not depend on the seed.
 func (o Options) withDefaults() Options {
 	if o.Clients == 0 {
@@ -187,7 +199,13 @@ func (o Options) Validate() error {
 		if err := recipeBugsApply(o.RecipeBugs, scriptWorkload(o.Script, o)); err != nil {
 			problems = append(problems, err)
 		}
+		if err := recipeSelfTestsApply(o.RecipeSelfTests, scriptWorkload(o.Script, o)); err != nil {
+			problems = append(problems, err)
+		}
 	case o.Workload != "" && o.Workload != "mixed":
+		if err := recipeSelfTestsApply(o.RecipeSelfTests, o.Workload); err != nil {
+			problems = append(problems, err)
+		}
 		if err := recipeBugsApply(o.RecipeBugs, o.Workload); err != nil {
 			problems = append(problems, err)
 		}

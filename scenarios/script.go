@@ -23,6 +23,8 @@ import (
 //	workload registers
 //	duration 30s
 //	containercheck 5s
+//	sessiontimeout 60s
+//	connectiontimeout 15s
 //	at 5s crash leader
 //	at 12s restart zk3
 //
@@ -78,7 +80,14 @@ type Script struct {
 	// empty containers to delete (znode.container.checkIntervalMs); 0 keeps ZooKeeper's default,
 	// one minute.
 	ContainerCheckInterval clock.Duration
-	Actions                []Action
+	// SessionTimeout, if positive, is the session timeout every application asks for (the
+	// servers clamp it to [2, 20] ticks, 4 s to 40 s); 0 keeps DefaultSessionTimeout, 6 s.
+	SessionTimeout clock.Duration
+	// ConnectionTimeout, if positive, is the lock recipes' connection timeout (Curator's
+	// connectionTimeoutMs: how long an operation waits for a connection before it is tried
+	// anyway); 0 keeps Curator's default, 15 s.
+	ConnectionTimeout clock.Duration
+	Actions           []Action
 }
 
 // Action is one timed fault.
@@ -227,10 +236,27 @@ func (s *Script) parseLine(line int, f []string) error {
 		}
 		s.ContainerCheckInterval = d
 		return nil
+	case "sessiontimeout", "connectiontimeout":
+		if len(f) != 2 {
+			return fmt.Errorf("%s takes one duration", f[0])
+		}
+		d, err := parseDuration(f[1])
+		if err != nil {
+			return err
+		}
+		if d < clock.Millisecond || d > 10*clock.Minute {
+			return fmt.Errorf("%s must be from 1ms to 10m, not %s", f[0], f[1])
+		}
+		if f[0] == "sessiontimeout" {
+			s.SessionTimeout = d
+		} else {
+			s.ConnectionTimeout = d
+		}
+		return nil
 	case "at":
 		return s.parseAction(line, f[1:])
 	}
-	return fmt.Errorf("unknown statement %q (want servers, observers, clients, workload, duration, zxidcounter, containercheck or at)", f[0])
+	return fmt.Errorf("unknown statement %q (want servers, observers, clients, workload, duration, zxidcounter, containercheck, sessiontimeout, connectiontimeout or at)", f[0])
 }
 
 func (s *Script) parseAction(line int, f []string) error {
@@ -415,6 +441,12 @@ func (s *Script) Format(w io.Writer) error {
 	}
 	if s.ContainerCheckInterval > 0 {
 		fmt.Fprintf(&b, "containercheck %s\n", formatDuration(s.ContainerCheckInterval))
+	}
+	if s.SessionTimeout > 0 {
+		fmt.Fprintf(&b, "sessiontimeout %s\n", formatDuration(s.SessionTimeout))
+	}
+	if s.ConnectionTimeout > 0 {
+		fmt.Fprintf(&b, "connectiontimeout %s\n", formatDuration(s.ConnectionTimeout))
 	}
 	for _, a := range s.Actions {
 		b.WriteString(a.String())

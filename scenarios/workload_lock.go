@@ -154,6 +154,7 @@ type lockCycle struct {
 	token     int64
 	accesses  int
 	reentrant bool // take the lock a second time during the cycle
+	downgrade bool // a writer that takes the read lock and lets the write lock go (rwlock)
 	using     bool // an access is in flight or scheduled
 	ended     bool
 }
@@ -189,7 +190,7 @@ func (l *lockWorkload) appState(a *app) *lockApp {
 func (l *lockWorkload) newAppState(a *app) *lockApp {
 	la := &lockApp{l: l, a: a, c: a.c, inc: a.r.w.Incarnation(a.node)}
 	s, err := lockmodel.NewSession(a.r.w, a.c, lockmodel.Config{
-		Name: a.name, Bugs: a.r.opts.RecipeBugs, Observer: lockObserver{la: la}, Tracer: lockTracer{la: la},
+		Name: a.name, ConnectionTimeout: a.r.script.ConnectionTimeout, Bugs: a.r.opts.RecipeBugs, SelfTests: a.r.opts.RecipeSelfTests, Observer: lockObserver{la: la}, Tracer: lockTracer{la: la},
 	})
 	if err == nil {
 		la.rc, err = lockmodel.NewResourceClient(a.r.w, a.r.nw, a.node, l.resource, a.name)
@@ -250,6 +251,9 @@ func (la *lockApp) chooseLock(cyc *lockCycle) {
 		cyc.lock, cyc.recipe = rwLockPath, la.rw.ReadLock()
 	case la.l.kind == lockKindRW:
 		cyc.lock, cyc.recipe, cyc.write = rwLockPath, la.rw.WriteLock(), true
+		// A writer sometimes downgrades, as InterProcessReadWriteLock allows: it takes the read
+		// lock while it holds the write lock, then releases the write lock and reads on.
+		cyc.downgrade = w.Chance(1, 3)
 	case w.Chance(1, 4):
 		cyc.lock, cyc.recipe, cyc.write = simpleLockPath, la.simple, true
 	default:
@@ -272,6 +276,11 @@ func (la *lockApp) granted(cyc *lockCycle, g lockmodel.Grant) {
 		return
 	}
 	cyc.token = g.Token
+	if cyc.downgrade {
+		cyc.downgrade = false
+		la.downgrade(cyc)
+		return
+	}
 	if cyc.reentrant {
 		cyc.reentrant = false
 		if err := cyc.recipe.Acquire(0, func(g lockmodel.Grant) { la.granted(cyc, g) }); err == nil {
@@ -279,6 +288,43 @@ func (la *lockApp) granted(cyc *lockCycle, g lockmodel.Grant) {
 		}
 	}
 	la.schedule(cyc)
+}
+
+// downgrade takes the read lock while holding the write lock, then releases the write lock; the
+// cycle's remaining accesses are reads. They present the write lock's token: the downgraded read
+// node takes the write node's place in the queue (CURATOR-621) but is created later, so its czxid
+// is newer than those of the writers already waiting behind it, and a resource that fenced with it
+// would refuse the next writer. The read lock extends the write tenure, and its token is the
+// tenure's. If the read lock is refused, the cycle goes on as a writer.
+func (la *lockApp) downgrade(cyc *lockCycle) {
+	read, write := la.rw.ReadLock(), la.rw.WriteLock()
+	// Busy while it downgrades, as the Java thread blocked in acquire is: a RECONNECTED meanwhile
+	// must not resume the writes (connectionEvent), or the cycle could end with the read lock
+	// still being acquired.
+	cyc.using = true
+	err := read.Acquire(0, func(g lockmodel.Grant) {
+		if cyc.ended || la.cycle != cyc {
+			if g.Held {
+				_ = read.Release(func(error) {})
+			}
+			return
+		}
+		if !g.Held {
+			la.schedule(cyc)
+			return
+		}
+		cyc.recipe, cyc.write = read, false
+		if err := write.Release(func(error) {
+			if !cyc.ended && la.cycle == cyc {
+				la.schedule(cyc)
+			}
+		}); err != nil {
+			la.schedule(cyc)
+		}
+	})
+	if err != nil {
+		la.schedule(cyc)
+	}
 }
 
 // schedule plans the next access after a pause.
@@ -447,6 +493,7 @@ func (l *lockWorkload) crashed(a *app) {
 func (l *lockWorkload) judge(r *runner, h *checkers.History) []checkers.Result {
 	lh := &lock.History{
 		Locks: l.locks(), Grants: l.log.grants, Attempts: l.log.attempts, Watches: l.log.watches,
+		Holds: l.log.closeHolds(h.End), Requeues: l.log.requeues,
 		Committed: h.Committed, Liveness: h.Liveness, End: h.End,
 		Fencing: !r.opts.RecipeBugs.Has(lockmodel.BugNoFencing),
 	}

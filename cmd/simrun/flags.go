@@ -93,6 +93,52 @@ func allBugNames() []string {
 	return names
 }
 
+// selftestFlag collects --selftest values: repeatable, each a comma-separated list of self-test
+// names. A self-test is a deliberate fault that shows a checker firing end to end; it is not a bug
+// of the zoo, and hunt never looks for it. The recipe self-tests (lockmodel) act on the lock
+// workloads.
+type selftestFlag struct {
+	recipe lockmodel.SelfTests
+}
+
+func (s *selftestFlag) String() string {
+	if s == nil || s.empty() {
+		return ""
+	}
+	return strings.Join(s.recipe.Names(), ",")
+}
+
+func (s *selftestFlag) empty() bool { return s.recipe.Empty() }
+
+// Set parses one occurrence; an unknown name is refused at once, naming the known ones.
+func (s *selftestFlag) Set(value string) error {
+	for _, name := range strings.Split(value, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" || strings.EqualFold(name, "none") {
+			continue
+		}
+		recipe, err := lockmodel.ParseSelfTests(name)
+		if err != nil {
+			return fmt.Errorf("unknown self-test %q (known: %s)", name, strings.Join(allSelfTestNames(), ", "))
+		}
+		for _, info := range lockmodel.SelfTestList() {
+			if recipe.Has(info.SelfTest) {
+				s.recipe = s.recipe.With(info.SelfTest)
+			}
+		}
+	}
+	return nil
+}
+
+// allSelfTestNames lists every self-test switch.
+func allSelfTestNames() []string {
+	var names []string
+	for _, info := range lockmodel.SelfTestList() {
+		names = append(names, info.Name)
+	}
+	return names
+}
+
 // scenarioFlags are the flags that change what a run does; every command that runs seeds has them,
 // and the replay command printed for a failure repeats every one that differs from its default.
 type scenarioFlags struct {
@@ -104,6 +150,7 @@ type scenarioFlags struct {
 	duration                   time.Duration
 	livenessBound              time.Duration
 	bugs                       bugFlag
+	selftests                  selftestFlag
 	linearizableReadsAfterSync bool
 	datagramFaults             bool
 	checkTimeLimit             time.Duration
@@ -123,6 +170,8 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.livenessBound, "liveness-bound", scenarios.DefaultLivenessBound, "virtual time allowed after healing for a leader and every pending operation (at most 1h)")
 	fs.Var(&f.bugs, "bug", "re-introduce a real bug by `NAME`: a server bug such as ZK-3911, or a lock recipe bug such as lock-herd, "+
 		"which acts only on the lock, rwlock and election workloads (repeatable or comma-separated; see 'simrun bugs')")
+	fs.Var(&f.selftests, "selftest", "switch on a checker self-test by `NAME`: a deliberate fault that shows a checker firing, not a bug of the zoo "+
+		"(repeatable or comma-separated; known: "+strings.Join(allSelfTestNames(), ", ")+")")
 	fs.BoolVar(&f.linearizableReadsAfterSync, "linearizable-reads-after-sync", false, "add the opt-in check that reads after sync are linearizable (ZooKeeper does not promise it)")
 	fs.BoolVar(&f.datagramFaults, "datagram-faults", false, "inject loss, duplication and reordering inside connections: OUTSIDE ZAB's fault model")
 	fs.DurationVar(&f.checkTimeLimit, "check-time-limit", checkers.DefaultTimeLimit, "host time each linearizability check may search before its verdict is Unknown (never a pass); "+
@@ -141,7 +190,7 @@ func (f *scenarioFlags) noteSet(fs *flag.FlagSet) {
 func (f *scenarioFlags) options() (scenarios.Options, error) {
 	opts := scenarios.Options{
 		Servers: f.servers, Observers: f.observers, Clients: f.clients, Duration: f.duration,
-		LivenessBound: f.livenessBound, Bugs: f.bugs.bugs, RecipeBugs: f.bugs.recipe,
+		LivenessBound: f.livenessBound, Bugs: f.bugs.bugs, RecipeBugs: f.bugs.recipe, RecipeSelfTests: f.selftests.recipe,
 		LinearizableReadsAfterSync: f.linearizableReadsAfterSync, DatagramFaults: f.datagramFaults,
 		CheckTimeLimit: f.checkTimeLimit,
 	}
@@ -259,6 +308,9 @@ func (f *scenarioFlags) replayArgs() []string {
 	}
 	if !f.bugs.empty() {
 		add("bug", f.bugs.String())
+	}
+	if !f.selftests.empty() {
+		add("selftest", f.selftests.String())
 	}
 	if f.linearizableReadsAfterSync {
 		args = append(args, "--linearizable-reads-after-sync")
