@@ -14,6 +14,9 @@ var (
 	// ErrLost: the session was lost (it expired or the client was closed), and with it every lock
 	// node it owned; Curator's ConnectionState.LOST.
 	ErrLost = errors.New("lockmodel: the session was lost")
+	// ErrNotFirst: a leader's node is no longer first in the election (or is gone), and it gave up
+	// leadership (LeaderLatch.checkLeadership, CURATOR-653).
+	ErrNotFirst = errors.New("lockmodel: the leader's node is no longer first in the election")
 	// ErrNotHeld: Release of a lock this recipe does not hold (Curator's
 	// IllegalMonitorStateException).
 	ErrNotHeld = errors.New("lockmodel: the lock is not held")

@@ -58,6 +58,8 @@ type LeaderLatch struct {
 	attempt int  // counts the waits for leadership, for events
 	waiting bool // the current attempt has not ended
 	resets  int
+	// lossErr, if set, says why the next loss of leadership happens (ErrLost otherwise).
+	lossErr error
 	// ledOn and ledToken are the node and token the participant was made leader on.
 	ledOn    string
 	ledToken int64
@@ -165,6 +167,7 @@ func (l *LeaderLatch) reset() {
 	if l.resets > maxResets {
 		panic(fmt.Sprintf("lockmodel: %s's leader latch on %s reset %d times", l.s.cfg.Name, l.path, l.resets))
 	}
+	l.lossErr = ErrNotFirst
 	l.setLeadership(false, 0, EventLost)
 	if l.resets > 1 && l.s.state != StateLost {
 		// Every reset after the first (internalStart's) abandons the participant's place in the
@@ -201,7 +204,7 @@ func (l *LeaderLatch) reset() {
 // which has no such check).
 func (l *LeaderLatch) lead(zxid int64) {
 	path := l.ourPath
-	if l.s.cfg.SelfTests.Has(SelfTestLatchKeepsLeadership) {
+	if l.s.cfg.SelfTests.Has(SelfTestLatchKeepsLeadership) || l.s.cfg.SelfTests.Has(SelfTestLatchNoOwnerCheck) {
 		l.leadWithoutOwnerCheck(path, zxid)
 		return
 	}
@@ -230,8 +233,8 @@ func (l *LeaderLatch) lead(zxid int64) {
 	})
 }
 
-// leadWithoutOwnerCheck is checkLeadership before Curator 5.7.0, for the self-test that restores
-// LeaderLatch as it was before 5.4.0: the first participant leads at once, reading its node's
+// leadWithoutOwnerCheck is checkLeadership before Curator 5.7.0, for the self-tests that restore
+// LeaderLatch as it was before 5.4.0 and before 5.7.0: the first participant leads at once, reading its node's
 // czxid (its fencing token) first only if it does not know it.
 func (l *LeaderLatch) leadWithoutOwnerCheck(path string, zxid int64) {
 	if l.ourToken != 0 {
@@ -318,6 +321,7 @@ func (l *LeaderLatch) checkLeadership(children []string, zxid int64) {
 	// Not first: Curator 5.4.0's checkLeadership gives up leadership here (CURATOR-653), before it
 	// watches the predecessor; the self-test restores the older code that kept it.
 	if !l.s.cfg.SelfTests.Has(SelfTestLatchKeepsLeadership) {
+		l.lossErr = ErrNotFirst
 		l.setLeadership(false, 0, EventLost)
 	}
 	switch {
@@ -367,6 +371,7 @@ func (l *LeaderLatch) handleStateChange(st ConnectionState) {
 // setLeadership changes leadership and tells the listener and the observer; how says whether a
 // loss is a release or a loss.
 func (l *LeaderLatch) setLeadership(leader bool, zxid int64, how EventKind) {
+	defer func() { l.lossErr = nil }()
 	old := l.leader
 	l.leader = leader
 	switch {
@@ -383,6 +388,9 @@ func (l *LeaderLatch) setLeadership(leader bool, zxid int64, how EventKind) {
 		e := Event{Kind: how, Node: l.ledOn, Token: l.ledToken}
 		if how == EventLost {
 			e.Err = ErrLost
+			if l.lossErr != nil {
+				e.Err = l.lossErr
+			}
 		}
 		l.emit(e)
 		if l.state == LatchStarted && l.s.state != StateLost {

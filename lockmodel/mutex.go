@@ -265,7 +265,7 @@ func (m *Mutex) loop(a *acquisition) {
 // sortingSequence is the read lock's getSortingSequence: the sequence of the write node this
 // session holds, or "" (also for every other lock).
 func (m *Mutex) sortingSequence() string {
-	if m.downgradeFrom == nil || m.downgradeFrom.held == nil {
+	if m.downgradeFrom == nil || m.downgradeFrom.held == nil || m.s.cfg.Bugs.Has(BugDowngradeNewNode) {
 		return ""
 	}
 	return fixForSorting(nodeName(m.downgradeFrom.held.node), WriteLockName)

@@ -101,9 +101,21 @@ func TestWriterSkipsReadersBug(t *testing.T) {
 // StandardLockInternalsDriver.createsTheLock with EPHEMERAL), so that a writer already waiting
 // does not take the write lock while the downgraded holder still reads.
 func TestDowngradedReadNodeTakesTheWriteNodesSequence(t *testing.T) {
+	for _, bug := range []bool{false, true} {
+		downgradeWithWriterWaiting(t, bug)
+	}
+}
+
+// downgradeWithWriterWaiting: with the bug (Curator before 5.5.0) the waiting writer gets in
+// while the downgraded holder still reads.
+func downgradeWithWriterWaiting(t *testing.T, bug bool) {
 	h := newHarness(t, 23, 1, true)
 	h.ensure("/locks", "/locks/rw")
-	l := newRWLocks(t, h, Bugs{}, "w", "w2")
+	bugs := Bugs{}
+	if bug {
+		bugs = bugs.With(BugDowngradeNewNode)
+	}
+	l := newRWLocks(t, h, bugs, "w", "w2")
 	gw := acquire(t, l[0].WriteLock(), 0)
 	h.run(time2s)
 	require.True(t, gw.Held)
@@ -117,10 +129,15 @@ func TestDowngradedReadNodeTakesTheWriteNodesSequence(t *testing.T) {
 	require.True(t, ok)
 	readSeq, ok := Sequence(gr.Node)
 	require.True(t, ok, gr.Node)
-	assert.Equal(t, writeSeq, readSeq, "the read node carries the write node's sequence")
 	assert.Contains(t, gr.Node, ReadLockName)
 	require.NoError(t, l[0].WriteLock().Release(func(error) {}))
 	h.run(time2s)
+	if bug {
+		assert.Greater(t, readSeq, writeSeq, "a new node, behind the waiting writer")
+		assert.True(t, waiting.Held, "the waiting writer gets in while the downgraded holder reads: the bug")
+		return
+	}
+	assert.Equal(t, writeSeq, readSeq, "the read node carries the write node's sequence")
 	assert.False(t, waiting.Held, "the waiting writer must wait for the downgraded reader")
 	require.NoError(t, l[0].ReadLock().Release(func(error) {}))
 	h.run(time2s)

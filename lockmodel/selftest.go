@@ -23,6 +23,12 @@ const (
 	// instead of leading: leadership passes round the queue with nobody ever leading, while every
 	// session is healthy. lock/churn fires.
 	SelfTestLatchYields
+	// SelfTestLatchNoOwnerCheck: LeaderLatch as Curator 5.4.0 to 5.6.x have it: it gives up
+	// leadership when its node is not first, but leads without reading its node's owner
+	// (CURATOR-696 came in 5.7.0). With one ZooKeeper session per recipe session no checker can
+	// tell it from 5.7.0; it replays a seed recorded before the owner check (election seed 38) up
+	// to the moment 5.4.0's check gives leadership up, and is a control for latch-keeps-leadership.
+	SelfTestLatchNoOwnerCheck
 )
 
 var selfTestTable = switches.NewTable("recipe self-test",
@@ -30,6 +36,8 @@ var selfTestTable = switches.NewTable("recipe self-test",
 		Description: "LeaderLatch as before Curator 5.4.0: it keeps leadership when its node is no longer first (CURATOR-653); lock/exclusive-belief fires"},
 	switches.Switch[SelfTest]{Bit: SelfTestLatchYields, Name: "latch-yields",
 		Description: "a LeaderLatch participant that is first requeues instead of leading while others wait; lock/churn fires"},
+	switches.Switch[SelfTest]{Bit: SelfTestLatchNoOwnerCheck, Name: "latch-no-owner-check",
+		Description: "LeaderLatch as Curator 5.4.0-5.6.x: no owner check before leading (a control: no checker fires)"},
 )
 
 // SelfTests is a set of recipe self-test switches. The zero value switches nothing on.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zabsim/zabsim/checkers"
 	"github.com/zabsim/zabsim/checkers/lock"
+	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/lockmodel"
 )
 
@@ -58,7 +59,30 @@ func TestElectionSeed38TwoLeaders(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, rep.Failed(), rep.Explain())
 	assert.Equal(t, checkers.Pass, lockResult(t, rep, lock.CheckerExclusiveBeliefFenced).Status)
+
+	// The same run with LeaderLatch as Curator 5.4.0-5.6.x have it (no owner check, which changes
+	// the schedule) follows the recorded seed up to the second create, and shows what 5.4.0 does:
+	// c1 gives up leadership at its next listing, one round trip after its second create replaced
+	// its node, before c5 is granted.
+	noOwnerCheck := lockmodel.SelfTests{}.With(lockmodel.SelfTestLatchNoOwnerCheck)
+	rep, l := runLock(t, Options{Seed: 38, Script: script, RecipeSelfTests: noOwnerCheck})
+	assert.False(t, rep.Failed(), rep.Explain())
+	var c1, c5 *lock.Hold
+	for i, x := range l.log.holds {
+		if x.Client == "c1" && x.Start > at(18) && x.Start < at(19) {
+			c1 = &l.log.holds[i]
+		}
+		if x.Client == "c5" && x.Start > at(18) && x.Start < at(19) {
+			c5 = &l.log.holds[i]
+		}
+	}
+	require.NotNil(t, c1, "c1 leads at about 18.7 s")
+	require.NotNil(t, c5, "c5 leads at about 18.7 s")
+	assert.LessOrEqual(t, c1.End, c5.Start, "c1 gave up leadership before c5 was granted")
+	assert.Less(t, c1.End.Sub(c1.Start), 50*clock.Millisecond, "within a few round trips")
 }
+
+func at(seconds float64) clock.Time { return clock.Time(seconds * float64(clock.Second)) }
 
 // TestLatchYieldsIsChurn: with the latch-yields self-test a participant that is first requeues
 // instead of leading while others wait, so nobody leads while the queue keeps changing, every
