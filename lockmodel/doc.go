@@ -22,6 +22,9 @@
 //   - LeaderLatch: Curator 5.8's LeaderLatch, with the leadership checks of CURATOR-653 (5.4.0:
 //     leadership is given up when the node is no longer first) and CURATOR-696 (5.7.0: the
 //     node's ephemeral owner is checked before leading).
+//   - LeaderSelector: Curator 5's LeaderSelector on an InterProcessMutex, with autoRequeue and
+//     LeaderSelectorListenerAdapter's cancellation on SUSPENDED and LOST (the election task is
+//     interrupted, acquiring or leading, and its node deleted).
 //   - Resource and ResourceClient: the protected service, on its own node, recording every access
 //     with the holder's fencing token (its lock node's czxid), with fencing on or off.
 //

@@ -17,6 +17,9 @@ var (
 	// ErrNotFirst: a leader's node is no longer first in the election (or is gone), and it gave up
 	// leadership (LeaderLatch.checkLeadership, CURATOR-653).
 	ErrNotFirst = errors.New("lockmodel: the leader's node is no longer first in the election")
+	// ErrInterrupted: the acquisition was interrupted, as LeaderSelector interrupts its election
+	// thread on SUSPENDED and LOST (cancelElection); its node was deleted.
+	ErrInterrupted = errors.New("lockmodel: the acquisition was interrupted")
 	// ErrNotHeld: Release of a lock this recipe does not hold (Curator's
 	// IllegalMonitorStateException).
 	ErrNotHeld = errors.New("lockmodel: the lock is not held")
@@ -96,6 +99,7 @@ const (
 	RecipeRead      Recipe = "read"      // InterProcessReadWriteLock's read lock
 	RecipeWrite     Recipe = "write"     // InterProcessReadWriteLock's write lock
 	RecipeLeader    Recipe = "leader"    // LeaderLatch
+	RecipeSelector  Recipe = "selector"  // LeaderSelector
 )
 
 // Event is one thing a recipe did. Client and Session identify the application; Attempt numbers

@@ -97,6 +97,9 @@ type acquisition struct {
 	timer         sim.TimerID
 	done          func(Grant)
 	ended         bool
+	// interrupted: the acquisition was interrupted (interrupt) and ends at the next point it
+	// notices.
+	interrupted bool
 }
 
 // NewMutex returns an InterProcessMutex on base. data is stored in each lock node.
@@ -203,6 +206,12 @@ func (m *Mutex) attemptLock(a *acquisition) {
 		if a.ended {
 			return
 		}
+		if a.interrupted && r.code == proto.OK {
+			a.node = r.path // Made after all: the interrupted acquisition deletes it.
+		}
+		if m.stopIfInterrupted(a) {
+			return
+		}
 		if r.code == proto.NoNode {
 			m.noNode(a)
 			return
@@ -233,7 +242,7 @@ func (m *Mutex) loop(a *acquisition) {
 		target = m
 	}
 	m.s.getChildrenRetrying(m.base, target, func(r client.ChildrenResult) {
-		if a.ended {
+		if a.ended || m.stopIfInterrupted(a) {
 			return
 		}
 		switch r.Err {
@@ -284,7 +293,7 @@ func (m *Mutex) driverFor(sorted []string, ours string) (bool, string, bool) {
 // loop runs again at once.
 func (m *Mutex) watchPredecessor(a *acquisition, path string) {
 	m.s.getDataRetrying(path, m, func(r client.DataResult) {
-		if a.ended {
+		if a.ended || m.stopIfInterrupted(a) {
 			return
 		}
 		switch r.Err {
@@ -340,7 +349,7 @@ func (m *Mutex) granted(a *acquisition, zxid int64, viaWriteLock bool) {
 		return
 	}
 	m.s.existsRetrying(a.node, nil, func(r client.StatResult) {
-		if a.ended {
+		if a.ended || m.stopIfInterrupted(a) {
 			return
 		}
 		switch r.Err {
@@ -385,12 +394,39 @@ func (m *Mutex) noNode(a *acquisition) {
 		a.noNodeRetries++
 		m.emit(Event{Kind: EventRequeued, Attempt: a.id, Node: a.node})
 		m.s.later(d, func() {
-			if !a.ended {
+			if !a.ended && !m.stopIfInterrupted(a) {
 				a.node, a.stat = "", nil
 				m.attemptLock(a)
 			}
 		})
 	})
+}
+
+// interrupt interrupts the acquisition in progress, as LeaderSelector.cancelElection interrupts
+// the thread blocked in InterProcessMutex.acquire: a waiting acquisition ends at once; one with a
+// ZooKeeper call in flight ends when the call returns (a Java thread notices the interrupt at its
+// next blocking step). Either way LockInternals' lock loop deletes the acquisition's node (a node
+// its create made after all included) and the acquisition fails with ErrInterrupted.
+func (m *Mutex) interrupt() {
+	a := m.acq
+	if a == nil || a.ended || a.interrupted {
+		return
+	}
+	a.interrupted = true
+	if a.waiting {
+		a.waiting = false
+		m.s.w.CancelTimer(a.timer)
+		m.failDeleting(a, ErrInterrupted)
+	}
+}
+
+// stopIfInterrupted ends an interrupted acquisition where it noticed, reporting whether it did.
+func (m *Mutex) stopIfInterrupted(a *acquisition) bool {
+	if !a.interrupted {
+		return false
+	}
+	m.failDeleting(a, ErrInterrupted)
+	return true
 }
 
 // failDeleting ends the acquisition with err after deleting its node (the lock loop's finally).

@@ -131,7 +131,7 @@ func (f *Fuzzer) Next() FuzzCandidate {
 func sameCluster(a, b *Script) bool {
 	return a.Servers == b.Servers && a.Observers == b.Observers && a.Clients == b.Clients && a.Workload == b.Workload &&
 		a.Duration == b.Duration && a.InitialZxidCounter == b.InitialZxidCounter && a.ContainerCheckInterval == b.ContainerCheckInterval &&
-		a.SessionTimeout == b.SessionTimeout && a.ConnectionTimeout == b.ConnectionTimeout
+		a.SessionTimeout == b.SessionTimeout && a.ConnectionTimeout == b.ConnectionTimeout && a.ElectionRecipe == b.ElectionRecipe
 }
 
 // splice takes a's faults before at and b's from at on (AFL's splicing, on fault schedules).

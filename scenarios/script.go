@@ -25,6 +25,7 @@ import (
 //	containercheck 5s
 //	sessiontimeout 60s
 //	connectiontimeout 15s
+//	electionrecipe selector
 //	at 5s crash leader
 //	at 12s restart zk3
 //
@@ -87,7 +88,10 @@ type Script struct {
 	// connectionTimeoutMs: how long an operation waits for a connection before it is tried
 	// anyway); 0 keeps Curator's default, 15 s.
 	ConnectionTimeout clock.Duration
-	Actions           []Action
+	// ElectionRecipe is the election workload's recipe: "latch" (LeaderLatch, the default when
+	// empty) or "selector" (LeaderSelector with autoRequeue).
+	ElectionRecipe string
+	Actions        []Action
 }
 
 // Action is one timed fault.
@@ -253,10 +257,16 @@ func (s *Script) parseLine(line int, f []string) error {
 			s.ConnectionTimeout = d
 		}
 		return nil
+	case "electionrecipe":
+		if len(f) != 2 || (f[1] != "latch" && f[1] != "selector") {
+			return fmt.Errorf("electionrecipe takes latch or selector")
+		}
+		s.ElectionRecipe = f[1]
+		return nil
 	case "at":
 		return s.parseAction(line, f[1:])
 	}
-	return fmt.Errorf("unknown statement %q (want servers, observers, clients, workload, duration, zxidcounter, containercheck, sessiontimeout, connectiontimeout or at)", f[0])
+	return fmt.Errorf("unknown statement %q (want servers, observers, clients, workload, duration, zxidcounter, containercheck, sessiontimeout, connectiontimeout, electionrecipe or at)", f[0])
 }
 
 func (s *Script) parseAction(line int, f []string) error {
@@ -447,6 +457,9 @@ func (s *Script) Format(w io.Writer) error {
 	}
 	if s.ConnectionTimeout > 0 {
 		fmt.Fprintf(&b, "connectiontimeout %s\n", formatDuration(s.ConnectionTimeout))
+	}
+	if s.ElectionRecipe != "" {
+		fmt.Fprintf(&b, "electionrecipe %s\n", s.ElectionRecipe)
 	}
 	for _, a := range s.Actions {
 		b.WriteString(a.String())

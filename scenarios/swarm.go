@@ -77,6 +77,10 @@ func drawScript(w *sim.World, o Options) *Script {
 		// any other workload's.
 		drawTimeouts(w, s)
 	}
+	if s.Workload == "election" && w.Chance(1, 2) {
+		// Half the election seeds run LeaderSelector instead of LeaderLatch; drawn last too.
+		s.ElectionRecipe = "selector"
+	}
 	return s
 }
 

@@ -56,3 +56,26 @@ func TestLockWorkloadsDrawTimeoutsAsCuratorUsersRunThem(t *testing.T) {
 	assert.Positive(t, short)
 	assert.Positive(t, warned)
 }
+
+// TestElectionRecipeIsDrawnAndScripted: half the election seeds run LeaderSelector, named in the
+// script ("electionrecipe selector"); a script without the line runs LeaderLatch.
+func TestElectionRecipeIsDrawnAndScripted(t *testing.T) {
+	selectors := 0
+	for seed := uint64(1); seed <= 40; seed++ {
+		s, err := DrawScript(Options{Seed: seed, Workload: "election", Observers: -1})
+		require.NoError(t, err)
+		if s.ElectionRecipe == "selector" {
+			selectors++
+			assert.Contains(t, s.String(), "electionrecipe selector\n")
+		} else {
+			assert.Empty(t, s.ElectionRecipe)
+		}
+		other, err := DrawScript(Options{Seed: seed, Workload: "lock", Observers: -1})
+		require.NoError(t, err)
+		assert.Empty(t, other.ElectionRecipe)
+	}
+	assert.Greater(t, selectors, 5)
+	assert.Less(t, selectors, 35)
+	_, err := ParseScript(strings.NewReader("servers 3\nelectionrecipe mutex\n"))
+	assert.Error(t, err)
+}

@@ -19,7 +19,8 @@ import (
 //   - lock: a fair lock (InterProcessMutex, three cycles in four, sometimes reentrant) and a simple
 //     exclusive lock on one ephemeral node;
 //   - rwlock: a read-write lock (InterProcessReadWriteLock), readers reading and writers writing;
-//   - election: leader election (LeaderLatch); the leader writes, then leaves the election.
+//   - election: leader election, with LeaderLatch on half the seeds and LeaderSelector (with
+//     autoRequeue) on the other half (Script.ElectionRecipe); the leader writes, then leaves.
 //
 // An application's cycle is: acquire (sometimes with a timeout), use the resource a few times with
 // its fencing token, release. It follows Curator's advice for connection states: it stops using the
@@ -83,6 +84,7 @@ const (
 
 type lockWorkload struct {
 	kind     lockWorkloadKind
+	selector bool           // the election runs LeaderSelector instead of LeaderLatch
 	think    clock.Duration // the longest pause between two cycles of an application
 	r        *runner
 	resource *lockmodel.Resource
@@ -147,16 +149,19 @@ type lockApp struct {
 
 // lockCycle is one acquisition, use and release.
 type lockCycle struct {
-	lock      string
-	recipe    acquirer
-	latch     *lockmodel.LeaderLatch
-	write     bool
-	token     int64
-	accesses  int
-	reentrant bool // take the lock a second time during the cycle
-	downgrade bool // a writer that takes the read lock and lets the write lock go (rwlock)
-	using     bool // an access is in flight or scheduled
-	ended     bool
+	lock     string
+	recipe   acquirer
+	latch    *lockmodel.LeaderLatch
+	selector *lockmodel.LeaderSelector
+	// leaderDone ends the selector's takeLeadership.
+	leaderDone func()
+	write      bool
+	token      int64
+	accesses   int
+	reentrant  bool // take the lock a second time during the cycle
+	downgrade  bool // a writer that takes the read lock and lets the write lock go (rwlock)
+	using      bool // an access is in flight or scheduled
+	ended      bool
 }
 
 // acquirer is what Mutex and ExclusiveLock have in common.
@@ -230,6 +235,10 @@ func (l *lockWorkload) drive(a *app) {
 	cyc := &lockCycle{accesses: 1 + a.r.w.Choose(lockAccessesMax)}
 	la.cycle = cyc
 	a.busy = true
+	if l.kind == lockKindElection && a.r.script.ElectionRecipe == "selector" {
+		la.startSelector(cyc)
+		return
+	}
 	if l.kind == lockKindElection {
 		la.startLatch(cyc)
 		return
@@ -373,6 +382,9 @@ func (la *lockApp) holds(cyc *lockCycle) bool {
 	if cyc.latch != nil {
 		return cyc.latch.HasLeadership()
 	}
+	if cyc.selector != nil {
+		return cyc.selector.HasLeadership()
+	}
 	return cyc.recipe.Held()
 }
 
@@ -380,6 +392,16 @@ func (la *lockApp) holds(cyc *lockCycle) bool {
 func (la *lockApp) finish(cyc *lockCycle) {
 	if cyc.latch != nil {
 		_ = cyc.latch.Close()
+		la.endCycle(cyc)
+		return
+	}
+	if cyc.selector != nil {
+		// takeLeadership returns (the selector releases and, with autoRequeue, queues again),
+		// and the application closes the selector: it leaves the election.
+		if cyc.leaderDone != nil && cyc.selector.HasLeadership() {
+			cyc.leaderDone()
+		}
+		_ = cyc.selector.Close()
 		la.endCycle(cyc)
 		return
 	}
@@ -435,6 +457,27 @@ func (la *lockApp) startLatch(cyc *lockCycle) {
 	}
 }
 
+// startSelector joins the election with LeaderSelector and autoRequeue: the leader uses the
+// resource, then returns from takeLeadership and leaves. Interrupted (SUSPENDED, LOST), it is
+// queued again by the selector itself.
+func (la *lockApp) startSelector(cyc *lockCycle) {
+	sel, err := lockmodel.NewLeaderSelector(la.session, electionPath, la.a.name)
+	if err != nil {
+		panic(fmt.Sprintf("scenarios: leader selector of %s: %v", la.a.name, err))
+	}
+	cyc.lock, cyc.selector, cyc.write = electionPath, sel, true
+	sel.AutoRequeue = true
+	sel.TakeLeadership = func(g lockmodel.Grant, done func()) {
+		cyc.token, cyc.leaderDone = g.Token, done
+		if !cyc.using && !cyc.ended {
+			la.schedule(cyc)
+		}
+	}
+	if err := sel.Start(); err != nil {
+		la.endCycle(cyc)
+	}
+}
+
 // connectionEvent passes the client's state events to the session, then wakes a holder that waited
 // out a suspension, or ends the cycle of a lost session.
 func (l *lockWorkload) connectionEvent(a *app, e client.Event) {
@@ -461,6 +504,8 @@ func (la *lockApp) lost(cyc *lockCycle) {
 	switch {
 	case cyc.latch != nil:
 		_ = cyc.latch.Close()
+	case cyc.selector != nil:
+		_ = cyc.selector.Close()
 	case cyc.recipe.Held():
 		_ = cyc.recipe.Release(func(error) {})
 	}
