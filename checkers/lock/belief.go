@@ -41,10 +41,12 @@ type Requeue struct {
 // locks (both, unless both read). A span of belief is half-open, [grant, let go), so that a holder
 // that lets go in the very instant another is granted does not count.
 //
-// One overlap is excused: the older holder's session had been closed by the server (its ephemeral
-// node deleted by the closeSession of an expiry) before the newer holder was granted. That holder
-// could not know (it was paused, or cut off from every server); using the resource then is what
-// lock/unsafe-without-fencing judges. Every other overlap is a recipe fault: the older holder's node
+// One overlap is excused: either holder's session had been closed by the server (its ephemeral
+// node deleted by the closeSession of an expiry) by the time the newer holder was granted. The
+// older one could not know (it was paused, or cut off from every server); the newer one was granted
+// from a server that had not applied the expiry yet (a follower cut off from the leader still
+// answers reads for a moment), after its session had ended. Neither holder could know, and using
+// the resource then is what lock/unsafe-without-fencing judges. Every other overlap is a recipe fault: the older holder's node
 // was still alive (the recipe granted both), or it had been deleted by a delete (its own recipe,
 // typically, replaced it and went on believing, as LeaderLatch before Curator 5.4.0 did).
 //
@@ -78,7 +80,7 @@ func checkBelief(h *History, t *lockTree, fenced *collector) []checkers.Result {
 					continue
 				}
 				n := t.byToken[older.Token]
-				if n != nil && !n.aliveAt(newer.Start) && n.byClose {
+				if expiredBy(n, newer.Start) || expiredBy(t.byToken[newer.Token], newer.Start) {
 					excused++
 					continue
 				}
@@ -96,6 +98,9 @@ func checkBelief(h *History, t *lockTree, fenced *collector) []checkers.Result {
 	}
 	return []checkers.Result{plain.result(checked, summary), skipped(CheckerExclusiveBeliefFenced, "fencing is off")}
 }
+
+// expiredBy reports whether a node had been deleted by the close of its session (an expiry) by at.
+func expiredBy(n *node, at clock.Time) bool { return n != nil && n.byClose && !n.aliveAt(at) }
 
 func beliefFinding(l Lock, older, newer Hold, n *node) checkers.Finding {
 	f := checkers.Finding{

@@ -151,3 +151,17 @@ func TestChurnFlagsALivelock(t *testing.T) {
 	// Without requeues a lock nobody wants is idle, not livelocked.
 	assert.Equal(t, checkers.Pass, result(t, churnHistory(0, at(150)), CheckerChurn).Status)
 }
+
+// TestExclusiveBeliefExcusesAGrantToAnExpiredSession: c2 is granted at 2.1 s from a follower that
+// had not applied the expiry of c2's session (its node closed at 2 s): it cannot know either.
+func TestExclusiveBeliefExcusesAGrantToAnExpiredSession(t *testing.T) {
+	h := electionHistory("alive", at(2.6), false)
+	var b logBuilder
+	b.log = h.Committed
+	b.zxid = int64(len(h.Committed))
+	b.close(2, at(2))
+	h.Committed = b.log
+	r := result(t, h, CheckerExclusiveBelief)
+	assert.Equal(t, checkers.Pass, r.Status, "%v", r.Findings)
+	assert.NotEmpty(t, r.Notes)
+}
