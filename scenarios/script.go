@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/zabmodel"
 )
 
 // Script is a scenario: the cluster, the workload and a timed list of fault actions. A random run
@@ -26,6 +27,7 @@ import (
 //	sessiontimeout 60s
 //	connectiontimeout 15s
 //	electionrecipe selector
+//	zkversion 3.8.0
 //	at 5s crash leader
 //	at 12s restart zk3
 //
@@ -91,7 +93,10 @@ type Script struct {
 	// ElectionRecipe is the election workload's recipe: "latch" (LeaderLatch, the default when
 	// empty) or "selector" (LeaderSelector with autoRequeue).
 	ElectionRecipe string
-	Actions        []Action
+	// ZKVersion, if set, is the ZooKeeper release the servers behave as (zabmodel.ParseRelease):
+	// its bug switches are on, in addition to the run's own.
+	ZKVersion string
+	Actions   []Action
 }
 
 // Action is one timed fault.
@@ -263,10 +268,20 @@ func (s *Script) parseLine(line int, f []string) error {
 		}
 		s.ElectionRecipe = f[1]
 		return nil
+	case "zkversion":
+		if len(f) != 2 {
+			return fmt.Errorf("zkversion takes one version")
+		}
+		release, err := zabmodel.ParseRelease(f[1])
+		if err != nil {
+			return err
+		}
+		s.ZKVersion = release.Name
+		return nil
 	case "at":
 		return s.parseAction(line, f[1:])
 	}
-	return fmt.Errorf("unknown statement %q (want servers, observers, clients, workload, duration, zxidcounter, containercheck, sessiontimeout, connectiontimeout, electionrecipe or at)", f[0])
+	return fmt.Errorf("unknown statement %q (want servers, observers, clients, workload, duration, zxidcounter, containercheck, sessiontimeout, connectiontimeout, electionrecipe, zkversion or at)", f[0])
 }
 
 func (s *Script) parseAction(line int, f []string) error {
@@ -460,6 +475,9 @@ func (s *Script) Format(w io.Writer) error {
 	}
 	if s.ElectionRecipe != "" {
 		fmt.Fprintf(&b, "electionrecipe %s\n", s.ElectionRecipe)
+	}
+	if s.ZKVersion != "" {
+		fmt.Fprintf(&b, "zkversion %s\n", s.ZKVersion)
 	}
 	for _, a := range s.Actions {
 		b.WriteString(a.String())

@@ -114,7 +114,7 @@ func defaultScenarioFlags() scenarioFlags {
 	return scenarioFlags{
 		servers: defaultServers, observers: defaultObservers, clients: scenarios.DefaultClients, workload: "mixed",
 		faults: defaultFaults, duration: scenarios.DefaultDuration, livenessBound: scenarios.DefaultLivenessBound,
-		checkTimeLimit: checkers.DefaultTimeLimit,
+		checkTimeLimit: checkers.DefaultTimeLimit, zkVersion: zabmodel.DefaultRelease,
 	}
 }
 
