@@ -53,6 +53,10 @@ type runFlags struct {
 	outMax        int
 	stopOnFailure bool
 	quiet         bool
+	// timeLimit, when positive, starts no new seed once it has passed (cmd_run_limits.go).
+	timeLimit time.Duration
+	// shardFromEnv, when positive, is the shard count, the index coming from the environment.
+	shardFromEnv int64
 }
 
 func newRunFlags() (*flag.FlagSet, *runFlags) {
@@ -68,6 +72,7 @@ func newRunFlags() (*flag.FlagSet, *runFlags) {
 	fs.IntVar(&f.outMax, "out-max", 20, "write --out artifacts for at most this many failing seeds")
 	fs.BoolVar(&f.stopOnFailure, "stop-on-failure", false, "start no new seed after the first failure")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line and no explanations; failing seeds and the summary only")
+	registerDistributedRunFlags(fs, f)
 	f.scenario.register(fs)
 	return fs, f
 }
@@ -82,6 +87,9 @@ func (f *runFlags) validate(set map[string]bool) (seedRange, error) {
 		}
 		r.start, r.count = f.seed.value, 1
 	}
+	if f.timeLimit > 0 && !set["seeds"] && !f.seed.given {
+		r.count = unboundedSeeds(r.start) // Seeds until the time limit: the range is only a bound.
+	}
 	if r.count < 1 || r.count > maxSeedsPerSweep {
 		problems = append(problems, fmt.Errorf("--seeds must be 1 to %d, not %d", int64(maxSeedsPerSweep), r.count))
 	} else if r.start > math.MaxUint64-uint64(r.count-1) {
@@ -92,6 +100,9 @@ func (f *runFlags) validate(set map[string]bool) (seedRange, error) {
 	}
 	if f.outMax < 0 {
 		problems = append(problems, fmt.Errorf("--out-max must not be negative, not %d", f.outMax))
+	}
+	if err := f.validateDistributed(set, &r); err != nil {
+		problems = append(problems, err)
 	}
 	return r, errors.Join(problems...)
 }
@@ -128,6 +139,10 @@ func runSweep(env *environment, f *runFlags, opts scenarios.Options, seeds seedR
 			return false
 		}
 		out.seed(opts, result)
+		if f.timeLimit > 0 && time.Since(began) >= f.timeLimit {
+			out.timeUp = true
+			return false
+		}
 		return !(f.stopOnFailure && result.failed())
 	})
 	out.finish(time.Since(began), setupErr != nil)
@@ -212,6 +227,15 @@ type summaryRecord struct {
 	StoppedEarly      bool             `json:"stopped_early"`
 	Flags             []string         `json:"flags"`
 	DeterminismBugs   int              `json:"determinism_bugs,omitempty"`
+	// Build, Parallel, TimeLimit and TimeLimitReached let 'simrun merge' check that shards belong
+	// together and print the whole sweep's summary (cmd_merge.go).
+	Build            buildInfo `json:"build"`
+	Parallel         int       `json:"parallel,omitempty"`
+	TimeLimit        string    `json:"time_limit,omitempty"`
+	TimeLimitReached bool      `json:"time_limit_reached,omitempty"`
+	// ContiguousSeeds, in a merge of shards that stopped early or ran out of time, counts the
+	// seeds from SeedStart that every shard covered.
+	ContiguousSeeds int64 `json:"contiguous_seeds,omitempty"`
 }
 
 func writeJSON(w io.Writer, value any) {

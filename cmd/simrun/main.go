@@ -42,6 +42,9 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "sweep seeds and report the failing ones", runUsage, cmdRun},
+		{"merge", "merge the --json output of a sweep's shards into the whole sweep's result", mergeUsage, cmdMerge},
+		{"farm", "run fresh seeds for a time limit, recording each distinct failure in a database", farmUsage, cmdFarm},
+		{"failures", "list and export the failures a farm recorded", failuresUsage, cmdFailures},
 		{"replay", "run one seed or script with its trace, and check determinism", replayUsage, cmdReplay},
 		{"shrink", "shrink a failing seed's script to a minimal one", shrinkUsage, cmdShrink},
 		{"explore", "crash a small configuration at every crash point it reaches, one run each", exploreUsage, cmdExplore},
@@ -203,6 +206,15 @@ func flagSetFor(name string) *flag.FlagSet {
 	switch name {
 	case "run":
 		fs, _ := newRunFlags()
+		return fs
+	case "merge":
+		fs, _ := newMergeFlags()
+		return fs
+	case "farm":
+		fs, _ := newFarmFlags()
+		return fs
+	case "failures":
+		fs, _ := newFailuresFlags()
 		return fs
 	case "fuzz":
 		fs, _ := newFuzzFlags()

@@ -36,6 +36,8 @@ type sweepPrinter struct {
 	lastProgress    time.Time
 	began           time.Time
 	expected        int64
+	// timeUp records that --time-limit stopped the sweep, which is its planned end, not an early one.
+	timeUp bool
 }
 
 func newSweepPrinter(env *environment, f *runFlags, seeds seedRange) *sweepPrinter {
@@ -152,15 +154,20 @@ func (p *sweepPrinter) finish(wall time.Duration, aborted bool) {
 
 func (p *sweepPrinter) summary(wall time.Duration, aborted bool) summaryRecord {
 	t := p.totals
-	return summaryRecord{
+	s := summaryRecord{
 		Type: "summary", SeedStart: p.seeds.start, Seeds: p.seeds.count, Shard: p.seeds.shard.String(),
 		SeedsRun: t.run, Passed: t.passed, Failed: t.failed, Failures: t.failures, Events: t.events,
 		VirtualSeconds: t.virtual.Seconds(), BusySeconds: t.busy.Seconds(), CheckerSeconds: t.checkers.Seconds(),
 		WallSeconds: wall.Seconds(), SeedsPerSecond: ratio(float64(t.run), wall.Seconds()),
 		VirtualPerWall: ratio(t.virtual.Seconds(), wall.Seconds()), MeanEventsPerSeed: ratio(float64(t.events), float64(t.run)),
-		OutsideFaultModel: p.flags.scenario.datagramFaults, StoppedEarly: aborted || t.run < p.expected,
+		OutsideFaultModel: p.flags.scenario.datagramFaults, StoppedEarly: aborted || t.run < p.expected && !p.timeUp,
 		Flags: p.flags.scenario.replayArgs(), DeterminismBugs: p.determinismBugs,
+		Build: currentBuild(), Parallel: p.flags.parallel, TimeLimitReached: p.timeUp,
 	}
+	if p.flags.timeLimit > 0 {
+		s.TimeLimit = p.flags.timeLimit.String()
+	}
+	return s
 }
 
 // writeSummaryTable prints the summary for a person.
@@ -170,7 +177,11 @@ func writeSummaryTable(w io.Writer, s summaryRecord, f *runFlags) {
 		b.WriteString(outsideModelWarning + "\n")
 	}
 	last := s.SeedStart + uint64(s.Seeds) - 1
-	fmt.Fprintf(&b, "summary: seeds %d..%d, shard %s, %d in parallel\n", s.SeedStart, last, s.Shard, f.parallel)
+	if s.TimeLimit != "" && s.SeedsRun < s.Seeds {
+		fmt.Fprintf(&b, "summary: seeds from %d for %s, shard %s, %d in parallel\n", s.SeedStart, s.TimeLimit, s.Shard, f.parallel)
+	} else {
+		fmt.Fprintf(&b, "summary: seeds %d..%d, shard %s, %d in parallel\n", s.SeedStart, last, s.Shard, f.parallel)
+	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  seeds run\t%d\n", s.SeedsRun)
 	fmt.Fprintf(tw, "  passed\t%d\n", s.Passed)
@@ -189,6 +200,9 @@ func writeSummaryTable(w io.Writer, s summaryRecord, f *runFlags) {
 	}
 	if s.StoppedEarly {
 		fmt.Fprintf(&b, "note: the sweep stopped early, after %d of this shard's seeds\n", s.SeedsRun)
+	}
+	if s.TimeLimitReached {
+		fmt.Fprintf(&b, "note: --time-limit %s ran out after %d seeds\n", s.TimeLimit, s.SeedsRun)
 	}
 	if s.DeterminismBugs > 0 {
 		fmt.Fprintf(&b, "DETERMINISM BUG: %d failing seeds replayed differently for --out (see stderr)\n", s.DeterminismBugs)
