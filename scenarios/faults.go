@@ -44,6 +44,9 @@ func (r *runner) act(i int, a Action) {
 		r.actionResults[i].done = true
 		r.faultsInjected++
 	}
+	if r.opts.Watch != nil && r.opts.Watch.Action != nil {
+		r.opts.Watch.Action(i, a, r.w.Now(), why)
+	}
 }
 
 // perform carries out action i and says why it did nothing, or "" if it did something.
@@ -230,6 +233,10 @@ func (r *runner) targets(name string) []sim.NodeID {
 	case aClient:
 		if n <= len(r.apps) {
 			return []sim.NodeID{r.apps[n-1].node}
+		}
+	case aRedis:
+		if rn, ok := r.gen.(redisNoder); ok && n <= len(rn.redisNodes()) {
+			return []sim.NodeID{rn.redisNodes()[n-1]}
 		}
 	}
 	return nil

@@ -45,6 +45,14 @@ type Options struct {
 	// the lock workloads' recipes that show a lock checker firing end to end. They are not bugs of
 	// the zoo and are never hunted for.
 	RecipeSelfTests lockmodel.SelfTests
+	// SelfTests breaks the servers on purpose in ways only a client-visible checker can see, to
+	// test the harness itself (see zabmodel.SelfTest). They are not bugs of the zoo.
+	SelfTests zabmodel.SelfTests
+	// NoZabChecker keeps the white-box ZAB checker from judging the run: it still follows the
+	// protocol (the client-visible checkers replay the committed log it reports), but its
+	// violations neither end the run nor fail it. An option for testing the harness, so that a
+	// self-test is seen to be caught by a client-visible checker alone; never for finding bugs.
+	NoZabChecker bool
 	// LinearizableReadsAfterSync adds the opt-in check that ZooKeeper does not promise
 	// (ZOOKEEPER-1675).
 	LinearizableReadsAfterSync bool
@@ -81,6 +89,12 @@ type Options struct {
 	// Visualization, if set, is asked for a writer for each linearizability check (its model and
 	// prefix); porcupine's HTML visualization of the history is written there. nil means none.
 	Visualization func(model checkers.ModelKind, prefix string) io.Writer
+	// Watch, if set, receives the run's structured events as they happen (see Watch); it does not
+	// change the run.
+	Watch *Watch
+	// Annotations, if set, is asked once the run is over for the annotations of every
+	// linearizability visualization (the faults and leader changes it saw); see Visualization.
+	Annotations func() []checkers.Annotation
 }
 
 // Defaults.
@@ -142,6 +156,9 @@ func ParseFaults(s string) ([]string, error) {
 func recipeBugsApply(bugs lockmodel.Bugs, workload string) error {
 	if bugs.Empty() || slices.Contains(LockWorkloads, workload) {
 		return nil
+	}
+	if slices.Contains(redisWorkloads, workload) && bugs == (lockmodel.Bugs{}).With(lockmodel.BugNoFencing) {
+		return nil // The Redis lock workloads' resource checks tokens unless told not to.
 	}
 	return fmt.Errorf("%w: recipe bug %s acts only on the %s workloads, never on %s", ErrOptions, bugs, strings.Join(LockWorkloads, ", "), workload)
 }

@@ -25,6 +25,8 @@ var regressions = []struct {
 }{
 	{"trunc-below-snap", 1000, zabmodel.Bugs{}, lockmodel.Bugs{}.With(lockmodel.BugUnprotectedCreate)},
 	{"stale-newleader-ack", 300034, zabmodel.Bugs{}, lockmodel.Bugs{}},
+	{"late-newleader-1005550", 1005550, zabmodel.Bugs{}, lockmodel.Bugs{}},
+	{"late-newleader-1069851", 1069851, zabmodel.Bugs{}, lockmodel.Bugs{}},
 	{"snap-leave-before-newleader", 1067370, zabmodel.Bugs{}, lockmodel.Bugs{}},
 	{"trunc-point-unreachable", 1000, zabmodel.Bugs{}, lockmodel.Bugs{}},
 }
@@ -122,4 +124,17 @@ func TestRegressions(t *testing.T) {
 			require.False(t, rep.Failed(), rep.Explain())
 		})
 	}
+}
+
+// TestClientKilledDuringSetupIsNotStarted: seed 2550 with datagram faults killed c1 (17.69 s)
+// before the workload's setup finished (19.999 s), and the application was then started on its
+// crashed node: a harness panic ("client: invalid argument: node c1 is crashed"). It must be left
+// down until it is revived. The run still fails, inside its own class: datagram faults are
+// outside ZAB's fault model.
+func TestClientKilledDuringSetupIsNotStarted(t *testing.T) {
+	rep, err := Run(Options{Seed: 2550, Observers: -1, Clients: DefaultClients, Faults: FaultFamilies,
+		Duration: DefaultDuration, LivenessBound: DefaultLivenessBound, DatagramFaults: true})
+	require.NoError(t, err)
+	require.NotEqual(t, sim.Panic, rep.Outcome.Kind, rep.Explain())
+	require.NotEqual(t, "panic", rep.Failure())
 }

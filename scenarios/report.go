@@ -101,7 +101,9 @@ func (r *runner) judge(liveness *checkers.LivenessFacts) *Report {
 		Stats: Stats{VirtualTime: r.w.Now(), Events: r.w.Events(), OpsCompleted: r.opsCompleted,
 			Committed: len(h.Committed), Leaders: r.leaders, FaultsInjected: r.faultsInjected},
 	}
-	rep.Zab = r.zab.Violations()
+	if !r.opts.NoZabChecker {
+		rep.Zab = r.zab.Violations()
+	}
 	rep.ZabCheckTime = r.zab.Summary().HostTime
 	if rep.Outcome.Kind == sim.Running {
 		r.w.Finish()
@@ -115,8 +117,13 @@ func (r *runner) judge(liveness *checkers.LivenessFacts) *Report {
 		lin[i].TimeLimit = r.opts.CheckTimeLimit
 	}
 	if r.opts.Visualization != nil {
+		var annotations []checkers.Annotation
+		if r.opts.Annotations != nil {
+			annotations = r.opts.Annotations()
+		}
 		for i := range lin {
 			lin[i].Visualization = r.opts.Visualization(lin[i].Model, lin[i].Prefix)
+			lin[i].Annotations = annotations
 		}
 	}
 	opts := checkers.Options{
@@ -190,7 +197,7 @@ func judgeConvergence(ends []serverEnd, l *checkers.LivenessFacts, bound clock.D
 	}
 	res.Status = checkers.Violation
 	res.Findings = append(res.Findings, checkers.Finding{Checker: CheckerConvergence, Rule: "converge-after-heal",
-		Message: fmt.Sprintf("%s after the liveness bound of %v following the heal at %s",
+		Message: fmt.Sprintf("%s after the liveness bound of %v following the heal at %ss",
 			strings.Join(problems, "; "), bound, strings.TrimSpace(l.HealTime.String()))})
 	return res
 }

@@ -121,6 +121,7 @@ func (r *runner) build() error {
 		bugs = bugs.Union(release.Bugs)
 	}
 	cfg := zabmodel.Config{Voters: s.Servers, Observers: s.Observers, SnapCount: r.opts.SnapCount, Bugs: bugs,
+		SelfTests:          r.opts.SelfTests,
 		InitialZxidCounter: s.InitialZxidCounter, ContainerCheckInterval: s.ContainerCheckInterval}
 	checker, err := zab.New(zab.Config{
 		Voters: cfg.WithDefaults().VoterSids(), Observers: cfg.WithDefaults().Sids()[s.Servers:],
@@ -138,6 +139,11 @@ func (r *runner) build() error {
 	}
 	r.ens.SetCrashHook(r.crashHook)
 	r.gen = workloadMakers[s.Workload](r.w)
+	if b, ok := r.gen.(builder); ok {
+		if err := b.build(r); err != nil { // The Redis workloads' servers (workload_redis.go).
+			return err
+		}
+	}
 	for i := 1; i <= s.Clients; i++ {
 		r.apps = append(r.apps, newApp(r, i, r.gen))
 	}
@@ -147,6 +153,9 @@ func (r *runner) build() error {
 
 // zabFailed ends the run at the first broken ZAB invariant: what follows would be its echoes.
 func (r *runner) zabFailed(v zab.Violation) {
+	if r.opts.NoZabChecker {
+		return
+	}
 	if r.zabViolation == nil {
 		r.zabViolation = &v
 		r.w.Fail(fmt.Errorf("%s", v.String()))
@@ -164,6 +173,9 @@ func (r *runner) observe(e zabmodel.Event) {
 		r.proposed[txnKey{e.Zxid, e.Hash}] = r.cloneTxn(e.Txn, e.TxnData)
 	case zabmodel.EventEstablished:
 		r.leaders++
+	}
+	if r.opts.Watch != nil && r.opts.Watch.Protocol != nil {
+		r.opts.Watch.Protocol(e)
 	}
 	r.zab.Observe(e)
 	if r.opts.Coverage != nil {
@@ -214,10 +226,13 @@ func (r *runner) sessionStarted(a *app, id int64, timeout clock.Duration) {
 
 // runFaultPhase starts everything and plays the script's actions.
 func (r *runner) runFaultPhase() {
+	r.faultStart = clock.Time(warmup)
+	r.faultEnd = r.faultStart.Add(r.script.Duration)
+	r.startWatch()
 	r.ens.Start()
 	startApps := func() {
 		for _, a := range r.apps {
-			r.w.After(r.w.Between(0, clock.Second, clock.Millisecond), a.start)
+			r.w.After(r.w.Between(0, clock.Second, clock.Millisecond), a.begin)
 		}
 	}
 	if s, ok := r.gen.(setupper); ok {
@@ -226,8 +241,6 @@ func (r *runner) runFaultPhase() {
 		startApps()
 	}
 	r.health.start()
-	r.faultStart = clock.Time(warmup)
-	r.faultEnd = r.faultStart.Add(r.script.Duration)
 	r.actionResults = make([]actionResult, len(r.script.Actions))
 	for i, action := range r.script.Actions {
 		r.w.At(r.faultStart.Add(action.At), func() { r.act(i, action) })

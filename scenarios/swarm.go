@@ -39,7 +39,7 @@ func drawScript(w *sim.World, o Options) *Script {
 		}
 	}
 	if s.Workload == "" || s.Workload == "mixed" {
-		names := Workloads()
+		names := drawnWorkloads()
 		s.Workload = names[w.Choose(len(names))]
 	}
 	if s.Servers > 1 && w.Chance(1, 10) {
@@ -50,6 +50,9 @@ func drawScript(w *sim.World, o Options) *Script {
 		s.InitialZxidCounter = 0xffffffff - int64(50+w.Choose(200))
 	}
 	d := &drawer{w: w, s: s}
+	if redisServerCount(s.Workload) > 0 {
+		return drawRedisScript(d, o) // The Redis lock workloads' faults hit their own servers.
+	}
 	for _, family := range FaultFamilies {
 		if !slices.Contains(o.Faults, family) || !w.Chance(2, 3) {
 			continue
@@ -87,8 +90,8 @@ func drawScript(w *sim.World, o Options) *Script {
 // Session timeouts the servers grant: [2, 20] ticks of 2 s (zoo.cfg's minSessionTimeout and
 // maxSessionTimeout defaults).
 const (
-	serverMinSessionTimeout = 4 * clock.Second
-	serverMaxSessionTimeout = 40 * clock.Second
+	serverMinSessionTimeout = MinSessionTimeout
+	serverMaxSessionTimeout = MaxSessionTimeout
 )
 
 // drawTimeouts draws a lock workload's session and connection timeouts from the ranges Curator's
@@ -96,7 +99,7 @@ const (
 // as they were):
 //
 //   - two in five keep Curator's defaults (CuratorFrameworkFactory: 60 s session, 15 s connection);
-//     the servers grant at most 40 s;
+//     the servers grant at most 40 s, which the script records;
 //   - two in five run short sessions, from the servers' minimum (4 s) to 20 s, with a connection
 //     timeout below the session timeout, from 1 s up;
 //   - one in five run the combination CuratorZookeeperClient warns about ("session timeout is
@@ -109,7 +112,9 @@ const (
 func drawTimeouts(w *sim.World, s *Script) {
 	switch n := w.Choose(5); {
 	case n < 2:
-		s.SessionTimeout, s.ConnectionTimeout = 60*clock.Second, 15*clock.Second
+		// Curator asks for 60 s; the servers grant their maximum, and the script says what they
+		// grant (a script refuses what no server would).
+		s.SessionTimeout, s.ConnectionTimeout = serverMaxSessionTimeout, 15*clock.Second
 	case n < 4:
 		s.SessionTimeout = w.Between(serverMinSessionTimeout, 20*clock.Second, 100*clock.Millisecond)
 		s.ConnectionTimeout = w.Between(clock.Second, s.SessionTimeout, 100*clock.Millisecond)

@@ -11,14 +11,14 @@ import (
 )
 
 func TestScriptSessionAndConnectionTimeouts(t *testing.T) {
-	s, err := ParseScript(strings.NewReader("servers 3\nworkload lock\nsessiontimeout 60s\nconnectiontimeout 15s\n"))
+	s, err := ParseScript(strings.NewReader("servers 3\nworkload lock\nsessiontimeout 40s\nconnectiontimeout 15s\n"))
 	require.NoError(t, err)
-	assert.Equal(t, 60*clock.Second, s.SessionTimeout)
+	assert.Equal(t, 40*clock.Second, s.SessionTimeout)
 	assert.Equal(t, 15*clock.Second, s.ConnectionTimeout)
 	again, err := ParseScript(strings.NewReader(s.String()))
 	require.NoError(t, err)
 	assert.Equal(t, s, again, "the text form keeps the timeouts")
-	for _, bad := range []string{"sessiontimeout 0s", "sessiontimeout", "connectiontimeout soon", "connectiontimeout 11m"} {
+	for _, bad := range []string{"sessiontimeout 0s", "sessiontimeout 60s", "sessiontimeout", "connectiontimeout soon", "connectiontimeout 11m"} {
 		_, err := ParseScript(strings.NewReader("servers 3\n" + bad + "\n"))
 		assert.Error(t, err, bad)
 	}
@@ -34,7 +34,7 @@ func TestLockWorkloadsDrawTimeoutsAsCuratorUsersRunThem(t *testing.T) {
 		s, err := DrawScript(Options{Seed: seed, Workload: "lock", Observers: -1})
 		require.NoError(t, err)
 		switch {
-		case s.SessionTimeout == 60*clock.Second && s.ConnectionTimeout == 15*clock.Second:
+		case s.SessionTimeout == 40*clock.Second && s.ConnectionTimeout == 15*clock.Second:
 			defaults++
 		case s.ConnectionTimeout > s.SessionTimeout:
 			warned++

@@ -19,7 +19,13 @@ Sweeps a range of seeds, one scenarios.Run per seed, in parallel across seeds. E
 own cluster, workload and fault schedule (swarm testing) unless flags fix them. Prints every
 failing seed with the exact command that replays it, then a summary.
 
-Exit status: 0 when every seed passed, 1 when a seed failed, 2 on bad usage or input.
+Exit status: 0 when every seed passed, 1 when a seed failed, 2 on bad usage or input, 130 when
+interrupted (Ctrl-C) before any seed failed. An interrupted sweep starts no new seed, finishes the
+ones running, and prints its partial summary (with --json, the summary object too); a second
+Ctrl-C ends it at once.
+
+On a terminal a progress bar shows the seeds run, the rate and the time left; otherwise a
+progress line goes to stderr every 10 s. --quiet shows neither.
 
 Examples:
   simrun run                                   # seeds 1..100 with every fault family
@@ -27,17 +33,21 @@ Examples:
   simrun run --seed 42 --servers 5 --faults crash,partition --duration 2m
   simrun run --seeds 200 --bug ZK-3911 --stop-on-failure --out failures/
   simrun run --seeds 100000 --shard 3/16 --json > shard-3.jsonl   # one of 16 CI workers
-  simrun run --seeds 50 --script shrunk.script # sweep a saved script over seeds
+  simrun run --seeds 50 --script scenarios/testdata/named/minority-partition.script  # a script over seeds
 
 Shards: --shard i/n runs the seeds whose index in the range is i modulo n, so n workers given the
 same range and shards 0/n..n-1/n cover it exactly once; their JSON seed lines concatenate and
 their summary counts add up.
 
---out DIR writes, for each of the first --out-max failing seeds (in seed order), a directory
-seed-S/ with the text trace (the seed replayed with the trace on), the script, and the
-explanation with the replay command. When a linearizability check failed, the replay also
-writes porcupine's HTML visualization of each linearizability check of the run, named
-porcupine-MODEL-PREFIX.html (e.g. porcupine-register-root.html); open it in a browser.
+--out DIR (a new or empty directory: two sweeps never mix) writes, for each of the first
+--out-max failing seeds (in seed order) and for the first seed of every failure class, a
+directory seed-S/ with report.html (the run drawn: servers, clients, messages, faults and the
+violation; open it in a browser), the text trace (the seed replayed with the trace on), the
+script, and the explanation with the replay command, the build and the command line. The replay
+also writes porcupine's HTML visualization of each linearizability check of the run, failing or
+not, named porcupine-MODEL-PREFIX.html (e.g. porcupine-register-root.html). DIR/index.html lists
+every failing seed by failure class. With --shrink, each seed-S/ also gets shrunk.script, the
+seed's script shrunk as 'simrun shrink' does (at most 300 runs per seed).
 `
 
 // runFlags are the run command's flags.
@@ -57,6 +67,7 @@ type runFlags struct {
 	timeLimit time.Duration
 	// shardFromEnv, when positive, is the shard count, the index coming from the environment.
 	shardFromEnv int64
+	shrink       bool
 }
 
 func newRunFlags() (*flag.FlagSet, *runFlags) {
@@ -69,10 +80,11 @@ func newRunFlags() (*flag.FlagSet, *runFlags) {
 	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "seeds run at once, one goroutine each")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object per seed on stdout, then a summary object")
 	fs.StringVar(&f.outDir, "out", "", "write the failing seeds' traces, scripts and explanations under `DIR`")
-	fs.IntVar(&f.outMax, "out-max", 20, "write --out artifacts for at most this many failing seeds")
+	fs.IntVar(&f.outMax, "out-max", 20, "write --out artifacts for this many failing seeds at most, besides the first seed of each failure class")
 	fs.BoolVar(&f.stopOnFailure, "stop-on-failure", false, "start no new seed after the first failure")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line and no explanations; failing seeds and the summary only")
 	registerDistributedRunFlags(fs, f)
+	fs.BoolVar(&f.shrink, "shrink", false, "with --out: also shrink each failing seed written there and save shrunk.script beside its trace")
 	f.scenario.register(fs)
 	return fs, f
 }
@@ -98,6 +110,9 @@ func (f *runFlags) validate(set map[string]bool) (seedRange, error) {
 	if f.parallel < 1 || f.parallel > maxParallel {
 		problems = append(problems, fmt.Errorf("--parallel must be 1 to %d, not %d", maxParallel, f.parallel))
 	}
+	if f.shrink && f.outDir == "" {
+		problems = append(problems, errors.New("--shrink saves each shrunk script beside its trace: it needs --out DIR"))
+	}
 	if f.outMax < 0 {
 		problems = append(problems, fmt.Errorf("--out-max must not be negative, not %d", f.outMax))
 	}
@@ -117,6 +132,12 @@ func cmdRun(env *environment, args []string) int {
 	var opts scenarios.Options
 	if err == nil {
 		opts, err = f.scenario.options()
+	}
+	if err == nil && f.outDir != "" {
+		err = prepareOutDir(f.outDir)
+	}
+	if err == nil && f.scenario.otherBuild != "" {
+		fmt.Fprintln(env.stderr, f.scenario.otherBuild)
 	}
 	if err != nil {
 		usageFailed(env, "run", err)
@@ -143,6 +164,10 @@ func runSweep(env *environment, f *runFlags, opts scenarios.Options, seeds seedR
 			out.timeUp = true
 			return false
 		}
+		if interrupted(env) {
+			out.interrupted = true
+			return false
+		}
 		return !(f.stopOnFailure && result.failed())
 	})
 	out.finish(time.Since(began), setupErr != nil)
@@ -152,8 +177,20 @@ func runSweep(env *environment, f *runFlags, opts scenarios.Options, seeds seedR
 		return exitUsage
 	case out.totals.failed > 0 || out.determinismBugs > 0:
 		return exitFailure
+	case out.interrupted:
+		return exitInterrupted
 	}
 	return exitPass
+}
+
+// interrupted reports whether SIGINT asked the sweep to stop.
+func interrupted(env *environment) bool {
+	select {
+	case <-env.interrupt:
+		return true
+	default:
+		return false
+	}
 }
 
 // totals are the additive counts of a sweep: shards' totals add up to the whole range's.
@@ -236,6 +273,9 @@ type summaryRecord struct {
 	// ContiguousSeeds, in a merge of shards that stopped early or ran out of time, counts the
 	// seeds from SeedStart that every shard covered.
 	ContiguousSeeds int64 `json:"contiguous_seeds,omitempty"`
+	Interrupted     bool  `json:"interrupted,omitempty"`
+	// Command says how the summary was made: it is an artifact too.
+	Command string `json:"command"`
 }
 
 func writeJSON(w io.Writer, value any) {

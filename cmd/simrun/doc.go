@@ -57,5 +57,5 @@ Examples:
   simrun shrink --seed 17 --bug ZK-3911        # its minimal fault script
   simrun explore --bug ZK-1653                 # crash a small ensemble at every crash point it reaches
   simrun hunt                                  # the bug zoo: seeds and time until each bug is found
-  simrun conform --normalize < seq.jsonl       # conformance results of the simulated server
+  simrun conform --normalize < scenarios/conform/testdata/set_get.jsonl  # the simulated server's results
 `

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -93,46 +94,68 @@ func allBugNames() []string {
 	return names
 }
 
-// selftestFlag collects --selftest values: repeatable, each a comma-separated list of self-test
-// names. A self-test is a deliberate fault that shows a checker firing end to end; it is not a bug
-// of the zoo, and hunt never looks for it. The recipe self-tests (lockmodel) act on the lock
-// workloads.
-type selftestFlag struct {
+// selfTestFlag collects --selftest values: repeatable, each a comma-separated list of self-test
+// names. A self-test breaks zabsim on purpose to test the harness: a server self-test
+// (zabmodel.SelfTestList) breaks the server in a way only a client-visible checker can see; a
+// recipe self-test (lockmodel.SelfTestList) breaks a lock recipe so that a lock checker is seen
+// firing, and acts only on the lock workloads. They are not bugs, and 'simrun bugs' and 'simrun
+// hunt' do not list them. The two tables share no name, so one flag serves both, as --bug serves
+// the server and the recipe bugs.
+type selfTestFlag struct {
+	server zabmodel.SelfTests
 	recipe lockmodel.SelfTests
 }
 
-func (s *selftestFlag) String() string {
+func (s *selfTestFlag) String() string {
 	if s == nil || s.empty() {
 		return ""
 	}
-	return strings.Join(s.recipe.Names(), ",")
+	return strings.Join(s.canonicalNames(), ",")
 }
 
-func (s *selftestFlag) empty() bool { return s.recipe.Empty() }
+// empty reports whether no self-test is switched on.
+func (s *selfTestFlag) empty() bool { return s.server.Empty() && s.recipe.Empty() }
+
+// canonicalNames are the switched-on names in table order.
+func (s *selfTestFlag) canonicalNames() []string {
+	return append(s.server.Names(), s.recipe.Names()...)
+}
 
 // Set parses one occurrence; an unknown name is refused at once, naming the known ones.
-func (s *selftestFlag) Set(value string) error {
+func (s *selfTestFlag) Set(value string) error {
 	for _, name := range strings.Split(value, ",") {
 		name = strings.TrimSpace(name)
 		if name == "" || strings.EqualFold(name, "none") {
 			continue
 		}
-		recipe, err := lockmodel.ParseSelfTests(name)
-		if err != nil {
-			return fmt.Errorf("unknown self-test %q (known: %s)", name, strings.Join(allSelfTestNames(), ", "))
-		}
-		for _, info := range lockmodel.SelfTestList() {
-			if recipe.Has(info.SelfTest) {
-				s.recipe = s.recipe.With(info.SelfTest)
+		if server, err := zabmodel.ParseSelfTests(name); err == nil {
+			for _, info := range zabmodel.SelfTestList() {
+				if server.Has(info.SelfTest) {
+					s.server = s.server.With(info.SelfTest)
+				}
 			}
+			continue
 		}
+		if recipe, err := lockmodel.ParseSelfTests(name); err == nil {
+			for _, info := range lockmodel.SelfTestList() {
+				if recipe.Has(info.SelfTest) {
+					s.recipe = s.recipe.With(info.SelfTest)
+				}
+			}
+			continue
+		}
+		return fmt.Errorf("unknown self-test %q (known: %s); 'simrun selftests' describes them", name,
+			strings.Join(allSelfTestNames(), ", "))
 	}
 	return nil
 }
 
-// allSelfTestNames lists every self-test switch.
+// allSelfTestNames lists every self-test switch in table order.
 func allSelfTestNames() []string {
 	var names []string
+	for _, info := range zabmodel.SelfTestList() {
+		names = append(names, info.Name)
+	}
 	for _, info := range lockmodel.SelfTestList() {
 		names = append(names, info.Name)
 	}
@@ -161,7 +184,8 @@ type scenarioFlags struct {
 	duration                   time.Duration
 	livenessBound              time.Duration
 	bugs                       bugFlag
-	selftests                  selftestFlag
+	selfTests                  selfTestFlag
+	noZabChecker               bool
 	zkVersion                  string
 	linearizableReadsAfterSync bool
 	datagramFaults             bool
@@ -170,6 +194,8 @@ type scenarioFlags struct {
 
 	// set records which flags the user gave, so that conflicts can be named.
 	set map[string]bool
+	// otherBuild is a note for a --script written by another build than this one, or "".
+	otherBuild string
 }
 
 func (f *scenarioFlags) register(fs *flag.FlagSet) {
@@ -182,8 +208,11 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.livenessBound, "liveness-bound", scenarios.DefaultLivenessBound, "virtual time allowed after healing for a leader and every pending operation (at most 1h)")
 	fs.Var(&f.bugs, "bug", "re-introduce a real bug by `NAME`: a server bug such as ZK-3911, or a lock recipe bug such as lock-herd, "+
 		"which acts only on the lock, rwlock and election workloads (repeatable or comma-separated; see 'simrun bugs')")
-	fs.Var(&f.selftests, "selftest", "switch on a checker self-test by `NAME`: a deliberate fault that shows a checker firing, not a bug of the zoo "+
-		"(repeatable or comma-separated; known: "+strings.Join(allSelfTestNames(), ", ")+")")
+	fs.Var(&f.selfTests, "selftest", "harness testing: break the server on purpose by `NAME` in a way only a client-visible checker can see, "+
+		"or a lock recipe so that a lock checker fires (those act only on the lock, rwlock and election workloads) "+
+		"(repeatable or comma-separated; see 'simrun selftests'); not a bug of the zoo")
+	fs.BoolVar(&f.noZabChecker, "no-zab-checker", false, "harness testing: the white-box ZAB checker's violations neither end nor fail a run, "+
+		"so that a self-test is seen caught by a client-visible checker alone; never for finding bugs")
 	fs.StringVar(&f.zkVersion, "zk-version", zabmodel.DefaultRelease, "model the ZooKeeper release `VERSION`: its bug switches are on (with any --bug); "+
 		"fixed (zabsim's model, master with every finding fixed), master, or one of "+releaseVersions()+"; 'simrun bugs' shows which release has which")
 	fs.BoolVar(&f.linearizableReadsAfterSync, "linearizable-reads-after-sync", false, "add the opt-in check that reads after sync are linearizable (ZooKeeper does not promise it)")
@@ -204,7 +233,8 @@ func (f *scenarioFlags) noteSet(fs *flag.FlagSet) {
 func (f *scenarioFlags) options() (scenarios.Options, error) {
 	opts := scenarios.Options{
 		Servers: f.servers, Observers: f.observers, Clients: f.clients, Duration: f.duration,
-		LivenessBound: f.livenessBound, Bugs: f.bugs.bugs, RecipeBugs: f.bugs.recipe, RecipeSelfTests: f.selftests.recipe,
+		LivenessBound: f.livenessBound, Bugs: f.bugs.bugs, RecipeBugs: f.bugs.recipe,
+		SelfTests: f.selfTests.server, RecipeSelfTests: f.selfTests.recipe, NoZabChecker: f.noZabChecker,
 		LinearizableReadsAfterSync: f.linearizableReadsAfterSync, DatagramFaults: f.datagramFaults,
 		CheckTimeLimit: f.checkTimeLimit,
 	}
@@ -269,15 +299,15 @@ func positiveDuration(name string, d time.Duration) error {
 // ignored: the cluster shape and the fault schedule always come from the script, and the clients
 // and the duration come from it when it sets them.
 func (f *scenarioFlags) loadScript() (*scenarios.Script, error) {
-	file, err := os.Open(f.scriptPath)
+	text, err := os.ReadFile(f.scriptPath)
 	if err != nil {
 		return nil, fmt.Errorf("--script: %w", err)
 	}
-	defer file.Close()
-	script, err := scenarios.ParseScript(file)
+	script, err := scenarios.ParseScript(bytes.NewReader(text))
 	if err != nil {
 		return nil, fmt.Errorf("malformed script %s: %w", f.scriptPath, err)
 	}
+	f.otherBuild = otherBuildWarning(f.scriptPath, string(text))
 	var conflicts []error
 	conflict := func(name string, scriptSetsIt bool) {
 		if f.set[name] && scriptSetsIt {
@@ -329,8 +359,11 @@ func (f *scenarioFlags) replayArgs() []string {
 	if !f.bugs.empty() {
 		add("bug", f.bugs.String())
 	}
-	if !f.selftests.empty() {
-		add("selftest", f.selftests.String())
+	if !f.selfTests.empty() {
+		add("selftest", f.selfTests.String())
+	}
+	if f.noZabChecker {
+		args = append(args, "--no-zab-checker")
 	}
 	if release, err := zabmodel.ParseRelease(f.zkVersion); err == nil && release.Name != zabmodel.DefaultRelease {
 		add("zk-version", release.Name)
