@@ -84,7 +84,7 @@ func TestUsageErrorsExitTwoWithAClearMessage(t *testing.T) {
 		{"range overflows", "", []string{"run", "--seed-start", "18446744073709551615", "--seeds", "2"}, "past the largest seed"},
 		{"unknown bug", "", []string{"run", "--bug", "ZK-1"}, `unknown bug "ZK-1"`},
 		{"unknown bug in a list", "", []string{"replay", "--seed", "1", "--bug", "ZK-3911,nope"}, `unknown bug "nope"`},
-		{"unknown self-test", "", []string{"run", "--selftest", "nope"}, `unknown self-test "nope" (known: latch-keeps-leadership`},
+		{"unknown self-test", "", []string{"run", "--selftest", "nope"}, `latch-yields, latch-no-owner-check); 'simrun selftests' describes them`},
 		{"recipe self-test off the lock workloads", "", []string{"run", "--workload", "registers", "--selftest", "latch-yields"}, `recipe self-test latch-yields acts only on the lock`},
 		{"bad servers", "", []string{"run", "--servers", "4"}, "servers must be 1, 3, 5 or 7"},
 		{"bad observers", "", []string{"run", "--observers", "3"}, "observers must be 0 to 2"},
