@@ -106,3 +106,18 @@ func TestLatchYieldsIsChurn(t *testing.T) {
 	assert.False(t, rep.Failed(), rep.Explain())
 	assert.Equal(t, checkers.Pass, lockResult(t, rep, lock.CheckerChurn).Status)
 }
+
+// TestExclusiveLockRetriedDeleteSyncsFirst: lock seed 7106 (kept as a script) failed
+// lock/exclusive-belief-fenced when the exclusive lock's retried delete checked its node without
+// a sync and deleted the next holder's; it passes now.
+func TestExclusiveLockRetriedDeleteSyncsFirst(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "regressions", "lock-seed7106-retried-delete.script"))
+	require.NoError(t, err)
+	script, err := ParseScript(f)
+	require.NoError(t, f.Close())
+	require.NoError(t, err)
+	rep, err := Run(Options{Seed: 7106, Script: script})
+	require.NoError(t, err)
+	assert.False(t, rep.Failed(), rep.Explain())
+	assert.Equal(t, checkers.Pass, lockResult(t, rep, lock.CheckerExclusiveBeliefFenced).Status)
+}
