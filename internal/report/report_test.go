@@ -32,12 +32,12 @@ func zabFailure(t testing.TB) scenarios.Options {
 	return opts
 }
 
-// lockFailure is seed 16 of the lock workload with lock-no-fencing: two clients use the resource
-// under the lock at once.
+// lockFailure is seed 11 of the lock workload with lock-no-fencing: two clients use the resource
+// under the lock at once (seed 16 until the lock workloads drew Curator's timeouts, issue #21).
 func lockFailure(t testing.TB) scenarios.Options {
 	bugs, err := lockmodel.ParseBugs("lock-no-fencing")
 	require.NoError(t, err)
-	opts := sweepOptions(16)
+	opts := sweepOptions(11)
 	opts.Workload, opts.RecipeBugs = "lock", bugs
 	return opts
 }
@@ -92,10 +92,10 @@ func TestZabViolationReportShowsTheEvidence(t *testing.T) {
 func TestLockViolationReportCitesTheClients(t *testing.T) {
 	page, run := render(t, lockFailure(t), nil)
 	require.Equal(t, "lock/unsafe-without-fencing", run.Failure())
-	assert.Contains(t, page, "<th>clients</th><td>c1, c2</td>")
+	assert.Contains(t, page, "<th>clients</th><td>c3, c4</td>")
 	assert.Contains(t, page, `lane-label cited-lane" x="4"`, "the cited clients' lanes are marked")
 	assert.True(t, strings.Contains(page, `class="cited cited-time"`), "the cited moments are marked on the clients' lanes")
-	assert.True(t, regexp.MustCompile(`"PROPOSAL 0x1:0x8b create2",1\]`).MatchString(page), "the create of the stale holder's lock node (its token) is cited")
+	assert.True(t, regexp.MustCompile(`"PROPOSAL 0x1:0x43 create2",1\]`).MatchString(page), "the create of the stale holder's lock node (its token) is cited")
 	assert.True(t, strings.Contains(page, `<tr class="failed"><td>lock/unsafe-without-fencing</td>`), "the failed check is marked")
 }
 
