@@ -117,6 +117,10 @@ type linearizabilityEntry struct {
 	call, ret int64
 	client    int
 	op        *Operation // nil for a session end recorded by the runner
+	// zxid is the zxid of the operation's committed transaction (the reply header's for a replied
+	// operation, the log's for one the log settled or a session end), or 0 where none is known.
+	// Porcupine ignores it; the zxid-order checker orders the history by it.
+	zxid int64
 }
 
 type linearizabilityBuilder struct {
@@ -190,7 +194,7 @@ func (b *linearizabilityBuilder) add(client int, ref OpRef, op *Operation) {
 	case op.Outcome == OutcomeNotApplied:
 		return
 	case op.Outcome == OutcomeReplied && !hijacked:
-		entry.output, entry.ret = replyOutput(op), int64(op.Return)
+		entry.output, entry.ret, entry.zxid = replyOutput(op), int64(op.Return), op.Zxid
 	default:
 		if isRead(op.Kind) {
 			return // a read without a reply changed nothing and showed nothing
@@ -198,11 +202,11 @@ func (b *linearizabilityBuilder) add(client int, ref OpRef, op *Operation) {
 		if hijacked {
 			b.hijacked++
 		}
-		output, ret, keep := b.settle(op)
+		output, ret, zxid, keep := b.settle(op)
 		if !keep {
 			return
 		}
-		entry.output, entry.ret = output, ret
+		entry.output, entry.ret, entry.zxid = output, ret, zxid
 	}
 	for _, path := range createsEphemeral(op) {
 		b.ephemeralPaths[op.Session] = append(b.ephemeralPaths[op.Session], path)
@@ -237,8 +241,8 @@ func replyOutput(op *Operation) *modelOutput {
 
 // settle decides what is known of an indeterminate write: from the committed log if it can,
 // otherwise nothing (porcupine's nondeterministic handling). keep is false for a write the log
-// shows never happened.
-func (b *linearizabilityBuilder) settle(op *Operation) (out *modelOutput, ret int64, keep bool) {
+// shows never happened; zxid is the zxid of its transaction when the log has it.
+func (b *linearizabilityBuilder) settle(op *Operation) (out *modelOutput, ret, zxid int64, keep bool) {
 	if b.resolver != nil {
 		switch v, idx := b.resolver.resolve(op); v {
 		case happened:
@@ -249,14 +253,14 @@ func (b *linearizabilityBuilder) settle(op *Operation) (out *modelOutput, ret in
 			if txn.Time > 0 && txn.Time >= op.Call {
 				ret = int64(txn.Time)
 			}
-			return &modelOutput{err: o.err, path: o.path, version: o.version, subs: o.subs, resolved: true}, ret, true
+			return &modelOutput{err: o.err, path: o.path, version: o.version, subs: o.subs, resolved: true}, ret, txn.Entry.Header.Zxid, true
 		case didNotHappen:
 			b.didNotHappen++
-			return nil, 0, false
+			return nil, 0, 0, false
 		}
 	}
 	b.undecided++
-	return &modelOutput{unknown: true, version: -1}, b.horizon, true
+	return &modelOutput{unknown: true, version: -1}, b.horizon, 0, true
 }
 
 // collectSessionEnds adds the session ends the runner recorded, as instantaneous operations at
@@ -271,7 +275,7 @@ func (b *linearizabilityBuilder) collectSessionEnds() {
 			continue
 		}
 		recorded[s.Session] = true
-		b.addSessionEnd(s.Session, s.End.Time, OpRef{Client: "runner", Index: i})
+		b.addSessionEnd(s.Session, s.End.Time, s.End.Zxid, OpRef{Client: "runner", Index: i})
 	}
 	for _, c := range b.closes {
 		recorded[c.input.session] = true
@@ -286,18 +290,18 @@ func (b *linearizabilityBuilder) collectSessionEnds() {
 			b.untimedEnds++
 			continue
 		}
-		b.addSessionEnd(hdr.ClientID, b.h.Committed[i].Time, OpRef{Client: "log", Index: i})
+		b.addSessionEnd(hdr.ClientID, b.h.Committed[i].Time, hdr.Zxid, OpRef{Client: "log", Index: i})
 	}
 }
 
-func (b *linearizabilityBuilder) addSessionEnd(session int64, at clock.Time, ref OpRef) {
+func (b *linearizabilityBuilder) addSessionEnd(session int64, at clock.Time, zxid int64, ref OpRef) {
 	if len(b.ephemeralPaths[session]) == 0 {
 		return
 	}
 	b.closes = append(b.closes, linearizabilityEntry{
 		input:  &modelInput{ref: ref, kind: proto.OpCloseSession, session: session},
 		output: &modelOutput{err: proto.OK, version: -1},
-		call:   int64(at), ret: int64(at), client: len(b.h.Clients),
+		call:   int64(at), ret: int64(at), client: len(b.h.Clients), zxid: zxid,
 	})
 }
 
@@ -374,7 +378,7 @@ func (b *linearizabilityBuilder) porcupineHistory() ([]porcupine.Operation, []st
 	var history []porcupine.Operation
 	emit := func(e linearizabilityEntry, partition int) {
 		in := *e.input
-		in.partition = partition
+		in.partition, in.zxid = partition, e.zxid
 		history = append(history, porcupine.Operation{
 			ClientId: e.client, Input: &in, Call: e.call, Output: e.output, Return: e.ret, Metadata: in.ref.String(),
 		})

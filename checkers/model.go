@@ -21,6 +21,7 @@ type modelInput struct {
 	session   int64 // the issuing session: the owner of an ephemeral, the session a close ends
 	multi     []SubOperation
 	source    *Operation // the operation in the history, or nil for a session end the runner recorded
+	zxid      int64      // the position the zxid-order checker gives it (see linearizabilityEntry.zxid)
 }
 
 // modelOutput is what a porcupine model sees of an operation's result.

@@ -42,6 +42,10 @@ func writeFailureArtifacts(env *environment, outDir string, opts scenarios.Optio
 	if linearizabilityClass(r.class) {
 		visualizations = &visualizationSet{}
 		opts.Visualization = visualizations.writer
+		if opts.Checker == checkers.ZxidOrderChecker {
+			// Only porcupine draws the visualization; the replay's verdicts are not reported.
+			opts.Checker = checkers.BothCheckers
+		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "script.txt"), []byte(r.script), 0o644); err != nil {
 		return dir, fmt.Errorf("--out: %w", err)
@@ -69,11 +73,13 @@ func writeFailureArtifacts(env *environment, outDir string, opts scenarios.Optio
 }
 
 // linearizabilityClass reports whether a failure class is a linearizability check's verdict
-// (a violation, or "unknown:" when porcupine ran out of time), inside the fault model or not.
+// (a violation, or "unknown:" when porcupine ran out of time) or their cross-check, inside the
+// fault model or not.
 func linearizabilityClass(class string) bool {
 	class = strings.TrimPrefix(class, outsidePrefix)
 	class = strings.TrimPrefix(class, "unknown:")
-	return strings.HasPrefix(class, "linearizability/")
+	return strings.HasPrefix(class, "linearizability/") || strings.HasPrefix(class, "zxid-order/") ||
+		strings.HasPrefix(class, checkers.CheckerCrossCheck)
 }
 
 // visualizationSet collects the porcupine visualizations a run writes, in memory, so that they
