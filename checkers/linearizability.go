@@ -135,6 +135,9 @@ type linearizabilityBuilder struct {
 	// ephemeral node: the partitions its end must reach.
 	ephemeralPaths map[int64][]string
 	killers        killerCloses
+	// inputs and outputs are pools for the entries' model values (see newInput).
+	inputs  []modelInput
+	outputs []modelOutput
 	// Counts for the notes: unknown outcomes settled by the log, and left to porcupine; session
 	// ends the log shows without a time to place them at; writes answered by a killer.
 	happened, didNotHappen, undecided, untimedEnds, hijacked int
@@ -146,7 +149,7 @@ func newLinearizabilityBuilder(h *History, opts LinearizabilityOptions) *lineari
 		ephemeralPaths: map[int64][]string{}, killers: newKillerCloses(h),
 	}
 	if !opts.NoLogResolution {
-		b.resolver = newResolver(h)
+		b.resolver = newResolver(h, b.killers)
 	}
 	return b
 }
@@ -159,6 +162,12 @@ func (b *linearizabilityBuilder) collect() error {
 			ended[b.h.Sessions[i].Session] = true
 		}
 	}
+	total := 0
+	for ci := range b.h.Clients {
+		total += len(b.h.Clients[ci].Ops)
+	}
+	b.inputs, b.outputs = make([]modelInput, 0, total), make([]modelOutput, 0, total)
+	b.entries = make([]linearizabilityEntry, 0, total)
 	for ci := range b.h.Clients {
 		c := &b.h.Clients[ci]
 		for oi := range c.Ops {
@@ -180,21 +189,22 @@ func (b *linearizabilityBuilder) collect() error {
 
 // add records one in-scope operation, settling its outcome if it is unknown.
 func (b *linearizabilityBuilder) add(client int, ref OpRef, op *Operation) {
+	if op.Outcome == OutcomeNotApplied {
+		return
+	}
 	entry := linearizabilityEntry{
-		input: &modelInput{
+		input: b.newInput(modelInput{
 			ref: ref, kind: op.Kind, path: op.Path, data: string(op.Data), version: op.Version,
 			mode: op.Mode, session: op.Session, multi: op.Multi, source: op,
-		},
+		}),
 		call: int64(op.Call), client: client, op: op,
 	}
 	// A write answered with a killer's closeSession (see killerCloses) had no reply of its own:
 	// its fate is for the log to settle, as after an expiry.
 	hijacked := b.killers.answered(op)
 	switch {
-	case op.Outcome == OutcomeNotApplied:
-		return
 	case op.Outcome == OutcomeReplied && !hijacked:
-		entry.output, entry.ret, entry.zxid = replyOutput(op), int64(op.Return), op.Zxid
+		entry.output, entry.ret, entry.zxid = b.newOutput(replyOutput(op)), int64(op.Return), op.Zxid
 	default:
 		if isRead(op.Kind) {
 			return // a read without a reply changed nothing and showed nothing
@@ -218,9 +228,28 @@ func (b *linearizabilityBuilder) add(client int, ref OpRef, op *Operation) {
 	b.entries = append(b.entries, entry)
 }
 
+// newInput and newOutput place model values in the builder's pools, one allocation for a whole
+// history instead of two per operation; a pool never grows past the capacity collect gave it, so
+// the pointers stay valid.
+func (b *linearizabilityBuilder) newInput(v modelInput) *modelInput {
+	if len(b.inputs) == cap(b.inputs) {
+		return &v
+	}
+	b.inputs = append(b.inputs, v)
+	return &b.inputs[len(b.inputs)-1]
+}
+
+func (b *linearizabilityBuilder) newOutput(v modelOutput) *modelOutput {
+	if len(b.outputs) == cap(b.outputs) {
+		return &v
+	}
+	b.outputs = append(b.outputs, v)
+	return &b.outputs[len(b.outputs)-1]
+}
+
 // replyOutput is the model's view of a reply.
-func replyOutput(op *Operation) *modelOutput {
-	out := &modelOutput{
+func replyOutput(op *Operation) modelOutput {
+	out := modelOutput{
 		err: op.Err, path: op.CreatedPath, version: -1, data: string(op.ResultData),
 		children: op.Children, subs: op.MultiResults,
 	}

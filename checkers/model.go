@@ -130,9 +130,13 @@ func registerJudged(kind proto.OpCode, code proto.Code) bool {
 }
 
 func registerModelStep(state, input, output any) (bool, any) {
-	s := state.(registerState)
-	in := input.(*modelInput)
-	out := output.(*modelOutput)
+	ok, next := registerJudge(state.(registerState), input.(*modelInput), output.(*modelOutput))
+	return ok, next
+}
+
+// registerJudge is the register model's step without the interfaces porcupine needs, for the
+// zxid-order checker's replay.
+func registerJudge(s registerState, in *modelInput, out *modelOutput) (bool, registerState) {
 	code, version, next := registerStep(s, in)
 	if out.unknown {
 		return true, next

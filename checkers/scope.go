@@ -53,7 +53,8 @@ func isStrictDescendant(path, prefix string) bool {
 	if prefix == "/" {
 		return path != "/" && !isReserved(path)
 	}
-	return strings.HasPrefix(path, prefix+"/")
+	// No prefix+"/" concatenation: this runs once per operation of a history.
+	return len(path) > len(prefix) && path[len(prefix)] == '/' && strings.HasPrefix(path, prefix)
 }
 
 // scoper decides which operations a model judges.

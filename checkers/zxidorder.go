@@ -84,7 +84,6 @@ func checkZxidOrderModel(h *History, opts LinearizabilityOptions) (Result, error
 		return Result{}, err
 	}
 	col := newCollector(zxidCheckerName(opts.Model))
-	b.checkZxidOrder(col)
 	if len(b.entries) == 0 {
 		res := col.result(0, "no operations under "+opts.Prefix)
 		if res.Status == Pass {
@@ -92,14 +91,19 @@ func checkZxidOrderModel(h *History, opts LinearizabilityOptions) (Result, error
 		}
 		return res, nil
 	}
-	history, partitions := b.porcupineHistory()
-	z := &zxidChecker{h: h, b: b, col: col, model: b.model()}
-	placed := z.place(history)
-	z.checkPartitions(placed, partitions)
-	z.checkSessions(placed)
+	z := &zxidChecker{h: h, b: b, col: col, model: b.model(), zxids: make([]int64, len(h.Committed))}
+	for i := range h.Committed {
+		z.zxids[i] = h.Committed[i].Entry.Header.Zxid
+	}
+	partitions := z.collect()
+	z.place()
+	order := z.sortByPosition()
+	z.checkWriteRealTime(order)
+	z.checkSessions()
+	z.checkPartitions(order, partitions)
 	z.notes()
-	return col.result(len(history), fmt.Sprintf("%d operations under %s in %d partitions, in the order of their %d zxids",
-		len(history), opts.Prefix, len(partitions), len(placed))), nil
+	return col.result(len(z.ops), fmt.Sprintf("%d operations under %s in %d partitions, checked in the order of their zxids",
+		len(z.ops), opts.Prefix, partitions)), nil
 }
 
 // zxidKey is an operation's position: just after the transaction zxid, at it (rank 0, the
@@ -109,19 +113,17 @@ type zxidKey struct {
 	rank uint8
 }
 
-func compareKeys(a, b zxidKey) int {
-	if c := cmp.Compare(a.zxid, b.zxid); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.rank, b.rank)
-}
-
-// zxidOp is one operation with its position.
+// zxidOp is one operation with its partition and position.
 type zxidOp struct {
-	op  *porcupine.Operation
-	in  *modelInput
-	out *modelOutput
-	key zxidKey
+	in        *modelInput
+	out       *modelOutput
+	call, ret int64
+	partition int32
+	placed    bool
+	key       zxidKey
+	// slot orders positions as integers: 2*(the number of committed transactions up to key.zxid)
+	// plus the rank, so that a counting sort orders the history in linear time.
+	slot int
 }
 
 type zxidChecker struct {
@@ -129,9 +131,60 @@ type zxidChecker struct {
 	b     *linearizabilityBuilder
 	col   *collector
 	model porcupine.Model
+	ops   []zxidOp
+	// zxids holds the committed log's zxids, in order, for cheap binary searches.
+	zxids []int64
 	// Counts for the notes: unknown outcomes taken as never applied, operations whose result the
-	// model does not judge and that therefore have no position.
-	unplaced, unjudged, attributed int
+	// model does not judge and that therefore have no position, unknown outcomes found among their
+	// session's transactions, and the log scans spent on misreported zxids.
+	unplaced, unjudged, attributed, scans int
+}
+
+// collect lays the builder's entries and session ends out as operations with their partitions (a
+// znode for the register model, the prefix for the others, as porcupine partitions them), and
+// returns the number of partitions.
+func (z *zxidChecker) collect() int {
+	b := z.b
+	partitionOf := func(*linearizabilityEntry) int32 { return 0 }
+	partitions := 1
+	var byPath map[string]int32
+	if b.opts.Model == RegisterModel {
+		byPath = map[string]int32{}
+		partitionOf = func(e *linearizabilityEntry) int32 {
+			p, ok := byPath[e.input.path]
+			if !ok {
+				p = int32(len(byPath))
+				byPath[e.input.path] = p
+			}
+			return p
+		}
+	}
+	z.ops = make([]zxidOp, 0, len(b.entries)+len(b.closes))
+	for i := range b.entries {
+		e := &b.entries[i]
+		z.ops = append(z.ops, zxidOp{in: e.input, out: e.output, call: e.call, ret: e.ret, partition: partitionOf(e), key: zxidKey{zxid: e.zxid}})
+	}
+	if byPath != nil {
+		partitions = len(byPath)
+	}
+	for i := range b.closes {
+		c := &b.closes[i]
+		paths := b.ephemeralPaths[c.input.session]
+		if byPath == nil {
+			if len(paths) > 0 {
+				z.ops = append(z.ops, zxidOp{in: c.input, out: c.output, call: c.call, ret: c.ret, key: zxidKey{zxid: c.zxid}})
+			}
+			continue
+		}
+		paths = slices.Clone(paths)
+		slices.Sort(paths)
+		for _, path := range slices.Compact(paths) {
+			if p, ok := byPath[path]; ok {
+				z.ops = append(z.ops, zxidOp{in: c.input, out: c.output, call: c.call, ret: c.ret, partition: p, key: zxidKey{zxid: c.zxid}})
+			}
+		}
+	}
+	return partitions
 }
 
 // judges reports whether the model judges a result code for an operation kind; a result it does
@@ -152,34 +205,43 @@ func (z *zxidChecker) judges(kind proto.OpCode, out *modelOutput) bool {
 }
 
 // place gives each operation its position, and reports replied writes whose zxid is not theirs.
-func (z *zxidChecker) place(history []porcupine.Operation) []zxidOp {
-	placed := make([]zxidOp, 0, len(history))
-	var undecided []*porcupine.Operation
-	for i := range history {
-		op := &history[i]
-		in, out := op.Input.(*modelInput), op.Output.(*modelOutput)
+func (z *zxidChecker) place() {
+	var undecided []*zxidOp
+	for i := range z.ops {
+		o := &z.ops[i]
 		switch {
-		case out.unknown:
-			undecided = append(undecided, op)
+		case o.out.unknown:
+			undecided = append(undecided, o)
 			continue
-		case in.source == nil || out.resolved:
-			// A session end or a write the log settled: in.zxid is its transaction's.
-			if in.zxid <= 0 {
+		case o.in.source == nil || o.out.resolved:
+			// A session end or a write the log settled: its key is its transaction's zxid.
+			if o.key.zxid <= 0 {
 				z.unplaced++
 				continue
 			}
-			placed = append(placed, zxidOp{op: op, in: in, out: out, key: zxidKey{zxid: in.zxid}})
-			continue
-		case !z.judges(in.kind, out):
+		case !z.judges(o.in.kind, o.out):
 			z.unjudged++
 			continue
+		default:
+			o.key = z.replyKey(o.in, o.out)
 		}
-		placed = append(placed, zxidOp{op: op, in: in, out: out, key: z.replyKey(in, out)})
+		o.placed = true
 	}
 	if len(undecided) > 0 {
-		placed = append(placed, z.attribute(undecided)...)
+		z.attribute(undecided)
 	}
-	return placed
+	for i := range z.ops {
+		o := &z.ops[i]
+		if !o.placed {
+			continue
+		}
+		// The number of committed transactions with a zxid up to the key's.
+		n, found := slices.BinarySearch(z.zxids, o.key.zxid)
+		if found {
+			n++
+		}
+		o.slot = 2*n + int(o.key.rank)
+	}
 }
 
 // attribute finds, for the unknown-outcome writes the resolver could not settle, their
@@ -188,11 +250,11 @@ func (z *zxidChecker) place(history []porcupine.Operation) []zxidOp {
 // The log is complete, so a transaction of that session whose cxid no operation of the history
 // claims can only be one of those writes; the client numbers requests in the order it issues them,
 // so they are matched in order. A write left without a transaction did not happen.
-func (z *zxidChecker) attribute(undecided []*porcupine.Operation) []zxidOp {
+func (z *zxidChecker) attribute(undecided []*zxidOp) {
 	claimed := map[sessionXid]bool{}
 	sessions := map[int64]bool{}
-	for _, op := range undecided {
-		if src := op.Input.(*modelInput).source; src != nil && src.Session != 0 {
+	for _, o := range undecided {
+		if src := o.in.source; src != nil && src.Session != 0 {
 			sessions[src.Session] = true
 		}
 	}
@@ -211,10 +273,8 @@ func (z *zxidChecker) attribute(undecided []*porcupine.Operation) []zxidOp {
 			free[hdr.ClientID] = append(free[hdr.ClientID], i)
 		}
 	}
-	var out []zxidOp
-	for _, op := range undecided {
-		in := op.Input.(*modelInput)
-		src := in.source
+	for _, o := range undecided {
+		src := o.in.source
 		if src == nil || src.Session == 0 {
 			z.unplaced++
 			continue
@@ -225,16 +285,19 @@ func (z *zxidChecker) attribute(undecided []*porcupine.Operation) []zxidOp {
 			if !txnFits(src, txn.Entry.Header.Type) || (txn.Time != 0 && txn.Time < src.Call) {
 				continue
 			}
-			o := outcomeOf(&txn.Entry)
-			resolved := &modelOutput{err: o.err, path: o.path, version: o.version, subs: o.subs, resolved: true}
-			out = append(out, zxidOp{op: op, in: in, out: resolved, key: zxidKey{zxid: txn.Entry.Header.Zxid}})
+			outcome := outcomeOf(&txn.Entry)
+			o.out = &modelOutput{err: outcome.err, path: outcome.path, version: outcome.version, subs: outcome.subs, resolved: true}
+			o.key, o.placed = zxidKey{zxid: txn.Entry.Header.Zxid}, true
 			z.attributed++
 			free[src.Session] = slices.Delete(txns, j, j+1)
 			break
 		}
 	}
-	return out
 }
+
+// maxZxidScans bounds the log scans spent looking for the transaction of a write answered with a
+// zxid that is not its own: a broken server could misreport every reply.
+const maxZxidScans = 32
 
 // replyKey places a replied operation: a write at its own transaction, everything else just after
 // the transaction at its reply zxid.
@@ -244,20 +307,18 @@ func (z *zxidChecker) replyKey(in *modelInput, out *modelOutput) zxidKey {
 	if isRead(in.kind) {
 		return after
 	}
-	if idx := committedIndex(z.h.Committed, src.Zxid); idx >= 0 && z.owns(src, idx) {
+	if idx, found := slices.BinarySearch(z.zxids, src.Zxid); found && z.owns(src, idx) {
 		if why := replyDisagrees(out, outcomeOf(&z.h.Committed[idx].Entry)); why != "" {
 			z.col.add(z.finding(in, "reply-transaction", fmt.Sprintf("%s, but its transaction %s records %s: the reply and the write's effect disagree",
 				describeOperation(in.ref, src), hexID(src.Zxid), why), src.Zxid))
 		}
 		return zxidKey{zxid: src.Zxid}
 	}
-	if z.b.resolver != nil {
-		if v, idx := z.b.resolver.resolve(src); v == happened {
-			own := z.h.Committed[idx].Entry.Header.Zxid
-			z.col.add(z.finding(in, "reply-zxid", fmt.Sprintf("%s was answered with zxid %s, but its transaction is %s: the server misreported the zxid",
-				describeOperation(in.ref, src), hexID(src.Zxid), hexID(own)), src.Zxid, own))
-			return zxidKey{zxid: own}
-		}
+	if idx := z.findOwn(src); idx >= 0 {
+		own := z.h.Committed[idx].Entry.Header.Zxid
+		z.col.add(z.finding(in, "reply-zxid", fmt.Sprintf("%s was answered with zxid %s, but its transaction is %s: the server misreported the zxid",
+			describeOperation(in.ref, src), hexID(src.Zxid), hexID(own)), src.Zxid, own))
+		return zxidKey{zxid: own}
 	}
 	if out.err == proto.OK {
 		z.col.add(z.finding(in, "reply-zxid", fmt.Sprintf("%s was acknowledged with zxid %s, but the committed log holds no transaction of it: the write was lost or its zxid is false",
@@ -266,162 +327,200 @@ func (z *zxidChecker) replyKey(in *modelInput, out *modelOutput) zxidKey {
 	return after
 }
 
-// replyDisagrees returns how a reply differs from what its committed transaction records, or "".
-func replyDisagrees(out *modelOutput, logged txnOutcome) string {
-	switch {
-	case out.err != logged.err:
-		return "the result " + logged.err.String()
-	case out.err != proto.OK:
-		return ""
-	case out.path != "" && logged.path != "" && out.path != logged.path:
-		return "the path " + logged.path
-	case out.version >= 0 && logged.version >= 0 && out.version != logged.version:
-		return fmt.Sprintf("the version %d", logged.version)
-	case out.subs != nil && logged.subs != nil && !subResultsMatch(logged.subs, out.subs, true):
-		return "other per-operation results"
+// findOwn scans the log for op's transaction by session and xid, or returns -1.
+func (z *zxidChecker) findOwn(op *Operation) int {
+	if op.Session == 0 || op.Xid == 0 || z.scans >= maxZxidScans {
+		return -1
 	}
-	return ""
-}
-
-// owns reports whether the committed transaction at idx is the one op's request produced.
-func (z *zxidChecker) owns(op *Operation, idx int) bool {
-	hdr := &z.h.Committed[idx].Entry.Header
-	return hdr.ClientID == op.Session && (op.Xid == 0 || hdr.Cxid == op.Xid) && txnFits(op, hdr.Type)
-}
-
-func (z *zxidChecker) finding(in *modelInput, rule, message string, zxids ...int64) Finding {
-	f := Finding{Rule: rule, Message: message, Ops: []OpRef{in.ref}, Sessions: []int64{in.session}, Zxids: zxids}
-	if in.source != nil {
-		f.Clients = []string{in.ref.Client}
-		f.Times = []clock.Time{in.source.Call, in.source.Return}
-	}
-	return f
-}
-
-// checkPartitions replays each partition in zxid order through the model and checks its real-time
-// order.
-func (z *zxidChecker) checkPartitions(placed []zxidOp, partitions []string) {
-	members := make([][]int, len(partitions))
-	for i := range placed {
-		p := placed[i].in.partition
-		members[p] = append(members[p], i)
-	}
-	for p, idx := range members {
-		ops := make([]*zxidOp, len(idx))
-		for i, j := range idx {
-			ops[i] = &placed[j]
+	z.scans++
+	for i := range z.h.Committed {
+		if hdr := &z.h.Committed[i].Entry.Header; hdr.ClientID == op.Session && hdr.Cxid == op.Xid && txnFits(op, hdr.Type) {
+			return i
 		}
-		// Operations at one position (reads of one state) keep their call order, which respects
-		// real time among themselves.
-		slices.SortStableFunc(ops, func(a, b *zxidOp) int {
-			if c := compareKeys(a.key, b.key); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.op.Call, b.op.Call)
-		})
-		z.replay(ops, partitions[p])
-		z.checkRealTime(ops, partitions[p])
 	}
+	return -1
+}
+
+// sortByPosition returns the indices of the placed operations in position order, operations at
+// one position (reads of one state) in call order, which respects real time among themselves. A
+// counting sort on the slots makes it linear.
+func (z *zxidChecker) sortByPosition() []int32 {
+	maxSlot := 0
+	for i := range z.ops {
+		if z.ops[i].placed {
+			maxSlot = max(maxSlot, z.ops[i].slot)
+		}
+	}
+	counts := make([]int32, maxSlot+2)
+	for i := range z.ops {
+		if z.ops[i].placed {
+			counts[z.ops[i].slot+1]++
+		}
+	}
+	for i := 1; i < len(counts); i++ {
+		counts[i] += counts[i-1]
+	}
+	order := make([]int32, counts[len(counts)-1])
+	for i := range z.ops {
+		if o := &z.ops[i]; o.placed {
+			order[counts[o.slot]] = int32(i)
+			counts[o.slot]++
+		}
+	}
+	for start := 0; start < len(order); {
+		end := start + 1
+		for end < len(order) && z.ops[order[end]].slot == z.ops[order[start]].slot {
+			end++
+		}
+		if end-start > 1 {
+			slices.SortStableFunc(order[start:end], func(a, b int32) int { return cmp.Compare(z.ops[a].call, z.ops[b].call) })
+		}
+		start = end
+	}
+	return order
+}
+
+// byPartition splits the position order into one order per partition, keeping position order.
+func (z *zxidChecker) byPartition(order []int32, partitions int) [][]int32 {
+	sizes := make([]int, partitions)
+	for _, i := range order {
+		sizes[z.ops[i].partition]++
+	}
+	out := make([][]int32, partitions)
+	for p := range out {
+		out[p] = make([]int32, 0, sizes[p])
+	}
+	for _, i := range order {
+		p := z.ops[i].partition
+		out[p] = append(out[p], i)
+	}
+	return out
+}
+
+// checkPartitions replays each partition in position order through the model and checks its
+// real-time order.
+func (z *zxidChecker) checkPartitions(order []int32, partitions int) {
+	names := make([]string, partitions)
+	for i := range z.ops {
+		if o := &z.ops[i]; names[o.partition] == "" && o.in.source != nil {
+			names[o.partition] = z.partitionName(o)
+		}
+	}
+	for p, ops := range z.byPartition(order, partitions) {
+		z.replay(ops, names[p])
+		z.checkRealTime(ops, names[p])
+	}
+}
+
+func (z *zxidChecker) partitionName(o *zxidOp) string {
+	if z.b.opts.Model == RegisterModel {
+		return o.in.path
+	}
+	return z.b.opts.Prefix
 }
 
 // replay steps the model through one partition's operations in order and explains the first
 // result the order cannot produce, with the operation that made the state it met.
-func (z *zxidChecker) replay(ops []*zxidOp, partition string) {
+func (z *zxidChecker) replay(ops []int32, partition string) {
+	var register registerState // the register model's state, kept out of interfaces
 	state := z.model.Init()
 	var last *zxidOp // the last operation that sat at its own transaction
-	for i, o := range ops {
-		if i > 0 && o.key.rank == 0 && compareKeys(ops[i-1].key, o.key) == 0 {
-			prev := ops[i-1]
+	for i, oi := range ops {
+		o := &z.ops[oi]
+		if i > 0 && o.key.rank == 0 && z.ops[ops[i-1]].slot == o.slot {
+			prev := &z.ops[ops[i-1]]
 			z.col.add(z.pairFinding("one-transaction", prev, o, fmt.Sprintf("%s and %s both claim the transaction %s on %s",
 				z.describe(prev), z.describe(o), hexID(o.key.zxid), partition)))
 			return
 		}
-		ok, next := z.model.Step(state, o.in, o.out)
+		var ok bool
+		if z.b.opts.Model == RegisterModel {
+			var next registerState
+			if ok, next = registerJudge(register, o.in, o.out); ok {
+				register = next
+			} else {
+				state = register
+			}
+		} else {
+			var next any
+			if ok, next = z.model.Step(state, o.in, o.out); ok {
+				state = next
+			}
+		}
 		if !ok {
 			before := "at the start of the history"
 			if last != nil {
 				before = "after " + z.describe(last)
 			}
-			f := z.pairFinding("model-order", last, o, fmt.Sprintf("in zxid order %s cannot have its result: %s the state of %s is %s",
-				z.describe(o), before, partition, z.model.DescribeState(state)))
-			z.col.add(f)
+			z.col.add(z.pairFinding("model-order", last, o, fmt.Sprintf("in zxid order %s cannot have its result: %s the state of %s is %s",
+				z.describe(o), before, partition, z.model.DescribeState(state))))
 			return
 		}
-		state = next
 		if o.key.rank == 0 {
 			last = o
 		}
 	}
 }
 
-// checkRealTime finds, for each operation, the operation of largest position among those that
-// returned before it was called; that one must sit before it. One sort by return time and a
-// running maximum make it O(n log n).
-func (z *zxidChecker) checkRealTime(ops []*zxidOp, partition string) {
-	byReturn := slices.Clone(ops)
-	slices.SortStableFunc(byReturn, func(a, b *zxidOp) int { return cmp.Compare(a.op.Return, b.op.Return) })
-	maxBefore := make([]*zxidOp, len(byReturn))
-	for i, o := range byReturn {
-		maxBefore[i] = o
-		if i > 0 && compareKeys(maxBefore[i-1].key, o.key) > 0 {
-			maxBefore[i] = maxBefore[i-1]
+// checkRealTime checks that no operation returned before an operation ahead of it in position
+// order was called. Scanning in position order with the latest call seen so far makes it linear:
+// an operation that returned before that call closes a cycle of real time and zxid order.
+func (z *zxidChecker) checkRealTime(ops []int32, partition string) {
+	var latest *zxidOp
+	for _, oi := range ops {
+		o := &z.ops[oi]
+		if latest != nil && o.ret < latest.call {
+			z.col.add(z.pairFinding("real-time-order", o, latest, fmt.Sprintf(
+				"cycle on %s: %s returned at %s, before %s was called at %s (real time), yet its position %s is after %s (zxid order)",
+				partition, z.describe(o), timeString(clock.Time(o.ret)), z.describe(latest), timeString(clock.Time(latest.call)),
+				describeKey(o.key), describeKey(latest.key))))
+			continue
+		}
+		if latest == nil || o.call > latest.call {
+			latest = o
 		}
 	}
-	for _, o := range ops {
-		n, _ := slices.BinarySearchFunc(byReturn, o.op.Call, func(e *zxidOp, call int64) int {
-			if e.op.Return < call {
-				return -1
-			}
-			return 1
-		})
-		if n == 0 {
+}
+
+// checkWriteRealTime applies the same scan to the replied writes of every partition together:
+// writes are committed in real-time order across znodes too (porcupine's result checks it with
+// the reply zxids, as rule zxid-real-time-order).
+func (z *zxidChecker) checkWriteRealTime(order []int32) {
+	var latest *zxidOp
+	for _, oi := range order {
+		o := &z.ops[oi]
+		if o.in.source == nil || o.out.resolved || o.key.rank != 0 || !o.in.kind.IsWrite() || o.in.kind == proto.OpCloseSession {
 			continue
 		}
-		earlier := maxBefore[n-1]
-		c := compareKeys(earlier.key, o.key)
-		if c < 0 || (c == 0 && o.key.rank == 1) {
+		if latest != nil && o.ret < latest.call {
+			z.col.add(z.pairFinding("zxid-real-time-order", o, latest, fmt.Sprintf(
+				"%s returned at %s, before %s was called at %s, yet its zxid %s is above %s: writes are not committed in real-time order",
+				z.describe(o), timeString(clock.Time(o.ret)), z.describe(latest), timeString(clock.Time(latest.call)),
+				hexID(o.key.zxid), hexID(latest.key.zxid))))
 			continue
 		}
-		z.col.add(z.pairFinding("real-time-order", earlier, o, fmt.Sprintf(
-			"cycle on %s: %s returned at %s, before %s was called at %s (real time), yet its position %s is not before %s (zxid order)",
-			partition, z.describe(earlier), timeString(clock.Time(earlier.op.Return)), z.describe(o), timeString(clock.Time(o.op.Call)),
-			describeKey(earlier.key), describeKey(o.key))))
+		if latest == nil || o.call > latest.call {
+			latest = o
+		}
 	}
 }
 
 // checkSessions checks that each session's replied operations, in the order it issued them, never
-// go back in zxid order, and that its writes advance it.
-func (z *zxidChecker) checkSessions(placed []zxidOp) {
-	type session struct {
-		client int
-		id     int64
-	}
-	var replied []*zxidOp
-	for i := range placed {
-		if o := &placed[i]; o.in.source != nil && o.in.source.Outcome == OutcomeReplied && !o.out.resolved {
-			replied = append(replied, o)
-		}
-	}
-	slices.SortStableFunc(replied, func(a, b *zxidOp) int {
-		if c := cmp.Compare(a.op.ClientId, b.op.ClientId); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.in.session, b.in.session); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.in.ref.Index, b.in.ref.Index)
-	})
-	for i := 1; i < len(replied); i++ {
-		prev, o := replied[i-1], replied[i]
-		if prev.op.ClientId != o.op.ClientId || prev.in.session != o.in.session || prev.in.ref == o.in.ref {
+// go back in position order, and that its writes advance it. The operations are laid out client
+// by client in issue order.
+func (z *zxidChecker) checkSessions() {
+	var prev *zxidOp
+	for i := range z.ops {
+		o := &z.ops[i]
+		if !o.placed || o.in.source == nil || o.out.resolved || o.in.source.Outcome != OutcomeReplied {
 			continue
 		}
-		c := compareKeys(prev.key, o.key)
-		if c < 0 || (c == 0 && o.key.rank == 1) {
-			continue
+		if prev != nil && prev.in.ref.Client == o.in.ref.Client && prev.in.session == o.in.session && prev.in.ref != o.in.ref &&
+			(prev.slot > o.slot || (prev.slot == o.slot && o.key.rank == 0)) {
+			z.col.add(z.pairFinding("session-order", prev, o, fmt.Sprintf("session %s issued %s before %s, yet its position %s is not before %s",
+				hexID(o.in.session), z.describe(prev), z.describe(o), describeKey(prev.key), describeKey(o.key))))
 		}
-		z.col.add(z.pairFinding("session-order", prev, o, fmt.Sprintf("session %s issued %s before %s, yet its position %s is not before %s",
-			hexID(o.in.session), z.describe(prev), z.describe(o), describeKey(prev.key), describeKey(o.key))))
+		prev = o
 	}
 }
 
@@ -443,6 +542,38 @@ func (z *zxidChecker) notes() {
 	if z.unjudged > 0 {
 		z.col.note("%d replies with a code the model does not judge (no effect) were left out of the order", z.unjudged)
 	}
+}
+
+// owns reports whether the committed transaction at idx is the one op's request produced.
+func (z *zxidChecker) owns(op *Operation, idx int) bool {
+	hdr := &z.h.Committed[idx].Entry.Header
+	return hdr.ClientID == op.Session && (op.Xid == 0 || hdr.Cxid == op.Xid) && txnFits(op, hdr.Type)
+}
+
+func (z *zxidChecker) finding(in *modelInput, rule, message string, zxids ...int64) Finding {
+	f := Finding{Rule: rule, Message: message, Ops: []OpRef{in.ref}, Sessions: []int64{in.session}, Zxids: zxids}
+	if in.source != nil {
+		f.Clients = []string{in.ref.Client}
+		f.Times = []clock.Time{in.source.Call, in.source.Return}
+	}
+	return f
+}
+
+// replyDisagrees returns how a reply differs from what its committed transaction records, or "".
+func replyDisagrees(out *modelOutput, logged txnOutcome) string {
+	switch {
+	case out.err != logged.err:
+		return "the result " + logged.err.String()
+	case out.err != proto.OK:
+		return ""
+	case out.path != "" && logged.path != "" && out.path != logged.path:
+		return "the path " + logged.path
+	case out.version >= 0 && logged.version >= 0 && out.version != logged.version:
+		return fmt.Sprintf("the version %d", logged.version)
+	case out.subs != nil && logged.subs != nil && !subResultsMatch(logged.subs, out.subs, true):
+		return "other per-operation results"
+	}
+	return ""
 }
 
 // describe names an operation with its position and times.
@@ -470,7 +601,7 @@ func (z *zxidChecker) pairFinding(rule string, first, second *zxidOp, message st
 		f.Ops = append(f.Ops, o.in.ref)
 		f.Sessions = append(f.Sessions, o.in.session)
 		f.Zxids = append(f.Zxids, o.key.zxid)
-		f.Times = append(f.Times, clock.Time(o.op.Call), clock.Time(o.op.Return))
+		f.Times = append(f.Times, clock.Time(o.call), clock.Time(o.ret))
 		if o.in.source != nil {
 			f.Clients = append(f.Clients, o.in.ref.Client)
 		}
