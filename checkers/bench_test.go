@@ -132,7 +132,7 @@ func BenchmarkZxidOrderMillion(b *testing.B) {
 			}
 			// On a shared machine wall time per check overstates the cost; the process's CPU time
 			// (with -cpu 1, the collector included) is the figure to compare with one second.
-			b.ReportMetric((processCPUTime() - cpu).Seconds()/float64(b.N), "cpu-s/check")
+			b.ReportMetric((processCPUTime()-cpu).Seconds()/float64(b.N), "cpu-s/check")
 			b.ReportMetric(float64(countOps(h)), "ops")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*countOps(h)), "ns/history-op")
 		})
