@@ -131,6 +131,8 @@ func crossCheck(zxid, search Result) Result {
 	switch {
 	case search.Status == Unknown:
 		res.Summary = fmt.Sprintf("%s could not decide; %s says %s", search.Checker, zxid.Checker, zxid.Status)
+	case search.Status == Skipped && zxid.Status != Skipped:
+		res.Summary = fmt.Sprintf("%s did not judge; %s says %s", search.Checker, zxid.Checker, zxid.Status)
 	case (zxid.Status == Violation) != (search.Status == Violation):
 		res.Status = Violation
 		res.Summary = fmt.Sprintf("%s says %s, %s says %s", zxid.Checker, zxid.Status, search.Checker, search.Status)

@@ -169,3 +169,38 @@ func swapTxns(h *History, a, b int64) {
 	ti.Header.Zxid, tj.Header.Zxid = b, a
 	h.Committed[i].Entry, h.Committed[j].Entry = tj, ti
 }
+
+func TestZxidOrderJudgesTheWriteOrderOfWorkloadsWithoutAModel(t *testing.T) {
+	build := func(swap bool) *History {
+		f := newFixture(t)
+		f.setup("/locks")
+		f.session("c1", 2, ms(5))
+		f.session("c2", 3, ms(5))
+		// Containers and sequential creates, which no state model takes.
+		first := f.write("c1", 2, createMode("/locks/a", "", proto.Container), ms(10), ms(15), ms(20), proto.OK, 0)
+		second := f.write("c2", 3, createMode("/locks/b", "", proto.Container), ms(30), ms(35), ms(40), proto.OK, 0)
+		h := f.finish(ms(100))
+		if swap {
+			op1 := &h.Clients[clientIndex(h, "c1")].Ops[first.Index]
+			op2 := &h.Clients[clientIndex(h, "c2")].Ops[second.Index]
+			op1.Zxid, op2.Zxid = op2.Zxid, op1.Zxid
+			swapTxns(h, op1.Zxid, op2.Zxid)
+		}
+		return h
+	}
+	opts := LinearizabilityOptions{Model: WriteOrderModel, Prefix: "/locks"}
+
+	res, err := CheckZxidOrder(build(false), opts)
+	require.NoError(t, err)
+	assert.Equal(t, Pass, res.Status, "%s", res)
+	assert.Equal(t, CheckerZxidWrites, res.Checker)
+
+	res, err = CheckZxidOrder(build(true), opts)
+	require.NoError(t, err)
+	require.Equal(t, Violation, res.Status, "%s", res)
+	assert.Equal(t, "zxid-real-time-order", res.Findings[0].Rule, "%s", res)
+
+	search, err := CheckLinearizability(build(true), opts)
+	require.NoError(t, err)
+	assert.Equal(t, Skipped, search.Status, "porcupine has no state model to judge the write order with")
+}

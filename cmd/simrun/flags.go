@@ -164,8 +164,10 @@ func (f *scenarioFlags) options() (scenarios.Options, error) {
 	if err != nil {
 		problems = append(problems, fmt.Errorf("--faults: %w", err))
 	}
-	if opts.Checker, err = checkers.ParseLinearizabilityChecker(f.checker); err != nil {
-		problems = append(problems, fmt.Errorf("--checker: %w", err))
+	if f.checker != "" { // commands that do not register the flag keep the default
+		if opts.Checker, err = checkers.ParseLinearizabilityChecker(f.checker); err != nil {
+			problems = append(problems, fmt.Errorf("--checker: %w", err))
+		}
 	}
 	opts.Faults = orderedFaults(faults)
 	if err := errors.Join(problems...); err != nil {
@@ -275,7 +277,7 @@ func (f *scenarioFlags) replayArgs() []string {
 	if f.checkTimeLimit != checkers.DefaultTimeLimit {
 		add("check-time-limit", f.checkTimeLimit.String())
 	}
-	if f.checker != "zxid" {
+	if f.checker != "" && f.checker != "zxid" {
 		add("checker", f.checker)
 	}
 	return args
