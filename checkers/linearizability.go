@@ -237,7 +237,9 @@ func (b *linearizabilityBuilder) add(client int, ref OpRef, op *Operation) {
 // the pointers stay valid.
 func (b *linearizabilityBuilder) newInput(v modelInput) *modelInput {
 	if len(b.inputs) == cap(b.inputs) {
-		return &v
+		p := new(modelInput) // not &v, which would move every v to the heap
+		*p = v
+		return p
 	}
 	b.inputs = append(b.inputs, v)
 	return &b.inputs[len(b.inputs)-1]
@@ -245,7 +247,9 @@ func (b *linearizabilityBuilder) newInput(v modelInput) *modelInput {
 
 func (b *linearizabilityBuilder) newOutput(v modelOutput) *modelOutput {
 	if len(b.outputs) == cap(b.outputs) {
-		return &v
+		p := new(modelOutput)
+		*p = v
+		return p
 	}
 	b.outputs = append(b.outputs, v)
 	return &b.outputs[len(b.outputs)-1]

@@ -94,9 +94,13 @@ func checkZxidOrderModel(h *History, opts LinearizabilityOptions) (Result, error
 		}
 		return res, nil
 	}
-	z := &zxidChecker{h: h, b: b, col: col, model: b.model(), zxids: make([]int64, len(h.Committed))}
+	z := &zxidChecker{h: h, b: b, col: col, model: b.model()}
 	for i := range h.Committed {
-		z.zxids[i] = h.Committed[i].Entry.Header.Zxid
+		zxid := h.Committed[i].Entry.Header.Zxid
+		if i == 0 || zxid != h.Committed[i-1].Entry.Header.Zxid+1 {
+			z.runs = append(z.runs, zxidRun{first: zxid, index: i})
+		}
+		z.runs[len(z.runs)-1].length++
 	}
 	partitions := z.collect()
 	z.place()
@@ -114,6 +118,29 @@ func checkZxidOrderModel(h *History, opts LinearizabilityOptions) (Result, error
 type zxidKey struct {
 	zxid int64
 	rank uint8
+}
+
+// zxidRun is a run of consecutive zxids in the committed log, starting at log index index.
+type zxidRun struct {
+	first         int64
+	index, length int
+}
+
+// locate returns the number of committed transactions with a zxid up to zxid, and whether one has
+// exactly that zxid (it is then the last of them).
+func (z *zxidChecker) locate(zxid int64) (int, bool) {
+	r, found := slices.BinarySearchFunc(z.runs, zxid, func(run zxidRun, v int64) int { return cmp.Compare(run.first, v) })
+	if !found {
+		if r == 0 {
+			return 0, false
+		}
+		r--
+	}
+	run := &z.runs[r]
+	if offset := zxid - run.first; offset < int64(run.length) {
+		return run.index + int(offset) + 1, true
+	}
+	return run.index + run.length, false
 }
 
 // zxidOp is one operation with its partition and position.
@@ -135,8 +162,10 @@ type zxidChecker struct {
 	col   *collector
 	model porcupine.Model
 	ops   []zxidOp
-	// zxids holds the committed log's zxids, in order, for cheap binary searches.
-	zxids []int64
+	// runs holds the committed log's maximal runs of consecutive
+	// zxids (an epoch's counter counts up without gaps), so that a zxid's place in the log is found
+	// in constant time rather than by a binary search that misses the cache at every step.
+	runs []zxidRun
 	// Counts for the notes: unknown outcomes taken as never applied, operations whose result the
 	// model does not judge and that therefore have no position, unknown outcomes found among their
 	// session's transactions, and the log scans spent on misreported zxids.
@@ -246,11 +275,7 @@ func (z *zxidChecker) place() {
 		if !o.placed {
 			continue
 		}
-		// The number of committed transactions with a zxid up to the key's.
-		n, found := slices.BinarySearch(z.zxids, o.key.zxid)
-		if found {
-			n++
-		}
+		n, _ := z.locate(o.key.zxid)
 		o.slot = 2*n + int(o.key.rank)
 	}
 }
@@ -318,7 +343,8 @@ func (z *zxidChecker) replyKey(in *modelInput, out *modelOutput) zxidKey {
 	if isRead(in.kind) {
 		return after
 	}
-	if idx, found := slices.BinarySearch(z.zxids, src.Zxid); found && z.owns(src, idx) {
+	n, found := z.locate(src.Zxid)
+	if idx := n - 1; found && z.owns(src, idx) {
 		if why := replyDisagrees(out, outcomeOf(&z.h.Committed[idx].Entry)); why != "" {
 			z.col.add(z.finding(in, "reply-transaction", fmt.Sprintf("%s, but its transaction %s records %s: the reply and the write's effect disagree",
 				describeOperation(in.ref, src), hexID(src.Zxid), why), src.Zxid))
