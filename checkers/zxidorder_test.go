@@ -204,3 +204,43 @@ func TestZxidOrderJudgesTheWriteOrderOfWorkloadsWithoutAModel(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Skipped, search.Status, "porcupine has no state model to judge the write order with")
 }
+
+// A server that acknowledges a write it never applied, naming another transaction's zxid, leaves
+// values porcupine can still explain; the zxid-order checker reports the lie, and with both
+// checkers the cross-check fails.
+func TestZxidOrderCatchesAServerThatLiesAboutAZxid(t *testing.T) {
+	f := newFixture(t)
+	f.setup("/r")
+	f.session("c1", 2, ms(5))
+	f.session("c2", 3, ms(5))
+	honest := f.write("c1", 2, setData("/r", "a", -1), ms(10), ms(15), ms(20), proto.OK, 1)
+	liar := f.write("c2", 3, setData("/r", "b", -1), ms(12), ms(16), ms(22), proto.OK, 2)
+	h := f.finish(ms(100))
+	honestOp := &h.Clients[clientIndex(h, "c1")].Ops[honest.Index]
+	liarOp := &h.Clients[clientIndex(h, "c2")].Ops[liar.Index]
+	// The liar's request was refused by the leader (an error txn), yet its client was told OK,
+	// with the zxid of c1's write.
+	idx := committedIndex(h.Committed, liarOp.Zxid)
+	h.Committed[idx].Entry.Header.Type = proto.OpError
+	h.Committed[idx].Entry.Txn = &proto.ErrorTxn{Err: proto.BadVersion}
+	liarOp.Zxid = honestOp.Zxid
+
+	report, err := Run(h, Options{
+		Linearizability: []LinearizabilityOptions{{Model: RegisterModel, Prefix: "/"}},
+		Checker:         BothCheckers,
+	})
+	require.NoError(t, err)
+	status := map[string]Status{}
+	var zxid Result
+	for _, res := range report.Results {
+		status[res.Checker] = res.Status
+		if res.Checker == CheckerZxidRegister {
+			zxid = res
+		}
+	}
+	assert.Equal(t, Pass, status[CheckerRegister], "porcupine sees two acknowledged writes it can order")
+	require.Equal(t, Violation, zxid.Status)
+	assert.Equal(t, "reply-zxid", zxid.Findings[0].Rule, "%s", zxid)
+	assert.Contains(t, zxid.Findings[0].Message, "misreported the zxid")
+	assert.Equal(t, Violation, status[CheckerCrossCheck])
+}
