@@ -18,7 +18,24 @@ func (r *runner) act(i int, a Action) {
 	if sid, _, ok := r.ens.Leader(); ok {
 		r.actionResults[i].leader = sid
 	}
+	var hit []sim.NodeID
+	if r.opts.Coverage != nil {
+		// Resolved before the action acts: "crash leader" names no leader afterwards.
+		hit = r.coverageTargets(a)
+		for _, n := range hit {
+			if sid, ok := r.sidOf(n); ok {
+				r.opts.Coverage.aim(sid)
+			}
+		}
+	}
 	why := r.perform(i, a)
+	if why == "" {
+		for _, n := range hit {
+			if sid, ok := r.sidOf(n); ok {
+				r.opts.Coverage.fault(a.Verb, sid, r.w.Now())
+			}
+		}
+	}
 	switch {
 	case why != "":
 		r.actionResults[i].idle = why
@@ -156,6 +173,25 @@ func (r *runner) resume(n sim.NodeID) {
 		delete(r.paused, n)
 		r.w.Resume(n)
 	}
+}
+
+// coverageTargets are the nodes an action acts on, for the fuzzer's fault context: every named
+// node of a partition, the first target of the verbs that act on one, and nothing for the verbs
+// that start things (restart, revive), heal everything (heal, swizzle) or only arm (crashpoint).
+func (r *runner) coverageTargets(a Action) []sim.NodeID {
+	switch a.Verb {
+	case "restart", "revive", "heal", "swizzle", "crashpoint":
+		return nil
+	case "partition":
+		var out []sim.NodeID
+		for _, arg := range a.Args {
+			if arg != "|" {
+				out = append(out, r.targets(arg)...)
+			}
+		}
+		return out
+	}
+	return r.targetsOf(a)
 }
 
 // targetsOf resolves an action's first target. For the client verbs "all" is every client.
@@ -297,6 +333,12 @@ func (r *runner) crashHook(sid int64, point string) bool {
 		return false
 	}
 	crashed := r.countHit(sid, point)
+	if c := r.opts.Coverage; c != nil {
+		c.crashPoint(sid, point, now)
+		if crashed {
+			c.fault("crashpoint "+point, sid, now)
+		}
+	}
 	if r.opts.OnCrashPoint != nil {
 		r.opts.OnCrashPoint(CrashPointHit{Sid: sid, Point: point, At: now, Crashed: crashed})
 	}

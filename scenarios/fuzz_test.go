@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"os"
@@ -10,89 +9,92 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zabsim/zabsim/clock"
-	"github.com/zabsim/zabsim/sim"
 )
 
-// FuzzRun drives a whole run from the fuzzer's bytes: every choice of the world (the scenario drawn,
-// each latency, each client's pick of a server, each fault) is read from them, so that coverage
-// guidance steers the run towards new protocol paths. A run that fails any checker fails the
-// fuzzer, which saves the input under testdata/fuzz/FuzzRun as a regression case.
+// FuzzRun fuzzes whole runs with structure-aware inputs: the fuzzer's bytes are a seed and a few
+// edits of the scenario that seed draws (DecodeFuzzBytes), so every input is a whole swarm run, at
+// least as eventful as a random seed's, and a mutation moves, adds, drops, retargets or stretches a
+// fault instead of shifting raw choice bytes. A run that fails any checker fails the fuzzer, which
+// saves the input under testdata/fuzz/FuzzRun; the failure message carries the edited script and
+// its seed, which `simrun replay --script F --seed S` runs.
 //
 //	go test ./scenarios -run XXX -fuzz FuzzRun -fuzztime 60s
 //
-// The checked-in corpus runs as ordinary test cases with plain `go test`. Besides the fuzzer's own
-// finds it holds seed-N files: the recorded choices of seed N's run, encoded so that these bytes
-// replay that very run (see TestFuzzCorpusReplaysItsSeeds). They start the fuzzer from realistic
-// runs, whose mutations stay realistic, rather than from short inputs after which every choice is 0.
+// Go's fuzzer is guided by code coverage, which a protocol saturates early; `simrun fuzz` shares
+// this encoding and is guided by the protocol situations a run reaches (Coverage). The checked-in
+// corpus runs as ordinary test cases with plain `go test`: seed-N files are seed N with no edit.
 func FuzzRun(f *testing.F) {
-	f.Add([]byte{})
-	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8})
-	f.Add([]byte("a leader crash during broadcast, then a partition"))
+	// The checked-in seed-N files start the search from the first seeds' runs.
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rep, err := Run(fuzzOptions(sim.NewBytes(data)))
+		opts, err := fuzzRunOptions(data)
+		if err != nil {
+			t.Skip(err) // A scenario the edits made invalid for its cluster: not a run.
+		}
+		rep, err := Run(opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if rep.Failed() {
-			t.Fatalf("%s\nscript:\n%s", rep.Explain(), rep.Script)
+			t.Fatalf("%s\nreplay with: simrun replay --clients 3 --duration 10s --seed %d --script F, F holding:\n%s",
+				rep.Explain(), opts.Seed, FormatFuzzScript(opts.Seed, rep.Script))
 		}
 	})
 }
 
-// fuzzOptions are FuzzRun's runs: a short swarm run whose every choice comes from chooser.
-func fuzzOptions(chooser sim.Chooser) Options {
-	return Options{Seed: 1, Chooser: chooser, Observers: -1, Clients: 3, Duration: 10 * clock.Second}
+// fuzzDuration and fuzzClients are FuzzRun's runs: short, with few clients, so that a fuzzing
+// campaign runs many.
+const (
+	fuzzDuration = 10 * clock.Second
+	fuzzClients  = 3
+)
+
+// fuzzRunOptions decodes a fuzzer's bytes into a run: the seed's drawn scenario with the edits.
+func fuzzRunOptions(data []byte) (Options, error) {
+	in := DecodeFuzzBytes(data, fuzzDuration)
+	base := Options{Seed: in.Seed, Observers: -1, Clients: fuzzClients, Duration: fuzzDuration}
+	script, err := DrawScript(base)
+	if err != nil {
+		return Options{}, err
+	}
+	base.Script = ApplyEdits(script, in.Edits)
+	return base, nil
 }
 
-var writeFuzzCorpus = flag.Bool("write-fuzz-corpus", false, "rewrite testdata/fuzz/FuzzRun/seed-N from the seeds' recorded runs")
-
-// fuzzCorpusSeeds are the seeds whose runs make the checked-in corpus.
+// fuzzCorpusSeeds are the seeds whose inputs make the checked-in corpus.
 const fuzzCorpusSeeds = 12
 
 const fuzzCorpusDir = "testdata/fuzz/FuzzRun"
 
-// seedRunBytes records the choices of seed's run under FuzzRun's options and encodes them as the
-// fuzzer's bytes; it returns them with the run's trace hash.
-func seedRunBytes(t *testing.T, seed uint64) ([]byte, uint64) {
-	rec := sim.NewRecorder(sim.NewPCG(seed), 0)
-	rep, err := Run(fuzzOptions(rec))
-	require.NoError(t, err)
-	require.False(t, rep.Failed(), "seed %d: %s", seed, rep.Explain())
-	data, err := sim.EncodeBytes(rec.Choices())
-	require.NoError(t, err)
-	return data, rep.Outcome.TraceHash
-}
+var writeFuzzCorpus = flag.Bool("write-fuzz-corpus", false, "rewrite testdata/fuzz/FuzzRun/seed-N")
 
-// TestFuzzCorpusReplaysItsSeeds: a seed's recorded choices, encoded as the fuzzer's bytes and read
-// back as FuzzRun reads them, run exactly that seed's run (same trace hash); and every seed-N file
-// of the corpus is there and well formed. A file recorded before the model changed still drives a
-// realistic run, only no longer seed N's; the test says so, and -write-fuzz-corpus rewrites them:
+// TestFuzzCorpusIsTheSeeds: every seed-N file of the corpus is seed N with no edit, and its run is
+// exactly seed N's swarm run under FuzzRun's options (same trace hash): an input without edits is
+// the random swarm itself. Rewrite the files with
 //
-//	go test ./scenarios -run TestFuzzCorpusReplaysItsSeeds -args -write-fuzz-corpus
-func TestFuzzCorpusReplaysItsSeeds(t *testing.T) {
-	var stale []string
+//	go test ./scenarios -run TestFuzzCorpusIsTheSeeds -args -write-fuzz-corpus
+func TestFuzzCorpusIsTheSeeds(t *testing.T) {
 	for seed := uint64(1); seed <= fuzzCorpusSeeds; seed++ {
 		path := filepath.Join(fuzzCorpusDir, "seed-"+strconv.FormatUint(seed, 10))
-		want, hash := seedRunBytes(t, seed)
-		rep, err := Run(fuzzOptions(sim.NewBytes(want)))
-		require.NoError(t, err)
-		require.Equal(t, hash, rep.Outcome.TraceHash, "seed %d's encoded choices replay its run", seed)
+		want := EncodeFuzzBytes(FuzzInput{Seed: seed}, fuzzDuration)
 		if *writeFuzzCorpus {
 			require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", want)), 0o644))
-			continue
 		}
 		text, err := os.ReadFile(path)
 		require.NoError(t, err, "rewrite the corpus with -write-fuzz-corpus")
-		if data := parseFuzzBytes(t, string(text)); !bytes.Equal(data, want) {
-			stale = append(stale, path)
-		}
-	}
-	if len(stale) > 0 {
-		t.Logf("%d corpus files predate the current model (%s); rewrite them with -write-fuzz-corpus",
-			len(stale), strings.Join(stale, ", "))
+		data := parseFuzzBytes(t, string(text))
+		require.Equal(t, want, data, "%s is seed %d with no edit", path, seed)
+
+		opts, err := fuzzRunOptions(data)
+		require.NoError(t, err)
+		fromBytes, err := Run(opts)
+		require.NoError(t, err)
+		plain, err := Run(Options{Seed: seed, Observers: -1, Clients: fuzzClients, Duration: fuzzDuration})
+		require.NoError(t, err)
+		assert.Equal(t, plain.Outcome.TraceHash, fromBytes.Outcome.TraceHash, "seed %d: the input without edits is the seed's own run", seed)
 	}
 }
 
@@ -109,4 +111,22 @@ func parseFuzzBytes(t *testing.T, text string) []byte {
 	s, err := strconv.Unquote(literal)
 	require.NoError(t, err)
 	return []byte(s)
+}
+
+// TestCommittedFuzzCorpusRuns: every script of the committed fuzz corpus (the starting point of
+// the CI campaign, see .github/workflows/fuzz.yml) parses with its seed and passes on the correct
+// build; so it is also a regression suite of eventful runs.
+func TestCommittedFuzzCorpusRuns(t *testing.T) {
+	names, err := filepath.Glob("testdata/fuzzcorpus/*.script")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(names), 20, "the committed corpus is there")
+	for _, name := range names {
+		text, err := os.ReadFile(name)
+		require.NoError(t, err)
+		seed, script, err := ParseFuzzScript(string(text))
+		require.NoError(t, err, name)
+		rep, err := Run(Options{Seed: seed, Script: script, Duration: script.Duration, Clients: script.Clients})
+		require.NoError(t, err, name)
+		assert.False(t, rep.Failed(), "%s: %s", name, rep.Explain())
+	}
 }

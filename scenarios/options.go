@@ -67,6 +67,9 @@ type Options struct {
 	// choice, schedules no event and writes no trace record, so a run observed is the run
 	// unobserved. The explorer lists from it where a run can be made to crash.
 	OnCrashPoint func(CrashPointHit)
+	// Coverage, if set, collects the protocol situations the run reaches (the fuzzer's
+	// feedback). Like OnCrashPoint it only watches: a run observed is the run unobserved.
+	Coverage *Coverage
 	// CheckTimeLimit bounds each linearizability check's search in host time (0 means
 	// checkers.DefaultTimeLimit). Past it the verdict is Unknown: the one verdict that depends on
 	// the host's speed and not on the seed alone.

@@ -158,6 +158,9 @@ func (r *runner) observe(e zabmodel.Event) {
 		r.leaders++
 	}
 	r.zab.Observe(e)
+	if r.opts.Coverage != nil {
+		r.opts.Coverage.event(e)
+	}
 }
 
 // txnKey identifies a transaction: its zxid and its hash (zabmodel.TxnHash).

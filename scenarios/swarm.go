@@ -104,30 +104,36 @@ func (d *drawer) between(lo, hi clock.Duration) clock.Duration {
 // family adds one family's faults at intervals drawn around mean.
 func (d *drawer) family(name string, mean clock.Duration) {
 	for at := d.between(0, mean); at < d.s.Duration; at += d.between(mean/2, mean*3/2) {
-		switch name {
-		case FaultCrash:
-			d.crash(at)
-		case FaultPartition:
-			d.partition(at)
-		case FaultClog:
-			if d.w.Chance(1, 3) {
-				d.add(at, "swizzle", formatDuration(d.between(clock.Second, 8*clock.Second)))
-			} else {
-				d.add(at, "clog", d.server(), formatDuration(d.between(100*clock.Millisecond, 6*clock.Second)))
-			}
-		case FaultReset:
-			d.add(at, "reset", d.serverOrLeader())
-		case FaultPause:
-			d.pause(at)
-		case FaultClock:
-			d.clockFault(at)
-		case FaultClientKill:
-			c := d.client()
-			d.add(at, "kill", c)
-			d.add(at+d.between(500*clock.Millisecond, 10*clock.Second), "revive", c)
-		case FaultExpire:
-			d.expire(at)
+		d.one(name, at)
+	}
+}
+
+// one adds one fault of a family at a moment: the swarm's unit, which the fuzzer also uses to add a
+// fault to a script (see Edit).
+func (d *drawer) one(name string, at clock.Duration) {
+	switch name {
+	case FaultCrash:
+		d.crash(at)
+	case FaultPartition:
+		d.partition(at)
+	case FaultClog:
+		if d.w.Chance(1, 3) {
+			d.add(at, "swizzle", formatDuration(d.between(clock.Second, 8*clock.Second)))
+		} else {
+			d.add(at, "clog", d.server(), formatDuration(d.between(100*clock.Millisecond, 6*clock.Second)))
 		}
+	case FaultReset:
+		d.add(at, "reset", d.serverOrLeader())
+	case FaultPause:
+		d.pause(at)
+	case FaultClock:
+		d.clockFault(at)
+	case FaultClientKill:
+		c := d.client()
+		d.add(at, "kill", c)
+		d.add(at+d.between(500*clock.Millisecond, 10*clock.Second), "revive", c)
+	case FaultExpire:
+		d.expire(at)
 	}
 }
 

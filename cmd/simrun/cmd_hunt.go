@@ -48,6 +48,8 @@ type huntFlags struct {
 	json      bool
 	only      bugFlag
 	duration  time.Duration
+	clients   int
+	fuzz      bool
 }
 
 func newHuntFlags() (*flag.FlagSet, *huntFlags) {
@@ -59,6 +61,9 @@ func newHuntFlags() (*flag.FlagSet, *huntFlags) {
 	fs.BoolVar(&f.json, "json", false, "print one JSON object per bug on stdout, then a summary object")
 	fs.Var(&f.only, "only", "hunt only these bugs, by `NAME` (comma-separated or repeated; default every bug in 'simrun bugs')")
 	fs.DurationVar(&f.duration, "duration", scenarios.DefaultDuration, "virtual length of each run's fault phase (at most 1h)")
+	fs.IntVar(&f.clients, "clients", scenarios.DefaultClients, "simulated client applications per run, 1 to 100")
+	fs.BoolVar(&f.fuzz, "fuzz", false, "hunt each bug twice, with the random swarm and with simrun fuzz from the same first seed and run options, "+
+		"and compare the runs and wall time each took (--seeds bounds both)")
 	return fs, f
 }
 
@@ -85,7 +90,7 @@ func huntTargets(f *huntFlags) []huntTarget {
 	var targets []huntTarget
 	add := func(name, kind, workload string) {
 		scenario := defaultScenarioFlags()
-		scenario.workload, scenario.duration = workload, f.duration
+		scenario.workload, scenario.duration, scenario.clients = workload, f.duration, f.clients
 		if err := scenario.bugs.Set(name); err != nil {
 			panic(fmt.Sprintf("simrun: the bug list names %q, which its parser refuses: %v", name, err))
 		}
@@ -132,6 +137,8 @@ type huntRecord struct {
 	// NotCountedSeeds lists the first maxNotCountedListed of them.
 	NotCounted      int          `json:"not_counted"`
 	NotCountedSeeds []notCounted `json:"not_counted_seeds,omitempty"`
+	// Fuzz is the same bug hunted by simrun fuzz (hunt --fuzz).
+	Fuzz *fuzzHuntRecord `json:"fuzz,omitempty"`
 }
 
 // notCounted is a failing seed that fails without the bug too.
@@ -172,6 +179,14 @@ func cmdHunt(env *environment, args []string) int {
 			fmt.Fprintf(env.stderr, "simrun hunt: %s: a run could not be set up: %v\n", target.name, err)
 			return runErrorExit(err)
 		}
+		if f.fuzz {
+			fuzzed, err := huntByFuzzing(env, f, target)
+			if err != nil {
+				fmt.Fprintf(env.stderr, "simrun hunt: %s: a fuzzed run could not be set up: %v\n", target.name, err)
+				return runErrorExit(err)
+			}
+			record.Fuzz = &fuzzed
+		}
 		if env.stderrIsTerminal && !f.json {
 			fmt.Fprintf(env.stderr, "hunt: %s\n", huntProgress(record))
 		}
@@ -183,6 +198,8 @@ func cmdHunt(env *environment, args []string) int {
 	summary := summarizeHunt(f, records, time.Since(began))
 	if f.json {
 		writeJSON(env.stdout, summary)
+	} else if f.fuzz {
+		writeFuzzHuntTable(env.stdout, f, records, summary)
 	} else {
 		writeHuntTable(env.stdout, f, records, summary)
 	}
@@ -203,6 +220,9 @@ func (f *huntFlags) validate() error {
 		problems = append(problems, fmt.Errorf("--parallel must be 1 to %d, not %d", maxParallel, f.parallel))
 	}
 	problems = append(problems, positiveDuration("--duration", f.duration))
+	if f.clients < 1 || f.clients > 100 {
+		problems = append(problems, fmt.Errorf("--clients must be 1 to 100, not %d", f.clients))
+	}
 	return errors.Join(problems...)
 }
 

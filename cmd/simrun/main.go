@@ -48,6 +48,7 @@ func commands() []command {
 		{"script", "print the fault script a seed draws", scriptUsage, cmdScript},
 		{"conform", "run conformance sequences (JSON lines on stdin) against the simulated server", conformUsage, cmdConform},
 		{"bugs", "list the re-introducible ZooKeeper and lock recipe bugs", bugsUsage, cmdBugs},
+		{"fuzz", "fuzz with structure-aware inputs and protocol-state feedback", fuzzUsage, cmdFuzz},
 		{"hunt", "the bug zoo benchmark: seeds and wall time until each bug is found", huntUsage, cmdHunt},
 		{"bench", "measure the simulator on a fixed standard scenario", benchUsage, cmdBench},
 		{"help", "show help for simrun or one command", helpUsage, cmdHelp},
@@ -202,6 +203,9 @@ func flagSetFor(name string) *flag.FlagSet {
 	switch name {
 	case "run":
 		fs, _ := newRunFlags()
+		return fs
+	case "fuzz":
+		fs, _ := newFuzzFlags()
 		return fs
 	case "replay":
 		fs, _ := newReplayFlags()

@@ -1,0 +1,306 @@
+package scenarios
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/zabmodel"
+)
+
+// Coverage is protocol-state feedback for the fuzzer: the set of protocol situations a run's
+// servers lived through, rather than the Go lines it executed (a protocol saturates line coverage
+// within a few runs, and what finds bugs is reaching a new situation, not a new line). Set
+// Options.Coverage to a NewCoverage() and read Features after the run; it only watches, so a run
+// observed is the run unobserved (same trace hash).
+//
+// A situation is a small tuple, hashed to a Feature. The abstraction, in the spirit of Mallory's
+// timeline abstractions and of model-guided fuzzing's spec states, is:
+//
+//   - step: (event kind, role, ZAB phase, source) for every protocol event of every server, where
+//     the phase is derived from the events so far (looking, discovery, sync, broadcast, down);
+//   - transition: (previous event kind, event kind, role) on one server, the order of its steps;
+//   - durable state: at every event that reads or writes durable state (the epoch files, a
+//     NEWLEADER ack, a truncation, a snapshot, a restart, a lost tail), the relations (less, equal,
+//     greater) between acceptedEpoch and currentEpoch, the epoch of the last logged zxid and
+//     currentEpoch, and the last applied and last logged zxids: the relations the epoch and
+//     fsync-ordering bugs live in;
+//   - truncation depth: how many epochs and how many records (log2) a TRUNC removed;
+//   - fault context: each fault (crash, crash point, pause, reset, partition, clog...) with the
+//     phase and last step of the server it hit, and the first two steps that server took after it;
+//   - crash points reached: each named persistence boundary a server reached, with its phase;
+//   - counts: how many times a run took each step, in AFL's logarithmic buckets, so that "more of
+//     the same" (many elections, many syncs) is also new.
+type Coverage struct {
+	seen     map[uint64]int // feature hash -> index in features
+	features []Feature
+	servers  []*serverCoverage // by sid
+	steps    []stepCount       // the step features in first-seen order, with their counts
+	// stepAt and transitions index the two situations every event has by their small components
+	// rather than by hash, because they are looked up on every event of the run (coverage costs
+	// about a sixth of a run through maps, measured with simrun fuzz --fresh-percent 100).
+	stepAt      [coverageKinds][8][8][8]int32 // kind, role, phase, source -> index in steps + 1
+	transitions [coverageKinds][coverageKinds][8]bool
+}
+
+// coverageKinds bounds the event kinds the arrays index; a kind past it is folded into the last.
+const coverageKinds = 32
+
+// Feature is one protocol situation, with where and when a run first reached it.
+type Feature struct {
+	Hash   uint64
+	Name   string
+	At     clock.Time
+	Server int64 // 0 for a situation of the whole ensemble
+	// Count marks a count bucket: known only at the end of the run, with no moment or server. The
+	// fuzzer counts them but does not keep an input for them alone (they change with every run's
+	// length and would fill the corpus with inputs that only did more of the same).
+	Count bool
+}
+
+type stepCount struct {
+	hash  uint64
+	name  string
+	count int
+}
+
+// phase is a server's stage of ZAB, as its events show it.
+type phase uint8
+
+const (
+	phaseDown phase = iota
+	phaseLooking
+	phaseDiscovery
+	phaseSync
+	phaseBroadcast
+)
+
+var phaseNames = [...]string{phaseDown: "down", phaseLooking: "looking", phaseDiscovery: "discovery", phaseSync: "sync", phaseBroadcast: "broadcast"}
+
+func (p phase) String() string { return phaseNames[p] }
+
+type serverCoverage struct {
+	role                        zabmodel.Role
+	phase                       phase
+	last                        zabmodel.EventKind
+	acceptedEpoch, currentEpoch int64
+	lastLogged, lastApplied     int64
+	// fault and after follow the steps after a fault: the fault's verb and how many steps have
+	// been recorded since (two are).
+	fault string
+	after []zabmodel.EventKind
+	// aimed holds the phase and last step of the server when an action was about to act on it.
+	aimed      bool
+	aimedPhase phase
+	aimedLast  zabmodel.EventKind
+}
+
+// NewCoverage returns an empty coverage for one run.
+func NewCoverage() *Coverage {
+	return &Coverage{seen: map[uint64]int{}}
+}
+
+// Features returns the situations the run reached, in the order first reached, with the count
+// buckets of its steps last (they are known only at the end). It may be called once the run is
+// over; calling it again returns the same list.
+func (c *Coverage) Features() []Feature {
+	out := append([]Feature(nil), c.features...)
+	for _, s := range c.steps {
+		bucket := countBucket(s.count)
+		out = append(out, Feature{Hash: mix(s.hash, 0xc0, uint64(bucket)), Name: fmt.Sprintf("%s x%s", s.name, bucketNames[bucket]), Count: true})
+	}
+	return out
+}
+
+// countBucket is AFL's hit-count bucketing: 1, 2, 3, 4-7, 8-15, 16-31, 32-127, 128 and more.
+func countBucket(n int) int {
+	switch {
+	case n <= 3:
+		return n
+	case n < 128:
+		return min(bits.Len(uint(n)), 6) + 1 // 4-7: 4, 8-15: 5, 16-31: 6, 32-127: 7
+	}
+	return 8
+}
+
+var bucketNames = [...]string{"0", "1", "2", "3", "4-7", "8-15", "16-31", "32-127", "128+"}
+
+func (c *Coverage) server(sid int64) *serverCoverage {
+	for int64(len(c.servers)) <= sid {
+		c.servers = append(c.servers, nil)
+	}
+	s := c.servers[sid]
+	if s == nil {
+		s = &serverCoverage{phase: phaseLooking}
+		c.servers[sid] = s
+	}
+	return s
+}
+
+// add records a feature; name is built only when the feature is new.
+func (c *Coverage) add(hash uint64, at clock.Time, sid int64, name func() string) {
+	if _, ok := c.seen[hash]; ok {
+		return
+	}
+	c.seen[hash] = len(c.features)
+	c.features = append(c.features, Feature{Hash: hash, Name: name(), At: at, Server: sid})
+}
+
+// durableKinds are the steps that read or write durable state, indexed by kind.
+var durableKinds = func() []bool {
+	kinds := make([]bool, coverageKinds)
+	for _, k := range []zabmodel.EventKind{
+		zabmodel.EventAcceptedEpoch, zabmodel.EventCurrentEpoch, zabmodel.EventNewLeaderAck,
+		zabmodel.EventTruncate, zabmodel.EventTreeLoaded, zabmodel.EventSnapshot,
+		zabmodel.EventRestart, zabmodel.EventLost, zabmodel.EventLogDeleted,
+		zabmodel.EventEstablished, zabmodel.EventEpochQuorum,
+	} {
+		kinds[k] = true
+	}
+	return kinds
+}()
+
+// event takes one protocol event (the runner's observer calls it).
+func (c *Coverage) event(e zabmodel.Event) {
+	s := c.server(e.Server)
+	truncated := s.lastLogged
+	c.advance(s, e)
+	role, ph, kind, source := e.Role, s.phase, e.Kind, e.Source
+
+	k, r, src, prev := min(int(kind), coverageKinds-1), int(role)&7, int(source)&7, s.last
+	if i := c.stepAt[k][r][ph][src]; i > 0 {
+		c.steps[i-1].count++
+	} else {
+		step := mix(0x01, uint64(kind), uint64(role), uint64(ph), uint64(source))
+		c.steps = append(c.steps, stepCount{hash: step, name: fmt.Sprintf("step %s %s %s from=%s", kind, role, ph, source), count: 1})
+		c.stepAt[k][r][ph][src] = int32(len(c.steps))
+		c.add(step, e.Time, e.Server, func() string { return c.steps[len(c.steps)-1].name })
+	}
+	if p := min(int(prev), coverageKinds-1); !c.transitions[p][k][r] {
+		c.transitions[p][k][r] = true
+		c.add(mix(0x02, uint64(prev), uint64(kind), uint64(role)), e.Time, e.Server, func() string {
+			return fmt.Sprintf("transition %s -> %s %s", prev, kind, role)
+		})
+	}
+	if kind < zabmodel.EventKind(len(durableKinds)) && durableKinds[kind] {
+		a, b, d := relation(s.acceptedEpoch, s.currentEpoch), relation(s.lastLogged>>32, s.currentEpoch), relation(s.lastApplied, s.lastLogged)
+		c.add(mix(0x03, uint64(kind), uint64(ph), a, b, d), e.Time, e.Server, func() string {
+			return fmt.Sprintf("durable %s %s accepted%scurrent logged-epoch%scurrent applied%slogged", kind, ph, relationNames[a], relationNames[b], relationNames[d])
+		})
+	}
+	if kind == zabmodel.EventTruncate && truncated > e.Zxid {
+		epochs, records := uint64(truncated>>32-e.Zxid>>32), uint64(bits.Len64(uint64(truncated-e.Zxid)&0xffffffff))
+		c.add(mix(0x04, epochs, records), e.Time, e.Server, func() string {
+			return fmt.Sprintf("truncate across %d epochs, 2^%d records", epochs, records)
+		})
+	}
+	if s.fault != "" {
+		s.after = append(s.after, kind)
+		verb, after := s.fault, append([]zabmodel.EventKind(nil), s.after...)
+		c.add(mix(0x05, hashString(verb), uint64(after[0]), uint64(len(after)), uint64(after[len(after)-1])), e.Time, e.Server, func() string {
+			return fmt.Sprintf("after %s: %v", verb, after)
+		})
+		if len(s.after) == 2 {
+			s.fault, s.after = "", s.after[:0]
+		}
+	}
+	s.last = kind
+}
+
+// advance updates a server's derived state with an event.
+func (c *Coverage) advance(s *serverCoverage, e zabmodel.Event) {
+	s.role = e.Role
+	switch e.Kind {
+	case zabmodel.EventCrash:
+		s.phase = phaseDown
+	case zabmodel.EventRestart, zabmodel.EventStopServing:
+		s.phase = phaseLooking
+	case zabmodel.EventElected:
+		s.phase = phaseDiscovery
+	case zabmodel.EventEpochQuorum, zabmodel.EventTruncate, zabmodel.EventNewLeaderAck:
+		s.phase = phaseSync
+	case zabmodel.EventTreeLoaded:
+		if e.Source == zabmodel.SourceSnap {
+			s.phase = phaseSync
+		}
+	case zabmodel.EventServing, zabmodel.EventEstablished:
+		s.phase = phaseBroadcast
+	case zabmodel.EventAcceptedEpoch:
+		s.acceptedEpoch = e.Epoch
+	case zabmodel.EventCurrentEpoch:
+		s.currentEpoch = e.Epoch
+	case zabmodel.EventLog:
+		s.lastLogged = e.Zxid
+	case zabmodel.EventApply:
+		s.lastApplied = e.Zxid
+	}
+	if e.Kind == zabmodel.EventTruncate {
+		s.lastLogged = e.Zxid
+	}
+}
+
+// aim notes the state of a server that an action is about to act on: the action itself emits
+// events (a crash), and its context is what the server was doing before it.
+func (c *Coverage) aim(sid int64) {
+	s := c.server(sid)
+	s.aimed, s.aimedPhase, s.aimedLast = true, s.phase, s.last
+}
+
+// fault records a fault that acted on a server (the runner calls it for each server an action
+// changed, after aim, and for each crash point that crashed one), with the phase and last step
+// the server had when the fault came.
+func (c *Coverage) fault(verb string, sid int64, at clock.Time) {
+	s := c.server(sid)
+	ph, last := s.phase, s.last
+	if s.aimed {
+		ph, last, s.aimed = s.aimedPhase, s.aimedLast, false
+	}
+	c.add(mix(0x06, hashString(verb), uint64(ph), uint64(last)), at, sid, func() string {
+		return fmt.Sprintf("fault %s in %s after %s", verb, ph, last)
+	})
+	s.fault, s.after = verb, s.after[:0]
+}
+
+// crashPoint records that a server reached a named persistence boundary.
+func (c *Coverage) crashPoint(sid int64, point string, at clock.Time) {
+	ph := c.server(sid).phase
+	c.add(mix(0x07, hashString(point), uint64(ph)), at, sid, func() string {
+		return fmt.Sprintf("reached %s in %s", point, ph)
+	})
+}
+
+// relation is 0, 1 or 2 for less, equal, greater.
+func relation(a, b int64) uint64 {
+	switch {
+	case a < b:
+		return 0
+	case a == b:
+		return 1
+	}
+	return 2
+}
+
+var relationNames = [...]string{"<", "=", ">"}
+
+// mix hashes a small tuple (splitmix64 over each word); the first word tags the kind of feature.
+func mix(words ...uint64) uint64 {
+	h := uint64(0x9e3779b97f4a7c15)
+	for _, w := range words {
+		h ^= w + 0x9e3779b97f4a7c15 + h<<6 + h>>2
+		h ^= h >> 30
+		h *= 0xbf58476d1ce4e5b9
+		h ^= h >> 27
+		h *= 0x94d049bb133111eb
+		h ^= h >> 31
+	}
+	return h
+}
+
+func hashString(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}

@@ -1,0 +1,193 @@
+package scenarios
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/zabsim/zabsim/clock"
+)
+
+// TestCoverageOnlyWatches: collecting a run's protocol situations changes nothing in the run (same
+// trace hash), and a run reaches situations of every layer of the abstraction: steps, transitions,
+// durable-state relations and fault contexts.
+func TestCoverageOnlyWatches(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3, 7} {
+		plain, err := Run(Options{Seed: seed, Duration: 20 * clock.Second})
+		require.NoError(t, err)
+		cov := NewCoverage()
+		watched, err := Run(Options{Seed: seed, Duration: 20 * clock.Second, Coverage: cov})
+		require.NoError(t, err)
+		assert.Equal(t, plain.Outcome.TraceHash, watched.Outcome.TraceHash, "seed %d", seed)
+		features := cov.Features()
+		require.NotEmpty(t, features, "seed %d", seed)
+		kinds := map[string]bool{}
+		for _, f := range features {
+			for _, prefix := range []string{"step ", "transition ", "durable ", "fault ", "after "} {
+				if len(f.Name) > len(prefix) && f.Name[:len(prefix)] == prefix {
+					kinds[prefix] = true
+				}
+			}
+		}
+		for _, prefix := range []string{"step ", "transition ", "durable "} {
+			assert.True(t, kinds[prefix], "seed %d reached no %q situation", seed, prefix)
+		}
+	}
+}
+
+// TestCoverageSeesFaultContext: a scripted crash of the leader shows up as a fault situation with
+// the phase it hit, and the steps the server took after it.
+func TestCoverageSeesFaultContext(t *testing.T) {
+	s := &Script{Servers: 3, Observers: 0, Clients: 2, Workload: "registers", Duration: 10 * clock.Second,
+		Actions: []Action{{At: 2 * clock.Second, Verb: "crash", Args: []string{"leader"}}, {At: 4 * clock.Second, Verb: "restart", Args: []string{"all"}}}}
+	cov := NewCoverage()
+	_, err := Run(Options{Seed: 1, Script: s, Coverage: cov})
+	require.NoError(t, err)
+	var fault, after bool
+	for _, f := range cov.Features() {
+		fault = fault || strings.HasPrefix(f.Name, "fault crash in broadcast")
+		after = after || strings.HasPrefix(f.Name, "after crash: [restart")
+	}
+	assert.True(t, fault, "a crash of the serving leader is a fault in broadcast")
+	assert.True(t, after, "the crashed server's next steps are recorded")
+}
+
+func TestCountBucket(t *testing.T) {
+	for n, want := range map[int]int{1: 1, 2: 2, 3: 3, 4: 4, 7: 4, 8: 5, 15: 5, 16: 6, 31: 6, 32: 7, 127: 7, 128: 8, 5000: 8} {
+		assert.Equal(t, want, countBucket(n), "count %d", n)
+	}
+}
+
+// TestFuzzBytesRoundTrip: decoding an encoded input gives it back, up to the encoding's
+// quantization (times to 1/65536 of the duration, indexes and parameters to a byte).
+func TestFuzzBytesRoundTrip(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		duration := clock.Duration(rapid.Int64Range(int64(clock.Second), int64(clock.Hour)).Draw(t, "duration"))
+		in := FuzzInput{Seed: rapid.Uint64().Draw(t, "seed")}
+		for i := rapid.IntRange(0, maxFuzzEdits).Draw(t, "edits"); i > 0; i-- {
+			in.Edits = append(in.Edits, Edit{
+				Kind:   EditKind(rapid.IntRange(0, int(editKinds)-1).Draw(t, "kind")),
+				Index:  rapid.IntRange(0, 255).Draw(t, "index"),
+				At:     clock.Duration(rapid.Int64Range(0, int64(duration)-1).Draw(t, "at")),
+				Family: rapid.SampledFrom(FaultFamilies).Draw(t, "family"),
+				Param:  uint32(rapid.IntRange(0, 255).Draw(t, "param")),
+			})
+		}
+		out := DecodeFuzzBytes(EncodeFuzzBytes(in, duration), duration)
+		require.Equal(t, in.Seed, out.Seed)
+		require.Len(t, out.Edits, len(in.Edits))
+		for i := range in.Edits {
+			a, b := in.Edits[i], out.Edits[i]
+			assert.Equal(t, a.Kind, b.Kind)
+			assert.Equal(t, a.Index, b.Index)
+			assert.Equal(t, a.Family, b.Family)
+			assert.Equal(t, a.Param, b.Param)
+			assert.InDelta(t, float64(a.At), float64(b.At), float64(duration)/65536+1)
+		}
+	})
+}
+
+// TestEditedScriptsStayValid: any edits of any seed's drawn scenario give a script that passes the
+// same checks as a parsed one, whose text form parses back to it, and that runs.
+func TestEditedScriptsStayValid(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		seed := rapid.Uint64Range(1, 1000).Draw(t, "seed")
+		base, err := DrawScript(Options{Seed: seed, Observers: -1, Duration: 10 * clock.Second})
+		require.NoError(t, err)
+		data := rapid.SliceOfN(rapid.Byte(), 0, fuzzEditBytes*maxFuzzEdits).Draw(t, "edits")
+		edits := DecodeFuzzBytes(append(make([]byte, 8), data...), base.Duration).Edits
+		// And edits as the fuzzer makes them: any parameter, and faults aimed at a server.
+		servers := base.Servers + base.Observers
+		for i := rapid.IntRange(0, 6).Draw(t, "aimed"); i > 0; i-- {
+			e := Edit{
+				Kind:   EditKind(rapid.IntRange(0, int(editKinds)-1).Draw(t, "kind")),
+				Index:  rapid.IntRange(0, 1000).Draw(t, "index"),
+				At:     clock.Duration(rapid.Int64Range(-int64(clock.Second), int64(base.Duration)+int64(clock.Second)).Draw(t, "at")),
+				Family: rapid.SampledFrom(FaultFamilies).Draw(t, "family"),
+				Param:  rapid.Uint32().Draw(t, "param"),
+			}
+			if e.Kind == EditAdd {
+				e.Target = rapid.SampledFrom([]string{"", "leader", "zk" + strconv.Itoa(rapid.IntRange(1, servers).Draw(t, "server"))}).Draw(t, "target")
+			}
+			edits = append(edits, e)
+		}
+		edited := ApplyEdits(base, edits)
+		require.NoError(t, edited.check(DefaultClients, base.Duration, nil), "%s", edited)
+		text := FormatFuzzScript(seed, edited)
+		gotSeed, parsed, err := ParseFuzzScript(text)
+		require.NoError(t, err, text)
+		assert.Equal(t, seed, gotSeed)
+		assert.Equal(t, edited.String(), parsed.String())
+	})
+}
+
+// TestFuzzScriptNeedsItsSeed: a corpus file without its seed line is refused, not run as seed 0.
+func TestFuzzScriptNeedsItsSeed(t *testing.T) {
+	_, _, err := ParseFuzzScript("servers 3\nduration 10s\n")
+	require.ErrorContains(t, err, "seed")
+	_, _, err = ParseFuzzScript("# seed x\nservers 3\n")
+	require.ErrorContains(t, err, "seed")
+}
+
+// TestFuzzerProposesFreshSeedsAndMutations: an empty fuzzer proposes fresh seeds in order; once
+// its corpus has an entry with new situations, it proposes mutations of it too, directed ones
+// aimed at the server and moment of those situations.
+func TestFuzzerProposesFreshSeedsAndMutations(t *testing.T) {
+	f := NewFuzzer(FuzzerOptions{SeedStart: 100, Duration: 10 * clock.Second, RandomSeed: 1})
+	first := f.Next()
+	require.True(t, first.Fresh)
+	require.Equal(t, uint64(100), first.Seed)
+	script, err := DrawScript(Options{Seed: 100, Observers: -1, Duration: 10 * clock.Second})
+	require.NoError(t, err)
+	entry, fresh := f.Learn(first, script, []Feature{{Hash: 7, Count: true}})
+	require.Equal(t, 1, fresh)
+	require.Nil(t, entry, "a new count bucket alone keeps no input")
+	entry, fresh = f.Learn(first, script, []Feature{{Hash: 1, At: clock.Time(warmup + 3*clock.Second), Server: 2}})
+	require.Equal(t, 1, fresh)
+	require.NotNil(t, entry)
+	_, fresh = f.Learn(first, script, []Feature{{Hash: 1}})
+	require.Zero(t, fresh, "a situation already seen is not new")
+
+	var directed, mutated, reseeded int
+	for i := 0; i < 200; i++ {
+		c := f.Next()
+		if c.Fresh {
+			continue
+		}
+		mutated++
+		if len(c.Edits) == 1 && c.Edits[0].Kind == EditReseed {
+			reseeded++
+			require.Same(t, script, c.Script, "a reseed keeps the scenario")
+			continue
+		}
+		require.Equal(t, uint64(100), c.Seed)
+		require.NoError(t, c.Script.check(DefaultClients, 10*clock.Second, nil))
+		if len(c.Edits) == 1 && c.Edits[0].Kind == EditAdd && c.Edits[0].Target == "zk2" {
+			directed++
+			assert.GreaterOrEqual(t, c.Edits[0].At, 3*clock.Second)
+			assert.LessOrEqual(t, c.Edits[0].At, 3*clock.Second+200*clock.Millisecond)
+		}
+	}
+	assert.Greater(t, mutated, 100, "most proposals mutate the corpus")
+	assert.Greater(t, directed, 25, "many mutations aim at a new situation")
+	assert.Greater(t, reseeded, 20, "some run the same faults under another seed")
+}
+
+// TestRetargetNeverNamesANodeTwice: retargeting a partition or a one-way cut at a node it already
+// names leaves it as it was (a node in two groups is an invalid script).
+func TestRetargetNeverNamesANodeTwice(t *testing.T) {
+	base := &Script{Servers: 3, Observers: 0, Clients: 2, Duration: 10 * clock.Second, Actions: []Action{
+		{At: clock.Second, Verb: "partition", Args: []string{"zk1", "zk2", "|", "zk3"}},
+		{At: 2 * clock.Second, Verb: "oneway", Args: []string{"zk1", "zk3"}},
+	}}
+	for pick := uint32(0); pick < 4; pick++ {
+		for index := 0; index < 2; index++ {
+			edited := ApplyEdits(base, []Edit{{Kind: EditRetarget, Index: index, Param: pick}})
+			require.NoError(t, edited.check(2, 10*clock.Second, nil), "retarget #%d by %d:\n%s", index, pick, edited)
+		}
+	}
+}
