@@ -22,14 +22,16 @@ import (
 //     just applied); a write acknowledged with a zxid that is not its own is a finding (a lost or
 //     misreported write);
 //   - an unknown-outcome write sits where the committed log has its transaction (the resolver
-//     finds it by session and xid), or nowhere if the log shows it never happened; one the log
-//     cannot settle is taken as never applied, and said so in a note;
+//     finds it by session and xid; a write whose xid was never reported, because its client died
+//     with it in flight, by its session's transactions no other operation claims), or nowhere if
+//     the log shows it never happened;
 //   - a read (only with IncludeReads) and a write that failed without a transaction of its own sit
 //     just after the transaction at their reply zxid: they saw the state at that zxid;
 //   - a session end sits at its closeSession transaction.
 //
-// Then, for each of porcupine's partitions (a znode for the register model, the whole prefix for
-// the tree and queue models), it checks in O(n log n):
+// Then, after a counting sort on the positions (linear time; each position is found in the log in
+// constant time), it checks for each of porcupine's partitions (a znode for the register model,
+// the whole prefix for the tree and queue models), in one scan each:
 //
 //   - model-order: replaying the operations in that order through the same model porcupine uses
 //     gives every recorded result (a write's effect and its reply agree, a read returns the state
@@ -42,6 +44,10 @@ import (
 // being truthful: a server that answers with another transaction's zxid, or with a state that is
 // not the one at its zxid, is reported as such even where some other order would explain the
 // values (porcupine, which ignores zxids, may then pass). The checker never returns Unknown.
+//
+// WriteOrderModel, for the workloads no state model fits, keeps only what needs no state: every
+// write acknowledged with its own transaction and that transaction's result, in real-time and
+// session order.
 
 // The names of the zxid-order checks, one per model.
 const (
