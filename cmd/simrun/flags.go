@@ -164,7 +164,7 @@ func (f *scenarioFlags) options() (scenarios.Options, error) {
 	if err != nil {
 		problems = append(problems, fmt.Errorf("--faults: %w", err))
 	}
-	if f.checker != "" { // commands that do not register the flag keep the default
+	if f.checker != "" || f.set["checker"] { // commands that do not register the flag keep the default
 		if opts.Checker, err = checkers.ParseLinearizabilityChecker(f.checker); err != nil {
 			problems = append(problems, fmt.Errorf("--checker: %w", err))
 		}
