@@ -3,11 +3,14 @@ package scenarios
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zabsim/zabsim/lockmodel"
+	"github.com/zabsim/zabsim/sim"
 	"github.com/zabsim/zabsim/zabmodel"
 )
 
@@ -22,6 +25,8 @@ var regressions = []struct {
 }{
 	{"trunc-below-snap", 1000, zabmodel.Bugs{}, lockmodel.Bugs{}.With(lockmodel.BugUnprotectedCreate)},
 	{"stale-newleader-ack", 300034, zabmodel.Bugs{}, lockmodel.Bugs{}},
+	{"snap-leave-before-newleader", 1067370, zabmodel.Bugs{}, lockmodel.Bugs{}},
+	{"trunc-point-unreachable", 1000, zabmodel.Bugs{}, lockmodel.Bugs{}},
 }
 
 // TestStaleNewLeaderAckIsThe3_8_0Behaviour: the stale-newleader-ack regression passes because the
@@ -36,6 +41,72 @@ func TestStaleNewLeaderAckIsThe3_8_0Behaviour(t *testing.T) {
 	rep, err := Run(Options{Seed: 300034, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugStaleAck)})
 	require.NoError(t, err)
 	require.Equal(t, "zab:LeaderLogCompleteness", rep.Failure(), rep.Explain())
+}
+
+// TestATruncToAnUnreachablePointIsClaimed: in the trunc-point-unreachable regression a learner's
+// disk rebuilds less than its TRUNC point, and the learner claims the point, as Learner
+// .syncWithLeader does, rather than ending the sync (zabsim's old guard).
+func TestATruncToAnUnreachablePointIsClaimed(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "regressions", "trunc-point-unreachable.script"))
+	require.NoError(t, err)
+	defer f.Close()
+	script, err := ParseScript(f)
+	require.NoError(t, err)
+	var trace strings.Builder
+	rep, err := Run(Options{Seed: 1000, Script: script, Trace: sim.TraceConfig{Text: &trace}})
+	require.NoError(t, err)
+	assert.False(t, rep.Failed(), rep.Explain())
+	assert.Contains(t, trace.String(), "truncated to 0x3:0x0, but the durable state rebuilds 0x2:0x8: claiming 0x3:0x0")
+}
+
+// TestReleaseProfilesLoseWhatTheFixedModelKeeps: the stale-newleader-ack regression passes on the
+// fixed model and fails on every release profile, each of which has the stale-ack behaviour.
+func TestReleaseProfilesLoseWhatTheFixedModelKeeps(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "regressions", "stale-newleader-ack.script"))
+	require.NoError(t, err)
+	defer f.Close()
+	script, err := ParseScript(f)
+	require.NoError(t, err)
+	for _, version := range []string{"fixed", "3.8.0", "3.8.6", "master"} {
+		release, err := zabmodel.ParseRelease(version)
+		require.NoError(t, err)
+		rep, err := Run(Options{Seed: 300034, Script: script, Bugs: release.Bugs})
+		require.NoError(t, err)
+		assert.Equal(t, version != "fixed", rep.Failed(), "%s: %s", version, rep.Explain())
+	}
+
+	// A script may name the release itself.
+	text, err := os.ReadFile(filepath.Join("testdata", "regressions", "stale-newleader-ack.script"))
+	require.NoError(t, err)
+	script, err = ParseScript(strings.NewReader("zkversion 3.8.0\n" + string(text)))
+	require.NoError(t, err)
+	require.Equal(t, "3.8.0", script.ZKVersion)
+	var formatted strings.Builder
+	require.NoError(t, script.Format(&formatted))
+	assert.Contains(t, formatted.String(), "zkversion 3.8.0\n")
+	rep, err := Run(Options{Seed: 300034, Script: script})
+	require.NoError(t, err)
+	assert.True(t, rep.Failed(), rep.Explain())
+
+	_, err = ParseScript(strings.NewReader("servers 3\nzkversion 3.4.6\n"))
+	require.ErrorContains(t, err, `unknown ZooKeeper version "3.4.6"`)
+}
+
+// TestALearnerLeavingASnapSyncReloadsItsDisk: in the snap-leave-before-newleader regression zk2
+// leaves between SNAP and NEWLEADER, and its next role reloads the database from disk, as 3.8.0's
+// Learner.shutdown (a full ZooKeeperServer.shutdown) and QuorumPeer.getLastLoggedZxid make it;
+// keeping the SNAP's tree in memory failed ProcessConsistency.
+func TestALearnerLeavingASnapSyncReloadsItsDisk(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "regressions", "snap-leave-before-newleader.script"))
+	require.NoError(t, err)
+	defer f.Close()
+	script, err := ParseScript(f)
+	require.NoError(t, err)
+	var trace strings.Builder
+	rep, err := Run(Options{Seed: 1067370, Script: script, Trace: sim.TraceConfig{Text: &trace}})
+	require.NoError(t, err)
+	assert.False(t, rep.Failed(), rep.Explain())
+	assert.Regexp(t, `zk2\s+peer\s+the database was cleared: loading it from disk`, trace.String())
 }
 
 func TestRegressions(t *testing.T) {

@@ -112,7 +112,15 @@ func (r *runner) build() error {
 			return err
 		}
 	}
-	cfg := zabmodel.Config{Voters: s.Servers, Observers: s.Observers, SnapCount: r.opts.SnapCount, Bugs: r.opts.Bugs,
+	bugs := r.opts.Bugs
+	if s.ZKVersion != "" {
+		release, err := zabmodel.ParseRelease(s.ZKVersion)
+		if err != nil {
+			return err
+		}
+		bugs = bugs.Union(release.Bugs)
+	}
+	cfg := zabmodel.Config{Voters: s.Servers, Observers: s.Observers, SnapCount: r.opts.SnapCount, Bugs: bugs,
 		InitialZxidCounter: s.InitialZxidCounter, ContainerCheckInterval: s.ContainerCheckInterval}
 	checker, err := zab.New(zab.Config{
 		Voters: cfg.WithDefaults().VoterSids(), Observers: cfg.WithDefaults().Sids()[s.Servers:],

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/zabmodel"
 )
 
 // Script is a scenario: the cluster, the workload and a timed list of fault actions. A random run
@@ -23,6 +24,7 @@ import (
 //	workload registers
 //	duration 30s
 //	containercheck 5s
+//	zkversion 3.8.0
 //	at 5s crash leader
 //	at 12s restart zk3
 //
@@ -78,7 +80,10 @@ type Script struct {
 	// empty containers to delete (znode.container.checkIntervalMs); 0 keeps ZooKeeper's default,
 	// one minute.
 	ContainerCheckInterval clock.Duration
-	Actions                []Action
+	// ZKVersion, if set, is the ZooKeeper release the servers behave as (zabmodel.ParseRelease):
+	// its bug switches are on, in addition to the run's own.
+	ZKVersion string
+	Actions   []Action
 }
 
 // Action is one timed fault.
@@ -227,10 +232,20 @@ func (s *Script) parseLine(line int, f []string) error {
 		}
 		s.ContainerCheckInterval = d
 		return nil
+	case "zkversion":
+		if len(f) != 2 {
+			return fmt.Errorf("zkversion takes one version")
+		}
+		release, err := zabmodel.ParseRelease(f[1])
+		if err != nil {
+			return err
+		}
+		s.ZKVersion = release.Name
+		return nil
 	case "at":
 		return s.parseAction(line, f[1:])
 	}
-	return fmt.Errorf("unknown statement %q (want servers, observers, clients, workload, duration, zxidcounter, containercheck or at)", f[0])
+	return fmt.Errorf("unknown statement %q (want servers, observers, clients, workload, duration, zxidcounter, containercheck, zkversion or at)", f[0])
 }
 
 func (s *Script) parseAction(line int, f []string) error {
@@ -415,6 +430,9 @@ func (s *Script) Format(w io.Writer) error {
 	}
 	if s.ContainerCheckInterval > 0 {
 		fmt.Fprintf(&b, "containercheck %s\n", formatDuration(s.ContainerCheckInterval))
+	}
+	if s.ZKVersion != "" {
+		fmt.Fprintf(&b, "zkversion %s\n", s.ZKVersion)
 	}
 	for _, a := range s.Actions {
 		b.WriteString(a.String())

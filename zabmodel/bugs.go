@@ -69,8 +69,8 @@ const (
 	// leader fast-forwarded into its tree and snapshotted at lead() without ever committing it).
 	// zabsim deletes those snapshots unless this switch is on. Deleting them can leave a learner
 	// unable to rebuild the truncation point (its only snapshot was a SNAP's, named by the next
-	// epoch's first zxid, and its old log was deleted after that SNAP); the learner then ends the
-	// sync and starts the next one from the state it really has, where Java would claim the point.
+	// epoch's first zxid, and its old log was deleted after that SNAP); the learner then claims the
+	// point all the same, as every release's Learner.syncWithLeader does.
 	BugTruncSnapshot
 )
 
@@ -99,6 +99,9 @@ func (s Bugs) Has(b Bug) bool { return s.mask&b != 0 }
 
 // With returns the set with b switched on.
 func (s Bugs) With(b Bug) Bugs { return Bugs{mask: s.mask | b} }
+
+// Union returns the bugs switched on in either set.
+func (s Bugs) Union(o Bugs) Bugs { return Bugs{mask: s.mask | o.mask} }
 
 // Empty reports whether no bug is switched on.
 func (s Bugs) Empty() bool { return s.mask == 0 }

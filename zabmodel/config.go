@@ -3,6 +3,7 @@ package zabmodel
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/zabsim/zabsim/clock"
 )
@@ -188,15 +189,19 @@ func (c Config) VoterSids() []int64 { return c.Sids()[:c.Voters] }
 // IsVoter reports whether sid is a participant.
 func (c Config) IsVoter(sid int64) bool { return sid >= 1 && sid <= int64(c.Voters) }
 
-// Quorum reports whether the set of sids (voters and observers mixed) holds a majority of voters.
+// Quorum is QuorumMaj.containsQuorum: whether the set of sids is larger than half the voters. Like
+// the Java, it counts the ids it is given, observers included ("Assumes that ackSet contains acks
+// only from votingMembers"): every caller filters out observers itself, as Leader's isParticipant
+// and SyncedLearnerTracker.addAck do, so that a caller that forgets to is a possible bug, as in
+// ZooKeeper. A sid given twice counts once (the Java's argument is a Set).
 func (c Config) Quorum(sids []int64) bool {
 	n := 0
-	for _, s := range sids {
-		if c.IsVoter(s) {
+	for i, s := range sids {
+		if !slices.Contains(sids[:i], s) {
 			n++
 		}
 	}
-	return 2*n > c.Voters
+	return n > c.Voters/2
 }
 
 func (c Config) ticks(n int) clock.Duration { return clock.Duration(n) * c.TickTime }

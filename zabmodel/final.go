@@ -75,16 +75,7 @@ func (zk *zkServer) finalProcess(r *request) {
 func (zk *zkServer) processTxn(r *request, source Source) applyResult {
 	db := zk.p.db
 	h := r.entry.Header
-	switch h.Type {
-	case proto.OpCreateSession:
-		if cs, ok := r.entry.Txn.(*proto.CreateSessionTxn); ok && zk.global != nil {
-			zk.global.trackSession(h.ClientID, cs.TimeoutMilliseconds)
-		}
-	case proto.OpCloseSession:
-		if zk.global != nil {
-			zk.global.removeSession(h.ClientID)
-		}
-	}
+	zk.processTxnForSessionEvents(r.entry)
 	res := db.applyTxn(r.entry, source)
 	if zk.prep != nil {
 		zk.prep.applied(h.Zxid)
@@ -93,6 +84,34 @@ func (zk *zkServer) processTxn(r *request, source Source) applyResult {
 		db.addCommittedProposal(newCommittedProposal(zk.p, r.entry))
 	}
 	return res
+}
+
+// processTxnForSessionEvents is ZooKeeperServer.processTxnForSessionEvents: a committed
+// createSession is committed to the session tracker (commitSession), a closeSession removed from it
+// (removeSession). Both trackers keep the database's session table (SessionTrackerImpl and
+// LearnerSessionTracker share ZKDatabase.sessionsWithTimeouts); a learner's also forgets the
+// session's touch.
+func (zk *zkServer) processTxnForSessionEvents(entry *proto.TxnEntry) {
+	db, h := zk.p.db, entry.Header
+	switch h.Type {
+	case proto.OpCreateSession:
+		cs, ok := entry.Txn.(*proto.CreateSessionTxn)
+		if !ok {
+			return
+		}
+		if zk.global != nil {
+			zk.global.trackSession(h.ClientID, cs.TimeoutMilliseconds)
+		}
+		db.sessions[h.ClientID] = cs.TimeoutMilliseconds
+	case proto.OpCloseSession:
+		if zk.global != nil {
+			zk.global.removeSession(h.ClientID)
+		}
+		if zk.learned != nil {
+			zk.learned.forget(h.ClientID)
+		}
+		delete(db.sessions, h.ClientID)
+	}
 }
 
 // answer builds and sends the reply, as the switch of FinalRequestProcessor.processRequest does.

@@ -130,13 +130,15 @@ func (l *leader) fail(reason string) {
 }
 
 // loadData is ZooKeeperServer.loadData: the database stays as it is in memory (it was loaded before
-// the election), sessions the tree still has ephemerals for but the database no longer tracks are
-// killed, and a clean snapshot is taken.
+// the election; one that a full shutdown cleared is loaded from disk), sessions the tree still has
+// ephemerals for but the database no longer tracks are killed, and a clean snapshot is taken.
 func (zk *zkServer) loadData() int64 {
 	db := zk.p.db
-	sessions := db.tree.sessions()
+	if !db.initialized {
+		db.loadDataBase(SourceStartup) // ZooKeeperServer.loadData: "if (!zkDb.isInitialized())".
+	}
 	for _, session := range db.tree.sessionsWithEphemerals() {
-		if _, ok := sessions[session]; !ok {
+		if _, ok := db.sessions[session]; !ok {
 			db.tree.killSession(session, db.lastProcessedZxid())
 		}
 	}
@@ -207,13 +209,19 @@ func (l *leader) waitForEpochAck(sid int64, ss stateSummary, release, timeout fu
 }
 
 // waitForNewLeaderAck counts NEWLEADER acks; a quorum (this leader included) establishes the leader.
+// An ack with another zxid is not counted, and its learner is released at once, as Leader
+// .waitForNewLeaderAck returns without waiting: its LearnerHandler goes on to the syncLimit check,
+// waits for the leader's startup and sends UPTODATE, so that the learner serves although its
+// NEWLEADER ack never counted.
 func (l *leader) waitForNewLeaderAck(sid, zxid int64, release, timeout func()) {
 	if l.quorumFormed {
 		release()
 		return
 	}
 	if zxid != l.newLeaderZxid {
-		l.p.note("leader", "NEWLEADER ACK from %d is from a different epoch: %s", sid, FormatZxid(zxid))
+		l.p.note("leader", "NEWLEADER ACK from %d is from a different epoch: current %s received %s", sid,
+			FormatZxid(l.newLeaderZxid), FormatZxid(zxid))
+		release()
 		return
 	}
 	if l.p.cfg.IsVoter(sid) && !slices.Contains(l.newLeaderAcks, sid) {
@@ -265,7 +273,8 @@ func (l *leader) onTick() {
 		l.tick++
 		synced := []int64{l.p.sid}
 		for _, h := range l.handlers {
-			if h.synced() {
+			// SyncedLearnerTracker.addAck counts only voting members: observers keep no leader.
+			if h.synced() && l.p.cfg.IsVoter(h.sid) {
 				synced = append(synced, h.sid)
 			}
 		}

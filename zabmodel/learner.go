@@ -151,6 +151,9 @@ func (l *learner) shutdown() {
 	l.p.h.cancel(l.readTimer)
 	l.p.h.close(l.conn)
 	clear(l.pendingRevalidations)
+	// "If we haven't finished SNAP sync, force fully shutdown to avoid potential inconsistency":
+	// the database is cleared rather than fast-forwarded, and reloaded from disk by the next role.
+	l.zk.fullyShutDown = l.p.syncMode == syncModeSnap
 }
 
 // Received implements net.Handler: one packet from the leader.
@@ -216,7 +219,7 @@ func (l *learner) leaderInfo(qp proto.QuorumPacket) error {
 	default:
 		return fmt.Errorf("leader's epoch, %d, is less than accepted epoch, %d", newEpoch, p.acceptedEpoch)
 	}
-	l.send(&proto.QuorumPacket{Type: pktAckEpoch, Zxid: p.db.lastProcessedZxid(), Data: int32Data(epochBytes)})
+	l.send(&proto.QuorumPacket{Type: pktAckEpoch, Zxid: p.lastLoggedZxid(), Data: int32Data(epochBytes)})
 	l.newEpoch, l.newLeaderZxid = newEpoch, MakeZxid(newEpoch, 0)
 	l.state = lsAwaitSyncMode
 	return nil
@@ -228,27 +231,27 @@ func (l *learner) syncMode(qp proto.QuorumPacket) error {
 	l.snapshotNeeded = true
 	switch qp.Type {
 	case pktDiff:
+		p.syncMode = syncModeDiff
 		p.note("sync", "getting a DIFF from the leader %s", FormatZxid(qp.Zxid))
 		l.snapshotNeeded = false
 	case pktSnap:
+		p.syncMode = syncModeSnap
 		p.note("sync", "getting a snapshot from the leader %s", FormatZxid(qp.Zxid))
 		l.snapZxid = qp.Zxid
 		l.state = lsAwaitSnapshot
 		return nil
 	case pktTrunc:
+		p.syncMode = syncModeTrunc
 		p.note("sync", "truncating the log to %s", FormatZxid(qp.Zxid))
 		if !p.db.truncateLog(qp.Zxid) {
 			p.exit("not able to truncate the log to %s", FormatZxid(qp.Zxid))
 			return nil
 		}
-		if reached := p.db.lastProcessedZxid(); reached != qp.Zxid && !p.cfg.Bugs.Has(BugTruncSnapshot) && !p.cfg.Bugs.Has(BugSnapLogGap) {
-			// What is left on disk rebuilds an older state than the truncation point: the
-			// snapshot that held it was newer than the point (a SNAP's, named by its epoch's
-			// first zxid) and its log is gone. Claiming the point, as Java does, would put the
-			// next commits on top of a tree that lacks txns. The sync ends here instead, and the
-			// next one starts from the state the learner really has.
-			return fmt.Errorf("truncated to %s, but the durable state only rebuilds %s", FormatZxid(qp.Zxid), FormatZxid(reached))
+		if reached := p.db.lastProcessedZxid(); reached != qp.Zxid {
+			p.note("sync", "truncated to %s, but the durable state rebuilds %s: claiming %s", FormatZxid(qp.Zxid), FormatZxid(reached), FormatZxid(qp.Zxid))
 		}
+		// Learner.syncWithLeader claims the truncation point whatever state the reload rebuilt
+		// (zk.getZKDatabase().setlastProcessedZxid(qp.getZxid())), in every release.
 		p.db.tree.setLastProcessedZxid(qp.Zxid)
 	default:
 		p.exit("got unexpected packet from leader: %s, exiting", packetName(qp.Type))
@@ -337,7 +340,10 @@ func (l *learner) syncCommit(zxid int64) {
 // (ZOOKEEPER-4925's fix): a hole there would be sent to stale learners once this server leads.
 func (l *learner) applyDuringSync(entry *proto.TxnEntry) {
 	if l.p.cfg.Bugs.Has(BugZK4925) {
-		l.p.db.applyTxn(entry, SourceSync) // processTxn(hdr, txn): the committed log is not told.
+		// ZooKeeperServer.processTxn(hdr, txn): session events and the tree; the committed log is
+		// not told.
+		l.zk.processTxnForSessionEvents(entry)
+		l.p.db.applyTxn(entry, SourceSync)
 		return
 	}
 	l.zk.processTxn(l.p.h.requestFromTxn(entry), SourceSync)
@@ -349,7 +355,7 @@ func (l *learner) newLeader() {
 	p := l.p
 	bugs := p.cfg.Bugs
 	if l.snapshotNeeded {
-		p.db.snapshot()
+		p.db.takeSnapshot(l.syncSnapshot) // zk.takeSnapshot(syncSnapshot): fsynced after a SNAP only.
 		if l.syncSnapshot && !bugs.Has(BugSnapLogGap) {
 			// The snapshot now covers everything before it; the old log, which may end in another
 			// history and jumps to this one, must not serve a later DIFF.
@@ -358,6 +364,7 @@ func (l *learner) newLeader() {
 	}
 	l.writeToTxnLog = true
 	l.preZab1 = false
+	p.syncMode = syncModeNone
 	if bugs.Has(BugZK4643) {
 		p.setCurrentEpoch(l.newEpoch)
 	}
@@ -417,6 +424,7 @@ func (l *learner) persistCommitted(async bool) {
 			}
 		}
 		if p.cfg.Bugs.Has(BugZK4925) {
+			l.zk.processTxnForSessionEvents(head)
 			p.db.applyTxn(head, SourceSync)
 		} else {
 			l.zk.processTxn(l.p.h.requestFromTxn(head), SourceSync)
@@ -431,7 +439,7 @@ func (l *learner) persistCommitted(async bool) {
 func (l *learner) upToDate() {
 	p := l.p
 	if l.preZab1 {
-		p.db.snapshot()
+		p.db.takeSnapshot(l.syncSnapshot)
 		p.setCurrentEpoch(l.newEpoch)
 	}
 	l.send(&proto.QuorumPacket{Type: pktAck, Zxid: l.newLeaderZxid})

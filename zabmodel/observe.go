@@ -96,7 +96,8 @@ const (
 	SourceNone Source = iota
 	// SourceCommit: a committed transaction applied while following, leading or observing.
 	SourceCommit
-	// SourceStartup: replayed from the server's own snapshot and txn log when its process started.
+	// SourceStartup: replayed from the server's own snapshot and txn log when its process started,
+	// or when a running server reloads a database that a learner's full shutdown cleared.
 	SourceStartup
 	// SourceFastForward: replayed from the txn log when the server left a role (fastForwardDataBase).
 	SourceFastForward

@@ -73,6 +73,11 @@ type zkServer struct {
 	learned *learnerTracker // followers and observers
 
 	running bool
+	// fullyShutDown is ZooKeeperServer.shutdown's argument: true when another server using the same
+	// database will not replace this one in the process. Learner.shutdown passes true while a SNAP
+	// sync has not reached NEWLEADER, so that the tree received from the leader, which nothing on
+	// disk holds yet, is dropped (ZKDatabase.clear) instead of fast-forwarded.
+	fullyShutDown bool
 
 	containers *containerManager // leader and standalone, once started
 
@@ -139,7 +144,14 @@ func (zk *zkServer) shutdown() {
 	zk.fastForward()
 }
 
+// fastForward is the database part of ZooKeeperServer.shutdown(fullyShutDown): a full shutdown
+// clears the database, which the next role reloads from disk (QuorumPeer.getLastLoggedZxid);
+// otherwise the tree is fast-forwarded to the txn log.
 func (zk *zkServer) fastForward() {
+	if zk.fullyShutDown {
+		zk.p.db.clear()
+		return
+	}
 	if zk.p.cfg.Bugs.Has(BugZK2845) {
 		return // The tree keeps only what it had applied; the log may hold more.
 	}

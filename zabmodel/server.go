@@ -181,7 +181,7 @@ func (s *Server) State() State {
 	st.LastProcessedZxid, st.Digest = p.db.lastProcessedZxid(), p.db.digest()
 	st.Leader, st.ElectionRound = p.vote.Leader, p.election.LogicalClock()
 	if p.db.tree != nil {
-		st.SessionCount = p.db.tree.t.SessionCount()
+		st.SessionCount = len(p.db.sessions)
 	}
 	st.ClientConnections = len(p.clients.conns)
 	if p.leader != nil && p.leader.established {
@@ -209,6 +209,10 @@ func (s *Server) Crash() {
 	kept := s.ens.w.Choose(unsynced + 1)
 	if lost := s.disk.Crash(kept); lost > 0 {
 		s.ens.observe(Event{Kind: EventLost, Server: s.sid, Zxid: s.disk.LastZxid(), Count: lost})
+	}
+	// Snapshot files written without fsync fare with the log's unsynced tail (storage.Disk.Crash).
+	if partial, missing := s.disk.CrashedSnapshots(); partial+missing > 0 {
+		s.ens.w.Note(s.node, "crash", "unsynced snapshot files lost: %d partly written, %d missing", partial, missing)
 	}
 	s.ens.observe(Event{Kind: EventCrash, Server: s.sid})
 }
@@ -257,9 +261,23 @@ type peer struct {
 	// tell they are stale.
 	roleGeneration uint64
 
+	// syncMode is QuorumPeer.syncMode: how the last synchronization with a leader began, until its
+	// NEWLEADER. It outlives the role, as the QuorumPeer field does.
+	syncMode syncMode
+
 	// hashes remembers the TxnHash of recent transactions; see txnHash.
 	hashes [txnHashCacheSize]cachedTxnHash
 }
+
+// syncMode is QuorumPeer.SyncMode.
+type syncMode uint8
+
+const (
+	syncModeNone syncMode = iota
+	syncModeDiff
+	syncModeSnap
+	syncModeTrunc
+)
 
 // txnHashCacheSize is how many transactions' hashes a server remembers, indexed by zxid. A server
 // hashes one transaction when it proposes it, logs it, applies it and keeps it in its committed
@@ -459,7 +477,22 @@ func (p *peer) crashPoint(name string) bool {
 // --- Election -------------------------------------------------------------------------------------
 
 func (p *peer) self() electionmodel.Self {
-	return electionmodel.Self{LastLoggedZxid: p.db.lastProcessedZxid(), CurrentEpoch: p.currentEpoch}
+	return electionmodel.Self{LastLoggedZxid: p.lastLoggedZxid(), CurrentEpoch: p.currentEpoch}
+}
+
+// lastLoggedZxid is QuorumPeer.getLastLoggedZxid: a database that a role's full shutdown cleared
+// (a learner that left between SNAP and NEWLEADER) is loaded from disk again first, epoch files
+// and their checks included (QuorumPeer.loadDataBase). The process stops if they fail, as at
+// startup; in Java the RuntimeException would leave the peer looping in LOOKING, no more useful.
+func (p *peer) lastLoggedZxid() int64 {
+	if !p.db.initialized && p.alive() {
+		p.note("peer", "the database was cleared: loading it from disk")
+		if err := p.loadDataBase(); err != nil {
+			p.exit("%v", err)
+			return 0
+		}
+	}
+	return p.db.lastProcessedZxid()
 }
 
 // startElection enters LOOKING and starts a round (QuorumPeer's loop reaching lookForLeader).

@@ -1,6 +1,8 @@
 package zabmodel
 
 import (
+	"slices"
+
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/sim"
 	"github.com/zabsim/zabsim/zabmodel/proto"
@@ -59,7 +61,7 @@ func newGlobalTracker(p *peer, expire func(int64, int32)) *globalTracker {
 	t.nextExpiry = t.roundToInterval(p.h.elapsedMillis())
 	// Every session the database knows starts with a full timeout: this is why sessions survive a
 	// leader change.
-	sessions := p.db.tree.sessions()
+	sessions := p.db.sessions
 	for _, id := range sortedKeys(sessions) {
 		t.trackSession(id, sessions[id])
 	}
@@ -207,6 +209,15 @@ func (t *learnerTracker) touch(id int64, timeoutMs int32) bool {
 	}
 	t.touched[id] = timeoutMs
 	return true
+}
+
+// forget is the touch-table part of LearnerSessionTracker.removeSession.
+func (t *learnerTracker) forget(id int64) {
+	if _, ok := t.touched[id]; !ok {
+		return
+	}
+	delete(t.touched, id)
+	t.order = slices.DeleteFunc(t.order, func(s int64) bool { return s == id })
 }
 
 // snapshot is getTouchSnapshot: the table is handed over and cleared.

@@ -186,6 +186,24 @@ func TestLearnerBehindTheCommittedLogGetsASnapWithoutTxnLogSync(t *testing.T) {
 	w.converged()
 }
 
+// TestOnlyASnapSyncsSnapshotIsFsynced follows ZooKeeper 3.8's takeSnapshot(syncSnap): a learner
+// fsyncs the snapshot it takes at NEWLEADER after a SNAP sync (syncSnapshot), and no other; the
+// others are the operating system's until a crash decides their fate.
+func TestOnlyASnapSyncsSnapshotIsFsynced(t *testing.T) {
+	w := newWatched(t, 13, zabmodel.Config{Voters: 3, CommitLogCount: 5, SnapshotSizeFactor: -1})
+	leader := w.leader()
+	follower := w.other(leader)
+	w.rejoin(leader, follower, 20)
+	require.Equal(t, 1, snapSyncs(w, 0, follower))
+	snaps := w.e.Server(follower).Disk().Snapshots()
+	require.NotEmpty(t, snaps)
+	assert.True(t, snaps[len(snaps)-1].Durable, "the SNAP sync's snapshot is fsynced")
+	for _, s := range w.e.Server(leader).Disk().Snapshots() {
+		assert.False(t, s.Durable, "the leader's snapshot at %#x was not fsynced", s.Zxid)
+	}
+	assert.Positive(t, w.e.Server(leader).Disk().UnsyncedSnapshots())
+}
+
 func TestLearnerWithALostProposalOfAnOldEpochIsTruncated(t *testing.T) {
 	w := newWatched(t, 14, zabmodel.Config{Voters: 3, TickTime: 200 * clock.Millisecond})
 	old := w.leader()

@@ -25,15 +25,6 @@ func (t *tree) digest() int64                   { return t.t.Digest() }
 func (t *tree) removeWatcher(w *clientConn)     { t.t.RemoveWatcher(w) }
 func (t *tree) sessionsWithEphemerals() []int64 { return t.t.EphemeralSessions() }
 
-// sessions returns the session table (sessionsWithTimeouts).
-func (t *tree) sessions() map[int64]int32 {
-	out := map[int64]int32{}
-	for _, s := range t.t.Sessions() {
-		out[s.ID] = s.TimeoutMilliseconds
-	}
-	return out
-}
-
 // killSession is DataTree.killSession outside a txn: the leader's cleanup of dead sessions.
 func (t *tree) killSession(session, zxid int64) { _ = t.t.KillSession(session, zxid) }
 
@@ -109,29 +100,50 @@ func (t *tree) removeWatch(path string, typ proto.WatcherType, w *clientConn) bo
 
 // --- Snapshots ----------------------------------------------------------------------------------------
 
-// serializeTree is a snapshot file: FileSnap's format, with the session table.
-func serializeTree(t *tree) []byte { return t.t.Serialize(t.t.Sessions()) }
+// serializeTree is a snapshot file: FileSnap's format, with the database's session table.
+func serializeTree(t *tree, sessions map[int64]int32) []byte {
+	return t.t.Serialize(sessionList(sessions))
+}
 
-// deserializeTree loads a snapshot file taken at zxid.
-func deserializeTree(b []byte, zxid int64, cfg *Config) (*tree, error) {
-	t, _, err := datatree.Deserialize(b, zxid, treeConfig(cfg))
+// deserializeTree loads a snapshot file taken at zxid, and its session table.
+func deserializeTree(b []byte, zxid int64, cfg *Config) (*tree, map[int64]int32, error) {
+	t, sessions, err := datatree.Deserialize(b, zxid, treeConfig(cfg))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &tree{t: t}, nil
+	return &tree{t: t}, sessionTable(sessions), nil
 }
 
 // serializeSync is what a leader streams after a SNAP packet: the sessions, the ACL cache, the nodes
 // and the signature.
-func serializeSync(t *tree) []byte { return t.t.SerializeSync(t.t.Sessions()) }
+func serializeSync(t *tree, sessions map[int64]int32) []byte {
+	return t.t.SerializeSync(sessionList(sessions))
+}
 
 // deserializeSync reads a SNAP sync's stream.
-func deserializeSync(b []byte, zxid int64, cfg *Config) (*tree, error) {
-	t, _, err := datatree.DeserializeSync(b, zxid, treeConfig(cfg))
+func deserializeSync(b []byte, zxid int64, cfg *Config) (*tree, map[int64]int32, error) {
+	t, sessions, err := datatree.DeserializeSync(b, zxid, treeConfig(cfg))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &tree{t: t}, nil
+	return &tree{t: t}, sessionTable(sessions), nil
+}
+
+// sessionList is a session table in id order, as snapshots write it.
+func sessionList(sessions map[int64]int32) []datatree.Session {
+	out := make([]datatree.Session, 0, len(sessions))
+	for _, id := range sortedKeys(sessions) {
+		out = append(out, datatree.Session{ID: id, TimeoutMilliseconds: sessions[id]})
+	}
+	return out
+}
+
+func sessionTable(list []datatree.Session) map[int64]int32 {
+	out := make(map[int64]int32, len(list))
+	for _, s := range list {
+		out[s.ID] = s.TimeoutMilliseconds
+	}
+	return out
 }
 
 // --- Preparation ----------------------------------------------------------------------------------------

@@ -52,13 +52,17 @@ type zkDatabase struct {
 	tree        *tree
 	committed   []*proposal // the committed log window, in zxid order
 	initialized bool
+	// sessions is ZKDatabase.sessionsWithTimeouts, the session table: snapshots load and write it,
+	// log replay keeps it (FileTxnSnapLog.processTransaction), and so does the role's session
+	// tracker for committed txns (ZooKeeperServer.processTxnForSessionEvents); the tree does not.
+	sessions map[int64]int32
 
 	// txnsSinceSnapshot counts appends since the last snapshot, for SyncRequestProcessor.
 	txnsSinceSnapshot int
 }
 
 func newZKDatabase(p *peer) *zkDatabase {
-	return &zkDatabase{p: p}
+	return &zkDatabase{p: p, sessions: map[int64]int32{}}
 }
 
 func (db *zkDatabase) disk() *storage.Disk { return db.p.s.disk }
@@ -80,6 +84,7 @@ func (db *zkDatabase) digest() int64 {
 func (db *zkDatabase) clear() {
 	db.tree = nil
 	db.committed = nil
+	db.sessions = map[int64]int32{}
 	db.initialized = false
 }
 
@@ -89,12 +94,12 @@ func (db *zkDatabase) loadDataBase(source Source) int64 {
 	db.clear()
 	snap, ok := db.disk().LatestSnapshot()
 	if ok {
-		t, err := deserializeTree(snap.Data, snap.Zxid, db.p.cfg)
+		t, sessions, err := deserializeTree(snap.Data, snap.Zxid, db.p.cfg)
 		if err != nil {
 			// A corrupt snapshot would be corruption of synced data, outside the fault model.
 			panic(fmt.Sprintf("zabmodel: server %d: snapshot at %s does not load: %v", db.p.sid, FormatZxid(snap.Zxid), err))
 		}
-		db.tree = t
+		db.tree, db.sessions = t, sessions
 	} else {
 		db.tree = newTree(db.p.cfg)
 	}
@@ -105,11 +110,11 @@ func (db *zkDatabase) loadDataBase(source Source) int64 {
 }
 
 // replayLog applies every logged txn above the tree's last processed zxid (FileTxnSnapLog.restore's
-// and fastForwardFromEdits' loop).
+// and fastForwardFromEdits' loop), each through processTransaction.
 func (db *zkDatabase) replayLog(source Source) {
 	for _, r := range db.disk().Records(db.tree.lastProcessedZxid()) {
 		entry := decodeLogRecord(r)
-		db.applyTxn(entry, source)
+		db.processTransaction(entry, source)
 		db.addCommittedProposal(newCommittedProposal(db.p, entry))
 	}
 }
@@ -123,6 +128,20 @@ func (db *zkDatabase) fastForward() {
 	db.replayLog(SourceFastForward)
 }
 
+// processTransaction is FileTxnSnapLog.processTransaction: a replayed createSession or closeSession
+// updates the session table, then the tree applies the txn.
+func (db *zkDatabase) processTransaction(entry *proto.TxnEntry, source Source) {
+	switch entry.Header.Type {
+	case proto.OpCreateSession:
+		if cs, ok := entry.Txn.(*proto.CreateSessionTxn); ok {
+			db.sessions[entry.Header.ClientID] = cs.TimeoutMilliseconds
+		}
+	case proto.OpCloseSession:
+		delete(db.sessions, entry.Header.ClientID)
+	}
+	db.applyTxn(entry, source)
+}
+
 func decodeLogRecord(r storage.Record) *proto.TxnEntry {
 	var entry proto.TxnEntry
 	if err := proto.Unmarshal(r.Data, &entry); err != nil {
@@ -131,8 +150,9 @@ func decodeLogRecord(r storage.Record) *proto.TxnEntry {
 	return &entry
 }
 
-// applyTxn is ZooKeeperServer.processTxn's database part. The tree keeps the session table
-// (sessionsWithTimeouts) itself: createSession adds to it and closeSession removes from it.
+// applyTxn is ZKDatabase.processTxn: the tree applies the txn (DataTree.processTxn). The session
+// table is not its business: a path that applies a createSession or closeSession without the
+// session tracker or processTransaction leaves the table as it was, as in ZooKeeper.
 func (db *zkDatabase) applyTxn(entry *proto.TxnEntry, source Source) applyResult {
 	hash := db.p.txnHash(entry) // Before the apply, which may rewrite a failed multi's sub-txn types.
 	res := db.tree.apply(entry)
@@ -238,29 +258,34 @@ func (db *zkDatabase) fsyncNow() {
 	db.p.observe(Event{Kind: EventFsync, Zxid: db.disk().LastZxid(), Count: db.disk().SyncedLen()})
 }
 
-// snapshot is ZooKeeperServer.takeSnapshot: the tree and the sessions, durably, at the last
-// processed zxid.
-func (db *zkDatabase) snapshot() {
+// snapshot is ZooKeeperServer.takeSnapshot(): the tree and the sessions at the last processed zxid,
+// written without fsync, as every snapshot is but a learner's after a SNAP sync.
+func (db *zkDatabase) snapshot() { db.takeSnapshot(false) }
+
+// takeSnapshot is ZooKeeperServer.takeSnapshot(syncSnap): with syncSnap the file is fsynced
+// (FileSnap.serialize through SnapStream's AtomicFileOutputStream); without, a crash may keep it,
+// leave it partly written or lose it, and the restore then takes the newest valid snapshot.
+func (db *zkDatabase) takeSnapshot(syncSnap bool) {
 	if !db.p.alive() || db.tree == nil {
 		return
 	}
 	zxid := db.tree.lastProcessedZxid()
-	db.disk().SaveSnapshot(storage.Snapshot{Zxid: zxid, Data: serializeTree(db.tree)})
+	db.disk().SaveSnapshot(storage.Snapshot{Zxid: zxid, Data: serializeTree(db.tree, db.sessions)}, syncSnap)
 	db.txnsSinceSnapshot = 0
 	db.p.observe(Event{Kind: EventSnapshot, Zxid: zxid, Digest: db.tree.digest()})
 }
 
 // serializeSnapshot is what a leader sends in a SNAP sync, signature included.
-func (db *zkDatabase) serializeSnapshot() []byte { return serializeSync(db.tree) }
+func (db *zkDatabase) serializeSnapshot() []byte { return serializeSync(db.tree, db.sessions) }
 
 // deserializeSnapshot replaces the database by a leader's snapshot (Learner's SNAP case).
 func (db *zkDatabase) deserializeSnapshot(b []byte, zxid int64) error {
-	t, err := deserializeSync(b, zxid, db.p.cfg)
+	t, sessions, err := deserializeSync(b, zxid, db.p.cfg)
 	if err != nil {
 		return err
 	}
 	db.clear()
-	db.tree, db.initialized = t, true
+	db.tree, db.sessions, db.initialized = t, sessions, true
 	db.p.observe(Event{Kind: EventTreeLoaded, Zxid: zxid, Digest: t.digest(), Source: SourceSnap})
 	return nil
 }

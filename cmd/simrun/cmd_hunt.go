@@ -50,6 +50,7 @@ type huntFlags struct {
 	duration  time.Duration
 	clients   int
 	fuzz      bool
+	trials    int
 }
 
 func newHuntFlags() (*flag.FlagSet, *huntFlags) {
@@ -64,6 +65,7 @@ func newHuntFlags() (*flag.FlagSet, *huntFlags) {
 	fs.IntVar(&f.clients, "clients", scenarios.DefaultClients, "simulated client applications per run, 1 to 100")
 	fs.BoolVar(&f.fuzz, "fuzz", false, "hunt each bug twice, with the random swarm and with simrun fuzz from the same first seed and run options, "+
 		"and compare the runs and wall time each took (--seeds bounds both)")
+	fs.IntVar(&f.trials, "trials", 1, "with --fuzz, hunt each bug this many times with each search, from seed ranges one --seeds apart, and compare medians")
 	return fs, f
 }
 
@@ -114,7 +116,7 @@ func defaultScenarioFlags() scenarioFlags {
 	return scenarioFlags{
 		servers: defaultServers, observers: defaultObservers, clients: scenarios.DefaultClients, workload: "mixed",
 		faults: defaultFaults, duration: scenarios.DefaultDuration, livenessBound: scenarios.DefaultLivenessBound,
-		checkTimeLimit: checkers.DefaultTimeLimit,
+		checkTimeLimit: checkers.DefaultTimeLimit, zkVersion: zabmodel.DefaultRelease,
 	}
 }
 
@@ -137,8 +139,8 @@ type huntRecord struct {
 	// NotCountedSeeds lists the first maxNotCountedListed of them.
 	NotCounted      int          `json:"not_counted"`
 	NotCountedSeeds []notCounted `json:"not_counted_seeds,omitempty"`
-	// Fuzz is the same bug hunted by simrun fuzz (hunt --fuzz).
-	Fuzz *fuzzHuntRecord `json:"fuzz,omitempty"`
+	// Fuzz compares the swarm with simrun fuzz on this bug (hunt --fuzz).
+	Fuzz *fuzzComparison `json:"fuzz,omitempty"`
 }
 
 // notCounted is a failing seed that fails without the bug too.
@@ -180,12 +182,12 @@ func cmdHunt(env *environment, args []string) int {
 			return runErrorExit(err)
 		}
 		if f.fuzz {
-			fuzzed, err := huntByFuzzing(env, f, target)
+			comparison, err := compareWithFuzzing(env, f, target, record)
 			if err != nil {
 				fmt.Fprintf(env.stderr, "simrun hunt: %s: a fuzzed run could not be set up: %v\n", target.name, err)
 				return runErrorExit(err)
 			}
-			record.Fuzz = &fuzzed
+			record.Fuzz = comparison
 		}
 		if env.stderrIsTerminal && !f.json {
 			fmt.Fprintf(env.stderr, "hunt: %s\n", huntProgress(record))
@@ -220,6 +222,11 @@ func (f *huntFlags) validate() error {
 		problems = append(problems, fmt.Errorf("--parallel must be 1 to %d, not %d", maxParallel, f.parallel))
 	}
 	problems = append(problems, positiveDuration("--duration", f.duration))
+	if f.trials < 1 || f.trials > 100 {
+		problems = append(problems, fmt.Errorf("--trials must be 1 to 100, not %d", f.trials))
+	} else if f.trials > 1 && !f.fuzz {
+		problems = append(problems, errors.New("--trials needs --fuzz"))
+	}
 	if f.clients < 1 || f.clients > 100 {
 		problems = append(problems, fmt.Errorf("--clients must be 1 to 100, not %d", f.clients))
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -138,7 +139,9 @@ const bugsUsage = `Usage: simrun bugs
 Lists the real bugs that zabsim can re-introduce, one switch each, for the --bug flag of run,
 replay, shrink and script: the ZooKeeper server bugs, then the lock recipe bugs. A recipe bug acts
 only on the lock, rwlock and election workloads. 'simrun hunt' measures how fast a sweep finds
-each one.
+each one. RELEASES says which ZooKeeper releases have a server bug's behaviour: --zk-version
+VERSION switches on every bug of that release (the default, fixed, switches on none). Then the
+release profiles are listed, with what a profile does not model of its release.
 
 Examples:
   simrun bugs
@@ -153,18 +156,57 @@ func cmdBugs(env *environment, args []string) int {
 		return flagExit(err)
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tKIND\tDESCRIPTION")
+	fmt.Fprintln(tw, "NAME\tKIND\tRELEASES\tDESCRIPTION")
 	for _, bug := range zabmodel.BugList() {
-		fmt.Fprintf(tw, "%s\tserver\t%s\n", bug.Name, bug.Description)
+		fmt.Fprintf(tw, "%s\tserver\t%s\t%s\n", bug.Name, releaseRanges(zabmodel.ReleasesWith(bug.Bug)), bug.Description)
 	}
 	for _, bug := range lockmodel.BugList() {
-		fmt.Fprintf(tw, "%s\trecipe (%s workload)\t%s\n", bug.Name, recipeWorkload(bug.Name), bug.Description)
+		fmt.Fprintf(tw, "%s\trecipe (%s workload)\t-\t%s\n", bug.Name, recipeWorkload(bug.Name), bug.Description)
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "RELEASE\tBUGS\tSUMMARY")
+	for _, r := range zabmodel.Releases() {
+		names := strings.Join(r.Bugs.Names(), ",")
+		if names == "" {
+			names = "-"
+		}
+		summary := r.Summary
+		if r.Unmodelled != "" {
+			summary += "; not modelled: " + r.Unmodelled
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, names, summary)
 	}
 	if err := tw.Flush(); err != nil {
 		fmt.Fprintf(env.stderr, "simrun bugs: %v\n", err)
 		return exitFailure
 	}
 	return exitPass
+}
+
+// releaseRanges writes release names compactly: runs of consecutive releases (in the order of
+// zabmodel.Releases) as "first-last", "-" for none.
+func releaseRanges(names []string) string {
+	if len(names) == 0 {
+		return "-"
+	}
+	var order []string
+	for _, r := range zabmodel.Releases() {
+		order = append(order, r.Name)
+	}
+	var parts []string
+	for i := 0; i < len(names); {
+		j := i
+		for j+1 < len(names) && slices.Index(order, names[j+1]) == slices.Index(order, names[j])+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, names[i])
+		} else {
+			parts = append(parts, names[i]+"-"+names[j])
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
 }
 
 const helpUsage = `Usage: simrun help [command]

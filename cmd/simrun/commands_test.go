@@ -19,6 +19,7 @@ import (
 	"github.com/zabsim/zabsim/scenarios"
 	"github.com/zabsim/zabsim/scenarios/conform"
 	"github.com/zabsim/zabsim/sim"
+	"github.com/zabsim/zabsim/zabmodel"
 )
 
 var hashLine = regexp.MustCompile(`trace hash: ([0-9a-f]{16}) \(first run, trace rendered\), ([0-9a-f]{16}) \(second run, hash only\)`)
@@ -238,6 +239,37 @@ func TestBenchReportsItsMeasures(t *testing.T) {
 	assert.Contains(t, bad.stderr, "--cpuprofile")
 }
 
+// TestZKVersionSelectsAReleaseProfile: --zk-version switches on the release's bugs on top of any
+// --bug, the replay command repeats it, and an unknown version is a usage error naming the known.
+func TestZKVersionSelectsAReleaseProfile(t *testing.T) {
+	f, err := parseScenarioFlags([]string{"--zk-version", "3.8.0", "--bug", "ZK-2845"})
+	require.NoError(t, err)
+	opts, err := f.options()
+	require.NoError(t, err)
+	for _, b := range []zabmodel.Bug{zabmodel.BugZK4646, zabmodel.BugZK4643, zabmodel.BugStaleAck, zabmodel.BugZK2845} {
+		assert.True(t, opts.Bugs.Has(b), "%v", b)
+	}
+	assert.Contains(t, strings.Join(f.replayArgs(), " "), "--zk-version 3.8.0")
+
+	f, err = parseScenarioFlags(nil)
+	require.NoError(t, err)
+	opts, err = f.options()
+	require.NoError(t, err)
+	assert.True(t, opts.Bugs.Empty(), "the default profile, fixed, switches on nothing")
+	assert.NotContains(t, strings.Join(f.replayArgs(), " "), "zk-version")
+
+	bad := runCLI(t, "", "run", "--seeds", "1", "--zk-version", "3.7.1")
+	assert.Equal(t, exitUsage, bad.code)
+	assert.Contains(t, bad.stderr, `unknown ZooKeeper version "3.7.1"`)
+	assert.Contains(t, bad.stderr, "3.8.0")
+
+	listing := runCLI(t, "", "bugs")
+	require.Equal(t, exitPass, listing.code, listing.stderr)
+	assert.Regexp(t, `(?m)^ZK-4646\s+server\s+3\.8\.0-3\.8\.4,3\.9\.0-3\.9\.1\s`, listing.stdout)
+	assert.Regexp(t, `(?m)^stale-ack\s+server\s+3\.8\.0-master\s`, listing.stdout)
+	assert.Regexp(t, `(?m)^fixed\s+-\s`, listing.stdout)
+}
+
 func TestHeadlinePicksWhatBroke(t *testing.T) {
 	zab := "seed 1: failure seed=1 time=16.2: ProcessConsistency at 16.2\n  Server 1 persisted\nProcessConsistency at    16.2: servers [1 5]\n  Server 1 persisted\n"
 	assert.Equal(t, "ProcessConsistency at 16.2: servers [1 5]", headline(zab))
@@ -282,6 +314,7 @@ func TestReplayArgumentsReproduceTheOptions(t *testing.T) {
 		pick("check-time-limit", "10s", "1m", "500ms")
 		pick("checker", "zxid", "porcupine", "both")
 		pick("bug", "ZK-3911", "zk-2845,ZK-3911", "none", "lock-herd", "rwlock-writer-skips-readers,ZK-4646,lock-herd")
+		pick("zk-version", "fixed", "3.8.0", "3.8.6", "master", "3.9.3")
 		if rapid.Bool().Draw(t, "datagram") {
 			given = append(given, "--datagram-faults")
 		}

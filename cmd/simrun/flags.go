@@ -93,6 +93,17 @@ func allBugNames() []string {
 	return names
 }
 
+// releaseVersions lists the release profiles' versions, without fixed and master.
+func releaseVersions() string {
+	var names []string
+	for _, r := range zabmodel.Releases() {
+		if r.Name != zabmodel.DefaultRelease && r.Name != "master" {
+			names = append(names, r.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 // scenarioFlags are the flags that change what a run does; every command that runs seeds has them,
 // and the replay command printed for a failure repeats every one that differs from its default.
 type scenarioFlags struct {
@@ -104,6 +115,7 @@ type scenarioFlags struct {
 	duration                   time.Duration
 	livenessBound              time.Duration
 	bugs                       bugFlag
+	zkVersion                  string
 	linearizableReadsAfterSync bool
 	datagramFaults             bool
 	checkTimeLimit             time.Duration
@@ -124,6 +136,8 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.livenessBound, "liveness-bound", scenarios.DefaultLivenessBound, "virtual time allowed after healing for a leader and every pending operation (at most 1h)")
 	fs.Var(&f.bugs, "bug", "re-introduce a real bug by `NAME`: a server bug such as ZK-3911, or a lock recipe bug such as lock-herd, "+
 		"which acts only on the lock, rwlock and election workloads (repeatable or comma-separated; see 'simrun bugs')")
+	fs.StringVar(&f.zkVersion, "zk-version", zabmodel.DefaultRelease, "model the ZooKeeper release `VERSION`: its bug switches are on (with any --bug); "+
+		"fixed (zabsim's model, master with every finding fixed), master, or one of "+releaseVersions()+"; 'simrun bugs' shows which release has which")
 	fs.BoolVar(&f.linearizableReadsAfterSync, "linearizable-reads-after-sync", false, "add the opt-in check that reads after sync are linearizable (ZooKeeper does not promise it)")
 	fs.BoolVar(&f.datagramFaults, "datagram-faults", false, "inject loss, duplication and reordering inside connections: OUTSIDE ZAB's fault model")
 	fs.DurationVar(&f.checkTimeLimit, "check-time-limit", checkers.DefaultTimeLimit, "host time each linearizability check may search before its verdict is Unknown (never a pass); "+
@@ -149,6 +163,11 @@ func (f *scenarioFlags) options() (scenarios.Options, error) {
 		CheckTimeLimit: f.checkTimeLimit,
 	}
 	var problems []error
+	if release, err := zabmodel.ParseRelease(f.zkVersion); err != nil {
+		problems = append(problems, fmt.Errorf("--zk-version: %w", err))
+	} else {
+		opts.Bugs = release.Bugs.Union(opts.Bugs)
+	}
 	switch {
 	case f.workload == "":
 		problems = append(problems, fmt.Errorf("--workload must name a workload (%s) or mixed", strings.Join(scenarios.Workloads(), ", ")))
@@ -230,6 +249,7 @@ func (f *scenarioFlags) loadScript() (*scenarios.Script, error) {
 	conflict("workload", script.Workload != "")
 	conflict("clients", script.Clients > 0)
 	conflict("duration", script.Duration > 0)
+	conflict("zk-version", script.ZKVersion != "")
 	if err := errors.Join(conflicts...); err != nil {
 		return nil, err
 	}
@@ -267,6 +287,9 @@ func (f *scenarioFlags) replayArgs() []string {
 	}
 	if !f.bugs.empty() {
 		add("bug", f.bugs.String())
+	}
+	if release, err := zabmodel.ParseRelease(f.zkVersion); err == nil && release.Name != zabmodel.DefaultRelease {
+		add("zk-version", release.Name)
 	}
 	if f.linearizableReadsAfterSync {
 		args = append(args, "--linearizable-reads-after-sync")

@@ -34,6 +34,8 @@ func TestFuzzUsageErrors(t *testing.T) {
 		{[]string{"fuzz", "--bug", "ZK-1"}, `unknown bug "ZK-1"`},
 		{[]string{"fuzz", "17"}, `unexpected argument "17"`},
 		{[]string{"hunt", "--clients", "0"}, "--clients must be 1 to 100"},
+		{[]string{"hunt", "--trials", "3"}, "--trials needs --fuzz"},
+		{[]string{"hunt", "--fuzz", "--trials", "0"}, "--trials must be 1 to 100"},
 	}
 	for _, c := range cases {
 		r := runCLI(t, "", c.args...)
@@ -78,10 +80,10 @@ func TestFuzzSavesAFailureThatReplays(t *testing.T) {
 }
 
 func TestHuntFuzzComparesBothSearches(t *testing.T) {
-	r := runCLI(t, "", "hunt", "--fuzz", "--only", "ZK-3911", "--seeds", "30", "--duration", "10s", "--clients", "3", "--parallel", "1")
+	r := runCLI(t, "", "hunt", "--fuzz", "--trials", "2", "--only", "ZK-3911", "--seeds", "30", "--duration", "10s", "--clients", "3", "--parallel", "1")
 	require.Equal(t, exitPass, r.code, r.stdout+r.stderr)
 	assert.Contains(t, r.stdout, "SWARM RUNS")
-	assert.Contains(t, r.stdout, "swarm found 1 of 1 bugs, fuzz found 1")
+	assert.Regexp(t, `ZK-3911 +\d+ +\S+ +\d+ +\S+ +\S+ +2/2 / 2/2 +zab:`, r.stdout, "both searches found it in both trials")
 }
 
 // TestFuzzWorkflowExample: the CI example parses as YAML, runs a bounded simrun fuzz campaign from

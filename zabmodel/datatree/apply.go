@@ -102,8 +102,9 @@ func statOrZero(s *proto.Stat) proto.Stat {
 // when present, with the tree's digest afterwards. It reads no clock: the
 // txn header carries the time.
 //
-// createSession and closeSession also maintain the session table that a
-// snapshot stores. Like Java, Apply rewrites in place the type of every
+// The session table is not the tree's: as DataTree.processTxn, Apply does
+// nothing for a createSession and only deletes a closeSession's ephemerals
+// (the server's database keeps the table). Like Java, Apply rewrites in place the type of every
 // sub-txn that precedes the failing op of a failed multi to error, so an
 // entry serialized after Apply (as ZKDatabase.addCommittedProposal does)
 // carries those types.
@@ -245,14 +246,10 @@ func (t *Tree) dispatch(h proto.TxnHeader, txn proto.Record, sub bool, rc *Resul
 func (t *Tree) dispatchOther(h proto.TxnHeader, txn proto.Record, sub bool, rc *Result) (proto.Code, error) {
 	switch h.Type {
 	case proto.OpCreateSession:
-		if s, ok := txn.(*proto.CreateSessionTxn); ok && !sub {
-			t.sessions[h.ClientID] = s.TimeoutMilliseconds
-		}
+		// DataTree.processTxn does nothing for it: the session table belongs to the
+		// database, kept by the session tracker and FileTxnSnapLog.processTransaction.
 		return proto.OK, nil
 	case proto.OpCloseSession:
-		if !sub {
-			delete(t.sessions, h.ClientID)
-		}
 		if txn == nil {
 			return proto.OK, t.killSession(h.ClientID, h.Zxid, nil, false)
 		}

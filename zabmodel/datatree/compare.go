@@ -11,7 +11,7 @@ const maxDifferences = 20
 
 // Equal reports whether two trees hold the same state: the same nodes with
 // the same data (null and empty told apart), stats, ACLs and children, the
-// same ephemerals, containers, TTL nodes, session table, quota roots, digest
+// same ephemerals, containers, TTL nodes, quota roots, digest
 // and lastProcessedZxid. Watches, ACL cache indices and the digest history
 // are not compared.
 func (t *Tree) Equal(o *Tree) bool { return len(t.Diff(o)) == 0 }
@@ -41,9 +41,6 @@ func (t *Tree) Diff(o *Tree) []string {
 	}
 	if a, b := t.TTLs(), o.TTLs(); !slices.Equal(a, b) {
 		add("ttl nodes %q != %q", a, b)
-	}
-	if a, b := t.Sessions(), o.Sessions(); !slices.Equal(a, b) {
-		add("sessions %v != %v", a, b)
 	}
 	if a, b := t.quotas.properties(), o.quotas.properties(); !slices.Equal(a, b) {
 		add("quota roots %q != %q", a, b)

@@ -109,7 +109,6 @@ func TestTreeMatchesJavasDataTree(t *testing.T) {
 	require.NoError(t, err)
 	assert.ElementsMatch(t, sessions, loadedSessions)
 	assert.False(t, loaded.DigestMismatchOnLoad())
-	tree.sessions = map[int64]int32{0x11: 3000, 0x22: 5000}
 	assert.Empty(t, tree.Diff(loaded))
 
 	// And this package's snapshot of it is the one a 3.8.0 FileSnap was

@@ -28,9 +28,6 @@ func deserializeSnapshot(d *proto.Decoder, config Config) (*Tree, []Session, err
 	if err := t.deserializeTree(d); err != nil {
 		return nil, nil, err
 	}
-	for _, s := range sessions {
-		t.sessions[s.ID] = s.TimeoutMilliseconds
-	}
 	return t, sessions, nil
 }
 

@@ -36,16 +36,12 @@ type Session struct {
 // of ZKDatabase. It is not safe for concurrent use; the simulator runs one
 // world on one goroutine.
 type Tree struct {
-	config     Config
-	nodes      nodeMap
-	acls       aclCache
-	ephemerals map[int64]*javaHashSet
-	containers map[string]struct{}
-	ttls       map[string]struct{}
-	// sessions is the session table a txn-log replay builds
-	// (FileTxnSnapLog.processTransaction): createSession adds, closeSession
-	// removes.
-	sessions          map[int64]int32
+	config            Config
+	nodes             nodeMap
+	acls              aclCache
+	ephemerals        map[int64]*javaHashSet
+	containers        map[string]struct{}
+	ttls              map[string]struct{}
 	quotas            *pathTrie
 	dataWatches       *watchManager
 	childWatches      *watchManager
@@ -83,7 +79,6 @@ func New(config Config) *Tree {
 		ephemerals:   make(map[int64]*javaHashSet),
 		containers:   make(map[string]struct{}),
 		ttls:         make(map[string]struct{}),
-		sessions:     make(map[int64]int32),
 		quotas:       newPathTrie(),
 		dataWatches:  newWatchManager(),
 		childWatches: newWatchManager(),
@@ -198,20 +193,6 @@ func (t *Tree) Ephemerals(session int64) []string {
 func (t *Tree) EphemeralSessions() []int64 {
 	return sortedKeys(t.ephemerals)
 }
-
-// Sessions returns the session table built from applied createSession and
-// closeSession txns (and loaded snapshots), sorted by id.
-func (t *Tree) Sessions() []Session {
-	out := make([]Session, 0, len(t.sessions))
-	for _, id := range sortedKeys(t.sessions) {
-		out = append(out, Session{ID: id, TimeoutMilliseconds: t.sessions[id]})
-	}
-	return out
-}
-
-// SessionCount returns how many sessions the session table holds: len(Sessions()) without
-// building the sorted table.
-func (t *Tree) SessionCount() int { return len(t.sessions) }
 
 // Containers returns the paths of all container nodes, sorted.
 func (t *Tree) Containers() []string { return sortedKeys(t.containers) }

@@ -25,6 +25,11 @@ type Record struct {
 type Snapshot struct {
 	Zxid int64
 	Data []byte
+	// Durable reports whether the file is on the platter: written with fsync, or kept through a
+	// crash. Invalid marks a file that a crash left partly written (FileSnap's restore skips it).
+	Durable, Invalid bool
+	// after is how many log records were written before it, its place in the order of writes.
+	after int
 }
 
 // ErrTruncate is returned when Truncate cannot find a position to truncate at, which the real server
@@ -42,8 +47,10 @@ type Disk struct {
 	log       []Record
 	synced    int
 	snapshots []Snapshot
-	files     map[string][]byte
-	stats     Stats
+	// crashedSnapshots counts the unsynced snapshot files the last crash left partial and missing.
+	crashedSnapshots [2]int
+	files            map[string][]byte
+	stats            Stats
 	// records holds the log records' copies of appended data, carved from shared chunks (see
 	// package slab): the caller keeps no access to them, and a record's bytes are its own.
 	records slab.Bytes
@@ -124,31 +131,85 @@ func (d *Disk) Truncate(zxid int64) error {
 	d.log = d.log[:i+1]
 	d.synced = min(d.synced, len(d.log))
 	d.stats.Truncations++
+	d.clampSnapshots()
 	return nil
 }
 
 // --- Snapshots and files --------------------------------------------------------------------------
 
-// SaveSnapshot stores a snapshot durably. The real server writes the snapshot file and fsyncs it
-// before using it; a crash during the write leaves an invalid file that restore skips, which is
-// equivalent to the snapshot never having been taken, so the model makes the write atomic.
-func (d *Disk) SaveSnapshot(s Snapshot) {
-	d.snapshots = append(d.snapshots, Snapshot{Zxid: s.Zxid, Data: slices.Clone(s.Data)})
+// SaveSnapshot writes a snapshot file, as FileSnap.serialize does. With fsync (SnapStream's
+// AtomicFileOutputStream: a temporary file, fsync, rename) it is durable at once, all or nothing.
+// Without fsync (a plain FileOutputStream: every snapshot of ZooKeeper 3.8 but a learner's after a
+// SNAP sync, ZooKeeperServer.takeSnapshot(syncSnap)) it is in the operating system's cache only,
+// and a crash may keep it, leave it partly written, or lose it (see Crash).
+func (d *Disk) SaveSnapshot(s Snapshot, fsync bool) {
+	d.snapshots = append(d.snapshots, Snapshot{Zxid: s.Zxid, Data: slices.Clone(s.Data), Durable: fsync, after: len(d.log)})
 	d.stats.Snapshots++
 }
 
-// LatestSnapshot returns the snapshot with the highest zxid (the latest taken among equals).
+// LatestSnapshot returns the valid snapshot with the highest zxid (the latest taken among equals),
+// as FileSnap.findNValidSnapshots picks the newest valid file.
 func (d *Disk) LatestSnapshot() (Snapshot, bool) {
-	if len(d.snapshots) == 0 {
-		return Snapshot{}, false
-	}
-	best := d.snapshots[0]
-	for _, s := range d.snapshots[1:] {
-		if s.Zxid >= best.Zxid {
-			best = s
+	best, found := Snapshot{}, false
+	for _, s := range d.snapshots {
+		if !s.Invalid && (!found || s.Zxid >= best.Zxid) {
+			best, found = s, true
 		}
 	}
-	return best, true
+	return best, found
+}
+
+// UnsyncedSnapshots returns how many snapshot files a crash now could lose or damage.
+func (d *Disk) UnsyncedSnapshots() int {
+	n := 0
+	for _, s := range d.snapshots {
+		if !s.Durable {
+			n++
+		}
+	}
+	return n
+}
+
+// CrashedSnapshots returns how many unsynced snapshot files the last Crash left partly written and
+// how many it lost.
+func (d *Disk) CrashedSnapshots() (partial, missing int) {
+	return d.crashedSnapshots[0], d.crashedSnapshots[1]
+}
+
+// crashSnapshots decides the unsynced snapshot files' fate in a crash that kept the first end
+// records of the log. The model's operating system writes back in the order of the writes, so one
+// decision, how much of the unsynced tail survived, covers the snapshot files in their place among
+// the appends: a file written before a surviving record survived; the file at the cut, between the
+// last surviving record and the first lost one, is partly written (invalid: FileSnap skips it); a
+// file written after a lost record is missing. With no record lost, every file survived. Whatever
+// a crash leaves is durable afterwards.
+func (d *Disk) crashSnapshots(end int, recordsLost bool) {
+	d.crashedSnapshots = [2]int{}
+	kept := d.snapshots[:0]
+	for _, s := range d.snapshots {
+		if !s.Durable && recordsLost {
+			switch {
+			case s.after == end:
+				s.Invalid = true
+				d.crashedSnapshots[0]++
+			case s.after > end:
+				d.crashedSnapshots[1]++
+				continue
+			}
+		}
+		s.Durable = true
+		kept = append(kept, s)
+	}
+	clear(d.snapshots[len(kept):])
+	d.snapshots = kept
+}
+
+// clampSnapshots keeps the unsynced snapshot files' place in the order of writes within a log that
+// a truncation shortened.
+func (d *Disk) clampSnapshots() {
+	for i := range d.snapshots {
+		d.snapshots[i].after = min(d.snapshots[i].after, len(d.log))
+	}
 }
 
 // Snapshots returns every snapshot in the order taken.
@@ -176,13 +237,15 @@ func (d *Disk) DeleteFile(name string) { delete(d.files, name) }
 func (d *Disk) Unsynced() int { return len(d.log) - d.synced }
 
 // Crash applies a crash to the disk: of the unsynced tail of the log, only the first kept records
-// survive (the operating system may have written some of them before the crash). kept is clamped
-// to [0, Unsynced()]. It returns how many records were lost. The caller draws kept from the run's
-// Chooser.
+// survive (the operating system may have written some of them before the crash), and the snapshot
+// files written without fsync fare as their place among those writes says (crashSnapshots). kept
+// is clamped to [0, Unsynced()]. It returns how many records were lost. The caller draws kept from
+// the run's Chooser.
 func (d *Disk) Crash(kept int) int {
 	kept = max(0, min(kept, d.Unsynced()))
 	end := d.synced + kept
 	lost := len(d.log) - end
+	d.crashSnapshots(end, lost > 0)
 	clear(d.log[end:])
 	d.log = d.log[:end]
 	d.synced = end // What survived a crash is on the platter now.
@@ -222,6 +285,7 @@ func (d *Disk) ClearLog() {
 	d.log = d.log[:0]
 	d.synced = 0
 	d.stats.Truncations++
+	d.clampSnapshots()
 }
 
 // TruncateAfter removes every record above zxid, durably at once. Unlike Truncate it keeps nothing
@@ -233,4 +297,5 @@ func (d *Disk) TruncateAfter(zxid int64) {
 	d.log = d.log[:i]
 	d.synced = min(d.synced, len(d.log))
 	d.stats.Truncations++
+	d.clampSnapshots()
 }

@@ -89,7 +89,7 @@ func TestTruncateFollowsFileTxnLog(t *testing.T) {
 
 func TestTruncateLeavesSnapshotsAlone(t *testing.T) {
 	d := filled(t, 1, 2, 3)
-	d.SaveSnapshot(Snapshot{Zxid: 3, Data: []byte("tree@3")})
+	d.SaveSnapshot(Snapshot{Zxid: 3, Data: []byte("tree@3")}, true)
 	require.NoError(t, d.Truncate(1))
 	s, ok := d.LatestSnapshot()
 	require.True(t, ok)
@@ -100,13 +100,47 @@ func TestLatestSnapshotPrefersHighestZxidThenLatest(t *testing.T) {
 	d := New()
 	_, ok := d.LatestSnapshot()
 	assert.False(t, ok)
-	d.SaveSnapshot(Snapshot{Zxid: 5, Data: []byte("a")})
-	d.SaveSnapshot(Snapshot{Zxid: 9, Data: []byte("b")})
-	d.SaveSnapshot(Snapshot{Zxid: 9, Data: []byte("c")})
-	d.SaveSnapshot(Snapshot{Zxid: 7, Data: []byte("d")})
+	d.SaveSnapshot(Snapshot{Zxid: 5, Data: []byte("a")}, true)
+	d.SaveSnapshot(Snapshot{Zxid: 9, Data: []byte("b")}, true)
+	d.SaveSnapshot(Snapshot{Zxid: 9, Data: []byte("c")}, true)
+	d.SaveSnapshot(Snapshot{Zxid: 7, Data: []byte("d")}, true)
 	s, _ := d.LatestSnapshot()
 	assert.Equal(t, "c", string(s.Data))
 	assert.Len(t, d.Snapshots(), 4)
+}
+
+// TestUnsyncedSnapshotsAreAtTheCrashsMercy follows FileSnap: a snapshot written without fsync may
+// survive a crash, be left partly written (and then skipped by the restore, which takes the newest
+// valid file), or be gone, as its place among the unsynced appends says; one written with fsync
+// always survives. What a crash leaves is durable.
+func TestUnsyncedSnapshotsAreAtTheCrashsMercy(t *testing.T) {
+	d := filled(t, 1, 2)
+	d.Synced(2)
+	d.SaveSnapshot(Snapshot{Zxid: 2, Data: []byte("synced")}, true)
+	d.SaveSnapshot(Snapshot{Zxid: 2, Data: []byte("kept")}, false)
+	require.NoError(t, d.Append(Record{Zxid: 3}))
+	d.SaveSnapshot(Snapshot{Zxid: 3, Data: []byte("partial")}, false)
+	require.NoError(t, d.Append(Record{Zxid: 4}))
+	d.SaveSnapshot(Snapshot{Zxid: 4, Data: []byte("missing")}, false)
+	require.Equal(t, 3, d.UnsyncedSnapshots())
+	s, _ := d.LatestSnapshot()
+	require.Equal(t, "missing", string(s.Data), "before the crash the newest file is read back from the cache")
+
+	assert.Equal(t, 1, d.Crash(1), "record 4 is lost; record 3 survives")
+	partial, missing := d.CrashedSnapshots()
+	assert.Equal(t, 1, partial, "the file written between records 3 and 4")
+	assert.Equal(t, 1, missing, "the file written after record 4")
+	assert.Zero(t, d.UnsyncedSnapshots())
+	s, _ = d.LatestSnapshot()
+	assert.Equal(t, "kept", string(s.Data), "the newest valid snapshot")
+	assert.Len(t, d.Snapshots(), 3, "the partial file stays on disk")
+
+	d.SaveSnapshot(Snapshot{Zxid: 3, Data: []byte("survives")}, false)
+	d.Crash(0)
+	partial, missing = d.CrashedSnapshots()
+	assert.Zero(t, partial+missing, "no record lost: every file was written back")
+	s, _ = d.LatestSnapshot()
+	assert.Equal(t, "survives", string(s.Data))
 }
 
 func TestFilesAreAtomicAndSurviveCrashes(t *testing.T) {

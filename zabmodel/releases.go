@@ -1,0 +1,106 @@
+package zabmodel
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Release is a ZooKeeper release profile: the set of bug switches that make the model behave as
+// that release's Java does, where zabsim models the difference. Each switch is named after a bug
+// or finding, and each release either has its code or the fix (checked against the release tags
+// of apache/zookeeper).
+type Release struct {
+	// Name is what --zk-version takes: "fixed", "master", or a version such as "3.8.0".
+	Name string
+	// Bugs are the release's switches.
+	Bugs Bugs
+	// Summary says what the profile stands for.
+	Summary string
+	// Unmodelled says where the release differs from the profile because zabsim has no switch for
+	// its exact behaviour, if anywhere.
+	Unmodelled string
+}
+
+// DefaultRelease is the profile a run takes without --zk-version: zabsim's fixed model, master with
+// every data-loss behaviour the harness found fixed. The release profiles contain those
+// behaviours, and sweeps of them fail seeds for reasons known already; a sweep of the fixed model
+// must be clean, so that any failure there is news (a regression of zabsim, or a new finding).
+const DefaultRelease = "fixed"
+
+// everyRelease are the switches of behaviour that every release from 3.8.0 to master has: Java's
+// startup epoch check (epoch-refusal), and the three findings of this harness that no release
+// fixed (stale-ack, snap-log-gap, trunc-snapshot).
+var everyRelease = Bugs{}.With(BugEpochRefusal).With(BugStaleAck).With(BugSnapLogGap).With(BugTruncSnapshot)
+
+// zk380Learner is Learner.syncWithLeader at NEWLEADER in 3.8.0 to 3.8.4 and 3.9.0 to 3.9.1:
+// currentEpoch before the synced txns (ZK-4643), which go to the asynchronous sync processor
+// (ZK-4646) and leave the pending list empty for a COMMIT before UPTODATE (ZK-4394).
+var zk380Learner = Bugs{}.With(BugZK4643).With(BugZK4646).With(BugZK4394)
+
+// before393 are the bugs of two upstream fixes that no release before 3.9.3 has, nor any 3.8.x:
+// the full shutdown of a follower's processors (ZOOKEEPER-4712, fixed in 3.9.3) and the committed
+// log of txns applied during sync (ZOOKEEPER-4925, fixed in 3.9.4).
+var before393 = Bugs{}.With(BugZK4712).With(BugZK4925)
+
+const syncLoggingNPE = "ZOOKEEPER-4394's NullPointerException, which stays with their synchronous logging (the " +
+	"ZK-4394 switch brings 3.8.0's asynchronous logging too), and their order: the outstanding proposals are " +
+	"logged before the ACK too, the committed ones applied only after UPTODATE"
+
+var releases = []Release{
+	{Name: "fixed", Summary: "zabsim's model: master with the fixes of every finding of this harness (the default)"},
+	{Name: "3.8.0", Bugs: union(everyRelease, zk380Learner, before393), Summary: "3.8.0 as Debian ships it: asynchronous NEWLEADER logging, currentEpoch first"},
+	{Name: "3.8.1", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0"},
+	{Name: "3.8.2", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0"},
+	{Name: "3.8.3", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0"},
+	{Name: "3.8.4", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0"},
+	{Name: "3.8.5", Bugs: union(everyRelease, before393), Summary: "synchronous NEWLEADER logging, then currentEpoch (ZOOKEEPER-4785)", Unmodelled: syncLoggingNPE},
+	{Name: "3.8.6", Bugs: union(everyRelease, before393), Summary: "as 3.8.5 (the latest 3.8.x)", Unmodelled: syncLoggingNPE},
+	{Name: "3.9.0", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0"},
+	{Name: "3.9.1", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0"},
+	{Name: "3.9.2", Bugs: union(everyRelease, before393), Summary: "as 3.8.5", Unmodelled: syncLoggingNPE},
+	{Name: "3.9.3", Bugs: everyRelease.With(BugZK4925), Summary: "committed synced txns logged and applied before the ACK, outstanding ones kept (ZOOKEEPER-4394), processors shut down (ZOOKEEPER-4712)"},
+	{Name: "3.9.4", Bugs: everyRelease, Summary: "as master"},
+	{Name: "3.9.5", Bugs: everyRelease, Summary: "as master (the latest 3.9.x)"},
+	{Name: "master", Bugs: everyRelease, Summary: "apache/zookeeper master: 3.9.3's sync and the committed log of synced txns (ZOOKEEPER-4925)"},
+}
+
+func union(sets ...Bugs) Bugs {
+	var out Bugs
+	for _, s := range sets {
+		out = out.Union(s)
+	}
+	return out
+}
+
+// Releases returns every release profile: the default first, then the releases in version order,
+// master last.
+func Releases() []Release { return append([]Release(nil), releases...) }
+
+// ParseRelease returns the profile of a version ("" is the default). An unknown version is an
+// error that lists the known ones.
+func ParseRelease(version string) (Release, error) {
+	if version == "" {
+		version = DefaultRelease
+	}
+	for _, r := range releases {
+		if strings.EqualFold(r.Name, strings.TrimSpace(version)) {
+			return r, nil
+		}
+	}
+	names := make([]string, 0, len(releases))
+	for _, r := range releases {
+		names = append(names, r.Name)
+	}
+	return Release{}, fmt.Errorf("%w: unknown ZooKeeper version %q (known: %s)", ErrConfig, version, strings.Join(names, ", "))
+}
+
+// ReleasesWith returns the names of the release profiles that have bug b switched on.
+func ReleasesWith(b Bug) []string {
+	var out []string
+	for _, r := range releases {
+		if r.Bugs.Has(b) {
+			out = append(out, r.Name)
+		}
+	}
+	return out
+}

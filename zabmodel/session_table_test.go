@@ -1,0 +1,50 @@
+package zabmodel
+
+import (
+	"maps"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+// TestTheSessionTableIsTheDatabasesNotTheTrees: as in ZooKeeper, applying a createSession or a
+// closeSession to the tree (ZKDatabase.processTxn, DataTree.processTxn) leaves the session table
+// alone; log replay (FileTxnSnapLog.processTransaction) and the session tracker
+// (ZooKeeperServer.processTxnForSessionEvents) keep it, and snapshots carry it.
+func TestTheSessionTableIsTheDatabasesNotTheTrees(t *testing.T) {
+	f := newFixture(t, 1, Config{Voters: 1})
+	f.run(clock.Second)
+	p := f.e.Server(1).p
+	require.NotNil(t, p)
+	db := p.db
+	next := func(typ proto.OpCode, session int64, txn proto.Record) *proto.TxnEntry {
+		return &proto.TxnEntry{Header: proto.TxnHeader{ClientID: session, Zxid: db.lastProcessedZxid() + 1, Type: typ}, Txn: txn}
+	}
+
+	db.applyTxn(next(proto.OpCreateSession, 0x41, &proto.CreateSessionTxn{TimeoutMilliseconds: 4000}), SourceCommit)
+	assert.NotContains(t, db.sessions, int64(0x41), "the tree's apply does not keep sessions")
+
+	db.processTransaction(next(proto.OpCreateSession, 0x42, &proto.CreateSessionTxn{TimeoutMilliseconds: 5000}), SourceStartup)
+	assert.Equal(t, int32(5000), db.sessions[0x42], "log replay does")
+
+	p.zk.processTxn(p.h.requestFromTxn(next(proto.OpCreateSession, 0x43, &proto.CreateSessionTxn{TimeoutMilliseconds: 6000})), SourceCommit)
+	assert.Equal(t, int32(6000), db.sessions[0x43], "and so does the session tracker")
+	assert.True(t, p.zk.global.isTracking(0x43))
+
+	db.applyTxn(next(proto.OpCloseSession, 0x42, &proto.CloseSessionTxn{}), SourceCommit)
+	assert.Contains(t, db.sessions, int64(0x42), "a closeSession applied to the tree alone leaves the session in the table")
+
+	p.zk.processTxn(p.h.requestFromTxn(next(proto.OpCloseSession, 0x43, &proto.CloseSessionTxn{})), SourceCommit)
+	assert.NotContains(t, db.sessions, int64(0x43))
+	assert.False(t, p.zk.global.isTracking(0x43))
+
+	db.snapshot()
+	want := maps.Clone(db.sessions)
+	db.loadDataBase(SourceStartup)
+	assert.Equal(t, want, db.sessions, "a snapshot carries the table")
+	assert.Contains(t, db.sessions, int64(0x42))
+}
