@@ -37,6 +37,20 @@ type LinearizabilityOptions struct {
 	// Visualization, if set, receives porcupine's self-contained HTML visualization of the history
 	// and of the linearizations found.
 	Visualization io.Writer
+	// Annotations are drawn in the visualization beside the clients' operations: the run's faults
+	// and leader changes, so that a reader sees what the cluster went through while the clients
+	// waited. They change no verdict.
+	Annotations []Annotation
+}
+
+// Annotation is one labelled span of virtual time in a visualization (Start == End for an
+// instant), on a lane of its own named by Tag ("faults", "leaders").
+type Annotation struct {
+	Tag         string
+	Start, End  clock.Time
+	Description string
+	Details     string
+	Color       string // a CSS background colour, or "" for porcupine's default
 }
 
 func (o LinearizabilityOptions) validate() error {
@@ -107,6 +121,12 @@ func checkLinearizability(h *History, opts LinearizabilityOptions) (Result, erro
 	}
 	res := b.verdict(col, model, history, partitions, outcome, info, limit)
 	if opts.Visualization != nil {
+		var annotations []porcupine.Annotation
+		for _, a := range opts.Annotations {
+			annotations = append(annotations, porcupine.Annotation{Tag: a.Tag, Start: int64(a.Start), End: int64(a.End),
+				Description: a.Description, Details: a.Details, BackgroundColor: a.Color})
+		}
+		info.AddAnnotations(annotations)
 		if err := porcupine.Visualize(model, info, opts.Visualization); err != nil {
 			return res, fmt.Errorf("checkers: writing the porcupine visualization: %w", err)
 		}

@@ -116,6 +116,7 @@ const (
 type message struct {
 	payload []byte
 	ready   clock.Time
+	sent    clock.Time // when Send queued it, for a Delivery observer
 	kind    msgKind
 	err     error // for msgRst: the error the receiving end will see
 }
@@ -193,6 +194,8 @@ type Network struct {
 	dialGen    uint64
 	datagram   DatagramFaults
 	describers map[Port]func([]byte) string
+	// onDeliver, if set, watches every data delivery (see ObserveDeliveries).
+	onDeliver func(Delivery)
 
 	// copies holds the network's copies of sent payloads. Each copy is its own bytes, capped at
 	// its length, so that the sender and every receiver still share no memory (see package slab).
@@ -485,7 +488,8 @@ func (n *Network) enqueue(d *direction, m message) {
 			d.pending(), d.conn.id, n.w.Name(d.conn.ends[d.from].node), n.cfg.MaxQueuedPerDirection))
 		return
 	}
-	m.ready = max(n.w.Now().Add(n.latency()), d.lastReady)
+	m.sent = n.w.Now()
+	m.ready = max(m.sent.Add(n.latency()), d.lastReady)
 	d.lastReady = m.ready
 	if d.head > 0 && d.head == len(d.queue) {
 		d.queue = d.queue[:0]
@@ -545,6 +549,9 @@ func (n *Network) deliver(d *direction, m message) {
 			n.w.TraceEvent(dst.node, sim.KindDeliver, uint64(c.id), uint64(len(m.payload)), m.payload, n.describe(d, m.payload))
 		} else {
 			n.w.TraceEvent(dst.node, sim.KindDeliver, uint64(c.id), uint64(len(m.payload)), m.payload, "")
+		}
+		if n.onDeliver != nil {
+			n.observeDelivery(d, m)
 		}
 		dst.handler.Received(c.id, m.payload)
 	case msgSyn:
@@ -615,6 +622,32 @@ func (n *Network) answerWithReset(d *direction) {
 	if d.conn.ends[d.from].state != endClosed {
 		n.enqueue(back, message{kind: msgRst, err: ErrReset})
 	}
+}
+
+// Delivery is one data message as a Delivery observer sees it: who sent it when, and who received
+// it when, with the port's describer's label (e.g. "PROPOSAL zxid=0x2:0x5").
+type Delivery struct {
+	Conn      ConnID
+	From, To  sim.NodeID
+	Sent      clock.Time
+	Delivered clock.Time
+	Size      int
+	Label     string
+}
+
+// ObserveDeliveries calls fn for every data message delivered, as it is delivered. It only
+// watches: it draws no choice, schedules no event and writes no trace record, so that a run
+// observed is the run unobserved. A space-time diagram of a run is drawn from it.
+func (n *Network) ObserveDeliveries(fn func(Delivery)) { n.onDeliver = fn }
+
+func (n *Network) observeDelivery(d *direction, m message) {
+	c := d.conn
+	label := ""
+	if fn := n.describers[c.port]; fn != nil {
+		label = fn(m.payload)
+	}
+	n.onDeliver(Delivery{Conn: c.id, From: c.ends[d.from].node, To: c.ends[d.to].node, Sent: m.sent,
+		Delivered: n.w.Now(), Size: len(m.payload), Label: label})
 }
 
 func (n *Network) detail(fn func() string) string {

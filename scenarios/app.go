@@ -12,8 +12,23 @@ import (
 	"github.com/zabsim/zabsim/zabmodel/proto"
 )
 
-// sessionTimeout is what the applications ask for; the servers clamp it to [2, 20] ticks.
+// sessionTimeout is what the applications ask for unless the script says otherwise
+// (Script.SessionTimeout); the servers clamp it to [2, 20] ticks.
 const sessionTimeout = 6 * clock.Second
+
+// The session timeouts a script may ask for: what the servers grant with their 2 s tick.
+const (
+	MinSessionTimeout = 2 * 2 * clock.Second
+	MaxSessionTimeout = 20 * 2 * clock.Second
+)
+
+// appSessionTimeout is the timeout this run's applications ask for.
+func (r *runner) appSessionTimeout() clock.Duration {
+	if r.script.SessionTimeout > 0 {
+		return r.script.SessionTimeout
+	}
+	return sessionTimeout
+}
 
 // thinkTimeMax bounds the pause between two operations of an application.
 const thinkTimeMax = 200 * clock.Millisecond
@@ -39,6 +54,7 @@ type app struct {
 	versions map[string]int32
 	queue    []string // the queue workload's consumer: children still to try, lowest first
 	inc      uint32
+	begun    bool // the process has started its application once (begin or Restart)
 
 	barrierDone bool  // the liveness phase's sync came back OK
 	barrierZxid int64 // at that zxid
@@ -69,7 +85,20 @@ func (a *app) Crash() {
 // Restart implements sim.Process.
 func (a *app) Restart() { a.start() }
 
+// begin starts the application for the first time, once the run's setup is done. A process
+// killed before then (a kill action during a long setup) is left down, and revive starts it
+// (Restart); one revived before then has started already. Starting a client on a crashed node
+// is an error, and was the panic of seed 2550 with --datagram-faults, whose setup outlasted a
+// kill c1.
+func (a *app) begin() {
+	if a.begun || !a.r.w.IsUp(a.node) {
+		return
+	}
+	a.start()
+}
+
 func (a *app) start() {
+	a.begun = true
 	a.inc = a.r.w.Incarnation(a.node)
 	a.connect()
 }
@@ -78,7 +107,7 @@ func (a *app) start() {
 func (a *app) connect() {
 	a.sessions++
 	c, err := client.New(a.r.w, a.r.nw, a.node, client.Config{
-		Servers: a.r.ens.Nodes(), SessionTimeout: sessionTimeout, Name: fmt.Sprintf("%s.%d", a.name, a.sessions),
+		Servers: a.r.ens.Nodes(), SessionTimeout: a.r.appSessionTimeout(), Name: fmt.Sprintf("%s.%d", a.name, a.sessions),
 	}, client.WatcherFunc(a.event))
 	if err != nil {
 		panic(fmt.Sprintf("scenarios: client of %s: %v", a.name, err)) // Options were validated.

@@ -44,6 +44,9 @@ func (r *runner) act(i int, a Action) {
 		r.actionResults[i].done = true
 		r.faultsInjected++
 	}
+	if r.opts.Watch != nil && r.opts.Watch.Action != nil {
+		r.opts.Watch.Action(i, a, r.w.Now(), why)
+	}
 }
 
 // perform carries out action i and says why it did nothing, or "" if it did something.

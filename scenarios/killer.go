@@ -105,7 +105,7 @@ func (r *runner) expireApp(a *app) bool {
 	}
 	timeout := a.c.NegotiatedTimeout()
 	if timeout <= 0 {
-		timeout = sessionTimeout
+		timeout = r.appSessionTimeout()
 	}
 	a.killer.start(a.c.SessionID(), a.c.Password(), timeout)
 	return true

@@ -80,6 +80,12 @@ type Options struct {
 	// Visualization, if set, is asked for a writer for each linearizability check (its model and
 	// prefix); porcupine's HTML visualization of the history is written there. nil means none.
 	Visualization func(model checkers.ModelKind, prefix string) io.Writer
+	// Watch, if set, receives the run's structured events as they happen (see Watch); it does not
+	// change the run.
+	Watch *Watch
+	// Annotations, if set, is asked once the run is over for the annotations of every
+	// linearizability visualization (the faults and leader changes it saw); see Visualization.
+	Annotations func() []checkers.Annotation
 }
 
 // Defaults.

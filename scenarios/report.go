@@ -115,8 +115,13 @@ func (r *runner) judge(liveness *checkers.LivenessFacts) *Report {
 		lin[i].TimeLimit = r.opts.CheckTimeLimit
 	}
 	if r.opts.Visualization != nil {
+		var annotations []checkers.Annotation
+		if r.opts.Annotations != nil {
+			annotations = r.opts.Annotations()
+		}
 		for i := range lin {
 			lin[i].Visualization = r.opts.Visualization(lin[i].Model, lin[i].Prefix)
+			lin[i].Annotations = annotations
 		}
 	}
 	opts := checkers.Options{
@@ -191,7 +196,7 @@ func judgeConvergence(ends []serverEnd, l *checkers.LivenessFacts, bound clock.D
 	}
 	res.Status = checkers.Violation
 	res.Findings = append(res.Findings, checkers.Finding{Checker: CheckerConvergence, Rule: "converge-after-heal",
-		Message: fmt.Sprintf("%s after the liveness bound of %v following the heal at %s",
+		Message: fmt.Sprintf("%s after the liveness bound of %v following the heal at %ss",
 			strings.Join(problems, "; "), bound, strings.TrimSpace(l.HealTime.String()))})
 	return res
 }

@@ -165,6 +165,9 @@ func (r *runner) observe(e zabmodel.Event) {
 	case zabmodel.EventEstablished:
 		r.leaders++
 	}
+	if r.opts.Watch != nil && r.opts.Watch.Protocol != nil {
+		r.opts.Watch.Protocol(e)
+	}
 	r.zab.Observe(e)
 	if r.opts.Coverage != nil {
 		r.opts.Coverage.event(e)
@@ -214,10 +217,13 @@ func (r *runner) sessionStarted(a *app, id int64, timeout clock.Duration) {
 
 // runFaultPhase starts everything and plays the script's actions.
 func (r *runner) runFaultPhase() {
+	r.faultStart = clock.Time(warmup)
+	r.faultEnd = r.faultStart.Add(r.script.Duration)
+	r.startWatch()
 	r.ens.Start()
 	startApps := func() {
 		for _, a := range r.apps {
-			r.w.After(r.w.Between(0, clock.Second, clock.Millisecond), a.start)
+			r.w.After(r.w.Between(0, clock.Second, clock.Millisecond), a.begin)
 		}
 	}
 	if s, ok := r.gen.(setupper); ok {
@@ -226,8 +232,6 @@ func (r *runner) runFaultPhase() {
 		startApps()
 	}
 	r.health.start()
-	r.faultStart = clock.Time(warmup)
-	r.faultEnd = r.faultStart.Add(r.script.Duration)
 	r.actionResults = make([]actionResult, len(r.script.Actions))
 	for i, action := range r.script.Actions {
 		r.w.At(r.faultStart.Add(action.At), func() { r.act(i, action) })

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -24,6 +25,7 @@ import (
 //	workload registers
 //	duration 30s
 //	containercheck 5s
+//	sessiontimeout 4s
 //	zkversion 3.8.0
 //	at 5s crash leader
 //	at 12s restart zk3
@@ -58,7 +60,10 @@ import (
 //	                                      wall-clock step may go backwards, while the monotonic
 //	                                      clock that timeouts use never does
 //
-// Every statement but "at" appears at most once, "duration" is more than zero, and "zxidcounter"
+// Times and durations are Go durations ("1.5s", "200ms"; a bare number is an error), and an
+// action's time counts from the start of the fault phase, after the cluster's warm-up.
+// "sessiontimeout" is the session timeout the client applications ask for (4s to 40s; default
+// 6s). Every statement but "at" appears at most once, "duration" is more than zero, and "zxidcounter"
 // and "observers" above 0 need more than one server. Every action
 // happens before the end of the duration, names only servers and clients the script's cluster has,
 // and names the kind of node its verb acts on (C: a client or all; S: a server, leader, follower
@@ -80,6 +85,9 @@ type Script struct {
 	// empty containers to delete (znode.container.checkIntervalMs); 0 keeps ZooKeeper's default,
 	// one minute.
 	ContainerCheckInterval clock.Duration
+	// SessionTimeout, if positive, is the session timeout the client applications ask for (the
+	// "sessiontimeout" statement); 0 keeps the default, 6 s.
+	SessionTimeout clock.Duration
 	// ZKVersion, if set, is the ZooKeeper release the servers behave as (zabmodel.ParseRelease):
 	// its bug switches are on, in addition to the run's own.
 	ZKVersion string
@@ -155,7 +163,10 @@ func ParseScript(r io.Reader) (*Script, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, &ScriptError{Line: line + 1, Msg: fmt.Sprintf("the line is longer than %d bytes", bufio.MaxScanTokenSize)}
+		}
+		return nil, fmt.Errorf("script: reading line %d: %w", line+1, err)
 	}
 	if s.Servers == 0 {
 		return nil, &ScriptError{Line: line, Msg: "the script sets no \"servers\""}
@@ -232,6 +243,20 @@ func (s *Script) parseLine(line int, f []string) error {
 		}
 		s.ContainerCheckInterval = d
 		return nil
+	case "sessiontimeout":
+		if len(f) != 2 {
+			return fmt.Errorf("sessiontimeout takes one duration")
+		}
+		d, err := parseDuration(f[1])
+		if err != nil {
+			return err
+		}
+		if d < MinSessionTimeout || d > MaxSessionTimeout {
+			return fmt.Errorf("sessiontimeout must be from %s to %s (what the servers grant: 2 to 20 ticks of 2s), not %s",
+				formatDuration(MinSessionTimeout), formatDuration(MaxSessionTimeout), f[1])
+		}
+		s.SessionTimeout = d
+		return nil
 	case "zkversion":
 		if len(f) != 2 {
 			return fmt.Errorf("zkversion takes one version")
@@ -245,7 +270,7 @@ func (s *Script) parseLine(line int, f []string) error {
 	case "at":
 		return s.parseAction(line, f[1:])
 	}
-	return fmt.Errorf("unknown statement %q (want servers, observers, clients, workload, duration, zxidcounter, containercheck, zkversion or at)", f[0])
+	return fmt.Errorf("unknown statement %q (want servers, observers, clients, workload, duration, zxidcounter, containercheck, sessiontimeout, zkversion or at)", f[0])
 }
 
 func (s *Script) parseAction(line int, f []string) error {
@@ -382,20 +407,22 @@ func crashpointArgs(spec crashpointSpec) []string {
 	return args
 }
 
-// parseDuration accepts Go durations ("1.5s", "200ms") and plain seconds ("12").
+// parseDuration accepts Go durations only ("1.5s", "200ms"): a bare number ("12") would leave
+// its unit to a guess, and NaN or Inf to the float parser. A duration past maxScriptDuration is
+// past any run's bounds (a run's fault phase is at most an hour), and refused too.
 func parseDuration(s string) (clock.Duration, error) {
-	if v, err := strconv.ParseFloat(s, 64); err == nil {
-		if v < 0 {
-			return 0, fmt.Errorf("negative duration %q", s)
-		}
-		return clock.Duration(v * float64(clock.Second)), nil
-	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, fmt.Errorf("bad duration %q (want e.g. 1.5s or 200ms)", s)
+		if _, numberErr := strconv.ParseFloat(s, 64); numberErr == nil {
+			return 0, fmt.Errorf("bad duration %q: give its unit (e.g. %ss or %sms)", s, s, s)
+		}
+		return 0, fmt.Errorf("bad duration %q (want a Go duration, e.g. 1.5s or 200ms)", s)
 	}
 	if d < 0 {
 		return 0, fmt.Errorf("negative duration %q", s)
+	}
+	if d > maxScriptDuration {
+		return 0, fmt.Errorf("duration %q is past any run's bounds (at most %s)", s, formatDuration(maxScriptDuration))
 	}
 	return d, nil
 }
@@ -430,6 +457,9 @@ func (s *Script) Format(w io.Writer) error {
 	}
 	if s.ContainerCheckInterval > 0 {
 		fmt.Fprintf(&b, "containercheck %s\n", formatDuration(s.ContainerCheckInterval))
+	}
+	if s.SessionTimeout > 0 {
+		fmt.Fprintf(&b, "sessiontimeout %s\n", formatDuration(s.SessionTimeout))
 	}
 	if s.ZKVersion != "" {
 		fmt.Fprintf(&b, "zkversion %s\n", s.ZKVersion)

@@ -133,7 +133,7 @@ func TestMalformedScriptsAreRejectedWithTheirLine(t *testing.T) {
 		{"servers 3\nat 1s drift zk1 fast\n", "line 2", "drift takes a rate in ppm"},
 		{"servers 3\nzxidcounter 0x100000000\n", "line 2", "zxidcounter must be a number"},
 		{"servers 3\ncontainercheck 0s\n", "line 2", "containercheck must be from 1ms to 1h"},
-		{"servers 3\ncontainercheck 2h\n", "line 2", "containercheck must be from 1ms to 1h"},
+		{"servers 3\ncontainercheck 2h\n", "line 2", `duration "2h" is past any run's bounds`},
 		{"servers 3\ncontainercheck\n", "line 2", "containercheck takes one duration"},
 		{"clients 3\n", "line 1", `sets no "servers"`},
 		{"servers 3\nreplicas 3\n", "line 2", `unknown statement "replicas"`},
@@ -187,7 +187,26 @@ func TestMalformedScriptsAreRejectedWithTheirLine(t *testing.T) {
 		{"servers 3\nat 12s crash zk1\nduration 10s\n", "line 2", "not before the end of the fault phase"},
 		{"servers 3\nduration 0s\n", "line 2", `duration must be more than 0 and at most 1h0m0s, not "0s"`},
 		{"servers 3\nduration 0\n", "line 2", "duration must be more than 0"},
-		{"servers 3\nduration 2h\n", "line 2", "duration must be more than 0 and at most 1h0m0s"},
+		{"servers 3\nduration 2h\n", "line 2", `duration "2h" is past any run's bounds (at most 1h0m0s)`},
+		{"servers 3\nduration 30\n", "line 2", `bad duration "30": give its unit (e.g. 30s or 30ms)`},
+		{"servers 3\nat 5 crash zk1\n", "line 2", `bad duration "5": give its unit`},
+		{"servers 3\nat 1.5 crash zk1\n", "line 2", `bad duration "1.5": give its unit`},
+		{"servers 3\nat NaN crash zk1\n", "line 2", `bad duration "NaN"`},
+		{"servers 3\nat Inf crash zk1\n", "line 2", `bad duration "Inf"`},
+		{"servers 3\nat +Inf crash zk1\n", "line 2", `bad duration "+Inf"`},
+		{"servers 3\nat 1s pause c1 NaN\n", "line 2", `bad duration "NaN"`},
+		{"servers 3\nat 1s clog zk1 3\n", "line 2", `bad duration "3": give its unit`},
+		{"servers 3\nat 1s swizzle 1e9h\n", "line 2", `bad duration "1e9h"`},
+		{"servers 3\nat 1s pause zk1 1000h\n", "line 2", `duration "1000h" is past any run's bounds`},
+		{"servers 3\nat 99999999999h crash zk1\n", "line 2", `bad duration "99999999999h"`},
+		{"servers 3\nat 1s stepwall zk1 -2h\n", "line 2", `duration "2h" is past any run's bounds`},
+		{"servers 3\ncontainercheck 5\n", "line 2", `bad duration "5": give its unit`},
+		{"servers 3\nsessiontimeout 1s\n", "line 2", "sessiontimeout must be from 4s to 40s"},
+		{"servers 3\nsessiontimeout 41s\n", "line 2", "sessiontimeout must be from 4s to 40s"},
+		{"servers 3\nsessiontimeout 6\n", "line 2", `bad duration "6": give its unit`},
+		{"servers 3\nsessiontimeout 5s 6s\n", "line 2", "sessiontimeout takes one duration"},
+		{"servers 3\nsessiontimeout 5s\nsessiontimeout 6s\n", "line 3", `"sessiontimeout" is set twice`},
+		{"servers 3\n# a comment\nat 1s crash zk1 " + strings.Repeat("x", 70000) + "\n", "line 3", "the line is longer than 65536 bytes"},
 		// Settings set twice, or that a single server cannot take.
 		{"servers 3\nservers 5\n", "line 2", `"servers" is set twice (first on line 1)`},
 		{"servers 3\nobservers 1\n# again\nobservers 2\n", "line 4", `"observers" is set twice (first on line 2)`},
@@ -206,5 +225,23 @@ func TestMalformedScriptsAreRejectedWithTheirLine(t *testing.T) {
 		require.ErrorAs(t, err, &se)
 		assert.Contains(t, err.Error(), c.line, c.text)
 		assert.Contains(t, err.Error(), c.msg, c.text)
+	}
+}
+
+// TestScriptSessionTimeout: "sessiontimeout" is what every application asks for, the servers
+// grant it, and the script prints it back.
+func TestScriptSessionTimeout(t *testing.T) {
+	script, err := ParseScript(strings.NewReader("servers 3\nclients 2\nduration 5s\nsessiontimeout 10s\n"))
+	require.NoError(t, err)
+	assert.Contains(t, script.String(), "sessiontimeout 10s\n")
+	again, err := ParseScript(strings.NewReader(script.String()))
+	require.NoError(t, err)
+	assert.Equal(t, script, again)
+	rep, err := Run(Options{Seed: 3, Script: script})
+	require.NoError(t, err)
+	require.False(t, rep.Failed(), rep.Explain())
+	require.NotEmpty(t, rep.History.Sessions)
+	for _, s := range rep.History.Sessions {
+		assert.Equal(t, 10*clock.Second, s.Timeout, "session %#x of %s", s.Session, s.Client)
 	}
 }

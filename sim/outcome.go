@@ -63,7 +63,7 @@ func (o Outcome) OK() bool { return o.Kind == Completed || o.Kind == Quiescent }
 
 func (o Outcome) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s seed=%d time=%s events=%d trace=%016x", o.Kind, o.Seed, strings.TrimSpace(o.Time.String()), o.Events, o.TraceHash)
+	fmt.Fprintf(&b, "%s seed=%d time=%ss events=%d trace=%016x", o.Kind, o.Seed, strings.TrimSpace(o.Time.String()), o.Events, o.TraceHash)
 	if len(o.OutsideFaultModel) > 0 {
 		fmt.Fprintf(&b, " outside-fault-model=%s", strings.Join(o.OutsideFaultModel, ","))
 	}

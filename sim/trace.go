@@ -20,6 +20,9 @@ type TraceConfig struct {
 	// Tail, if positive, keeps the last Tail text lines in memory, so that a failure can carry the
 	// trace leading up to it without writing the whole run anywhere.
 	Tail int
+	// Records, if set, receives every record in structured form as it is traced, for a consumer
+	// inside the same process (an HTML report) that would otherwise parse the text back.
+	Records func(Record)
 }
 
 // Trace records a run's events. Every record feeds a running 64-bit hash whether or not any text is
@@ -62,7 +65,7 @@ func (t *Trace) Records() int64 { return t.records }
 // Rendering reports whether records are being rendered as text or JSON. Callers that build expensive
 // detail strings check it first.
 func (t *Trace) Rendering() bool {
-	return t.cfg.Text != nil || t.cfg.JSON != nil || t.cfg.Tail > 0
+	return t.cfg.Text != nil || t.cfg.JSON != nil || t.cfg.Tail > 0 || t.cfg.Records != nil
 }
 
 // Tail returns the last lines kept in memory, oldest first.
@@ -156,6 +159,9 @@ func (t *Trace) render(now clock.Time, node, kind, detail string) {
 				t.tailPos = (t.tailPos + 1) % t.cfg.Tail
 			}
 		}
+	}
+	if t.cfg.Records != nil {
+		t.cfg.Records(Record{TimeNanos: int64(now), Node: node, Event: kind, Detail: detail})
 	}
 	if t.cfg.JSON != nil {
 		b, err := json.Marshal(Record{TimeNanos: int64(now), Time: now.String(), Node: node, Event: kind, Detail: detail})

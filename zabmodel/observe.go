@@ -2,6 +2,7 @@ package zabmodel
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/zabmodel/proto"
@@ -147,7 +148,7 @@ type Event struct {
 }
 
 func (e Event) String() string {
-	s := fmt.Sprintf("%s %s sid=%d", e.Time, e.Kind, e.Server)
+	s := fmt.Sprintf("%ss %s sid=%d", strings.TrimSpace(e.Time.String()), e.Kind, e.Server)
 	if e.Epoch != 0 {
 		s += fmt.Sprintf(" epoch=%d", e.Epoch)
 	}

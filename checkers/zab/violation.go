@@ -99,7 +99,7 @@ type Violation struct {
 // String renders the violation on one line, followed by its explanation.
 func (v Violation) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s at %s: servers %v", v.Invariant, v.Time, v.Servers)
+	fmt.Fprintf(&b, "%s at %ss: servers %v", v.Invariant, strings.TrimSpace(v.Time.String()), v.Servers)
 	if len(v.Zxids) > 0 {
 		b.WriteString(" zxids")
 		for _, z := range v.Zxids {

@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/zabsim/zabsim/checkers"
+	"github.com/zabsim/zabsim/internal/report"
 	"github.com/zabsim/zabsim/scenarios"
-	"github.com/zabsim/zabsim/sim"
 )
 
 // determinismError says that a seed replayed to a different trace than its first run: a bug in
@@ -29,47 +29,67 @@ func (e *determinismError) Error() string {
 }
 
 // writeFailureArtifacts writes one failing seed's directory under outDir: the script, the
-// explanation with the replay command, and the text trace of the seed replayed with the trace on.
-// The replay must reach the sweep's trace hash; a different hash is a determinism bug. When a
-// linearizability check failed (or could not decide), the same replay also asks for porcupine's
-// HTML visualization of every linearizability check of the run, one file per model and prefix.
+// explanation with the replay command, the text trace of the seed replayed with the trace on, and
+// report.html, the run drawn for a person (package internal/report). The replay must reach the
+// sweep's trace hash; a different hash is a determinism bug. The same replay also asks for
+// porcupine's HTML visualization of every linearizability check of the run, failing or not, one
+// file per model and prefix, annotated with the run's faults and leader changes.
 func writeFailureArtifacts(env *environment, outDir string, opts scenarios.Options, r seedResult, replay string) (string, error) {
 	dir := filepath.Join(outDir, fmt.Sprintf("seed-%d", r.seed))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return dir, fmt.Errorf("--out: %w", err)
 	}
-	var visualizations *visualizationSet
-	if linearizabilityClass(r.class) {
-		visualizations = &visualizationSet{}
-		opts.Visualization = visualizations.writer
-		if opts.Checker == checkers.ZxidOrderChecker {
-			// Only porcupine draws the visualization; the replay's verdicts are not reported.
-			opts.Checker = checkers.BothCheckers
-		}
+	visualizations := &visualizationSet{}
+	opts.Visualization = visualizations.writer
+	if opts.Checker == checkers.ZxidOrderChecker {
+		// Only porcupine draws visualizations: the replay runs it beside the zxid-order checker,
+		// and the report shows both verdicts and their cross-check.
+		opts.Checker = checkers.BothCheckers
 	}
-	if err := os.WriteFile(filepath.Join(dir, "script.txt"), []byte(r.script), 0o644); err != nil {
+	recorder := report.NewRecorder()
+	recorder.Attach(&opts)
+	header := fmt.Sprintf("# seed %d fails with %s; replay: %s\n%s", r.seed, r.class, replay, scriptHeader(env))
+	if err := os.WriteFile(filepath.Join(dir, "script.txt"), []byte(header+r.script), 0o644); err != nil {
 		return dir, fmt.Errorf("--out: %w", err)
 	}
-	hash, err := writeTraceFile(env, filepath.Join(dir, "trace.txt"), opts, r.seed)
+	run, err := writeTraceFile(env, filepath.Join(dir, "trace.txt"), opts, r.seed)
 	if err != nil {
 		return dir, err
 	}
 	var explanation strings.Builder
-	fmt.Fprintf(&explanation, "class: %s\nreplay: %s\n\n%s", r.class, replay, r.explanation)
-	if visualizations != nil {
-		names, err := visualizations.save(dir)
-		if err != nil {
-			return dir, err
-		}
+	fmt.Fprintf(&explanation, "class: %s\nreplay: %s\n%s\n%s", r.class, replay, provenance(env), r.explanation)
+	names, err := visualizations.save(dir)
+	if err != nil {
+		return dir, err
+	}
+	if len(names) > 0 {
 		fmt.Fprintf(&explanation, "\nporcupine visualizations (open in a browser): %s\n", strings.Join(names, ", "))
 	}
+	fmt.Fprintf(&explanation, "\nreport (open in a browser): report.html\n")
 	if err := os.WriteFile(filepath.Join(dir, "explanation.txt"), []byte(explanation.String()), 0o644); err != nil {
 		return dir, fmt.Errorf("--out: %w", err)
 	}
-	if hash != r.traceHash {
-		return dir, &determinismError{seed: r.seed, first: r.traceHash, again: hash, what: "replayed with the text trace on for --out"}
+	if err := writeHTMLReport(env, filepath.Join(dir, "report.html"), recorder, run, replay, names, "trace.txt"); err != nil {
+		return dir, err
+	}
+	if run.Outcome.TraceHash != r.traceHash {
+		return dir, &determinismError{seed: r.seed, first: r.traceHash, again: run.Outcome.TraceHash, what: "replayed with the text trace on for --out"}
 	}
 	return dir, nil
+}
+
+// writeHTMLReport writes a run's HTML report to path.
+func writeHTMLReport(env *environment, path string, recorder *report.Recorder, run *scenarios.Report, replay string, visualizations []string, trace string) error {
+	var page bytes.Buffer
+	meta := report.Meta{Replay: replay, Build: buildDescription(), CommandLine: env.commandLine(),
+		Visualizations: visualizations, Trace: trace}
+	if err := report.Write(&page, recorder, run, meta); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing the HTML report: %w", err)
+	}
+	return nil
 }
 
 // linearizabilityClass reports whether a failure class is a linearizability check's verdict
@@ -125,9 +145,6 @@ func (v *visualizationSet) save(dir string) ([]string, error) {
 		}
 		names = append(names, f.name)
 	}
-	if len(names) == 0 {
-		names = append(names, "none (the replay ran no linearizability check)")
-	}
 	return names, nil
 }
 
@@ -162,24 +179,25 @@ func prefixName(prefix string) string {
 	}, trimmed)
 }
 
-// writeTraceFile runs a seed with its text trace going to path and returns the trace hash.
-func writeTraceFile(env *environment, path string, opts scenarios.Options, seed uint64) (uint64, error) {
+// writeTraceFile runs a seed with its text trace going to path (beside any structured sink opts
+// already has) and returns the run's report.
+func writeTraceFile(env *environment, path string, opts scenarios.Options, seed uint64) (*scenarios.Report, error) {
 	file, err := os.Create(path)
 	if err != nil {
-		return 0, fmt.Errorf("--out: %w", err)
+		return nil, fmt.Errorf("--out: %w", err)
 	}
 	buffered := bufio.NewWriterSize(file, 1<<16)
-	opts.Trace = sim.TraceConfig{Text: buffered}
-	report, runErr := env.runSeed(opts, seed)
+	opts.Trace.Text = buffered
+	run, runErr := env.runSeed(opts, seed)
 	flushErr := buffered.Flush()
 	closeErr := file.Close()
 	switch {
 	case runErr != nil:
-		return 0, fmt.Errorf("replaying for --out: %w", runErr)
+		return nil, fmt.Errorf("replaying for --out: %w", runErr)
 	case flushErr != nil:
-		return 0, fmt.Errorf("--out: writing the trace: %w", flushErr)
+		return nil, fmt.Errorf("--out: writing the trace: %w", flushErr)
 	case closeErr != nil:
-		return 0, fmt.Errorf("--out: writing the trace: %w", closeErr)
+		return nil, fmt.Errorf("--out: writing the trace: %w", closeErr)
 	}
-	return report.Outcome.TraceHash, nil
+	return run, nil
 }

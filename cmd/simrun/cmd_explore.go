@@ -52,7 +52,7 @@ Examples:
   simrun explore                                       # every hit of the built-in base, seed 1
   simrun explore --seed 7 --points newleader-before-epoch,newleader-appended
   simrun explore --bug ZK-1653 --points epoch-file-renamed:currentEpoch --out crashes/
-  simrun explore --script base.script --seed 3 --max-runs 500 --json > explore.json
+  simrun explore --script scenarios/testdata/named/crash-inside-newleader.script --seed 3 --max-runs 500 --json > explore.json
 `
 
 // exploreFlags are the explore command's flags.

@@ -36,6 +36,7 @@ Examples:
   simrun hunt                                  # every bug, seeds 1..500 each
   simrun hunt --only ZK-3911,lock-herd --seeds 100
   simrun hunt --seeds 2000 --parallel 8 --json > zoo.jsonl
+  simrun hunt --only ZK-3911,lock-no-fencing --out zoo/   # a report per find, zoo/index.html
 `
 
 // defaultHuntSeeds is how many seeds a bug gets before it counts as not found.
@@ -48,6 +49,7 @@ type huntFlags struct {
 	json      bool
 	only      bugFlag
 	duration  time.Duration
+	outDir    string
 	clients   int
 	fuzz      bool
 	trials    int
@@ -62,6 +64,7 @@ func newHuntFlags() (*flag.FlagSet, *huntFlags) {
 	fs.BoolVar(&f.json, "json", false, "print one JSON object per bug on stdout, then a summary object")
 	fs.Var(&f.only, "only", "hunt only these bugs, by `NAME` (comma-separated or repeated; default every bug in 'simrun bugs')")
 	fs.DurationVar(&f.duration, "duration", scenarios.DefaultDuration, "virtual length of each run's fault phase (at most 1h)")
+	fs.StringVar(&f.outDir, "out", "", "write each find's report, trace, script and explanation under `DIR`/BUG/seed-S, and DIR/index.html")
 	fs.IntVar(&f.clients, "clients", scenarios.DefaultClients, "simulated client applications per run, 1 to 100")
 	fs.BoolVar(&f.fuzz, "fuzz", false, "hunt each bug twice, with the random swarm and with simrun fuzz from the same first seed and run options, "+
 		"and compare the runs and wall time each took (--seeds bounds both)")
@@ -168,15 +171,20 @@ func cmdHunt(env *environment, args []string) int {
 	if err := parseFlags(env, "hunt", fs, args); err != nil {
 		return flagExit(err)
 	}
-	if err := f.validate(); err != nil {
+	err := f.validate()
+	if err == nil && f.outDir != "" {
+		err = prepareOutDir(f.outDir)
+	}
+	if err != nil {
 		usageFailed(env, "hunt", err)
 		return exitUsage
 	}
+	finds := &huntFinds{}
 	began := time.Now()
 	targets := huntTargets(f)
 	records := make([]huntRecord, 0, len(targets))
 	for _, target := range targets {
-		record, err := hunt(env, f, target)
+		record, err := hunt(env, f, target, finds)
 		if err != nil {
 			fmt.Fprintf(env.stderr, "simrun hunt: %s: a run could not be set up: %v\n", target.name, err)
 			return runErrorExit(err)
@@ -198,6 +206,9 @@ func cmdHunt(env *environment, args []string) int {
 		records = append(records, record)
 	}
 	summary := summarizeHunt(f, records, time.Since(began))
+	if f.outDir != "" {
+		finds.write(env, f.outDir, summary)
+	}
 	if f.json {
 		writeJSON(env.stdout, summary)
 	} else if f.fuzz {
@@ -235,7 +246,7 @@ func (f *huntFlags) validate() error {
 
 // hunt sweeps one bug's seeds until the first failing seed that passes without the bug. The wall
 // time counts the sweep up to that find, not the runs without the bug that judge each find.
-func hunt(env *environment, f *huntFlags, target huntTarget) (huntRecord, error) {
+func hunt(env *environment, f *huntFlags, target huntTarget, finds *huntFinds) (huntRecord, error) {
 	record := huntRecord{Type: "bug", Bug: target.name, Kind: target.kind, Workload: target.scenario.workload}
 	withBug, err := target.scenario.options()
 	if err != nil {
@@ -274,6 +285,7 @@ func hunt(env *environment, f *huntFlags, target huntTarget) (huntRecord, error)
 		record.Found, record.Seed, record.Class = true, r.seed, r.class
 		record.Headline = headline(r.explanation)
 		record.Replay = target.scenario.replayCommand(r.seed)
+		finds.add(env, f.outDir, target, withBug, r, record.Replay)
 		return false
 	})
 	if !record.Found {

@@ -25,14 +25,20 @@ With --script, the script decides the cluster, the workload and the faults, and 
 1) decides everything else. A seed draws its script from a random stream of its own, apart from
 the one its run uses, so the script of seed S ('simrun script --seed S') replayed with --script
 and --seed S is the very same run as seed S alone: same trace, same trace hash. Edit the script
-to try a variation of a failing seed.
+to try a variation of a failing seed. A script that simrun saved (script.txt and shrunk.script
+under --out, shrink's output) records the build that wrote it; replayed by another build, simrun
+says so on stderr, since the same seed and script are the same run only on the same code.
 
 Exit status: 0 when the run passed, 1 when it failed or replayed differently, 2 on bad usage.
 
+With --html FILE, the replay also writes the run's HTML report (see 'simrun help run') to FILE, and
+porcupine's visualization of each linearizability check beside it, named after it.
+
 Examples:
   simrun replay --seed 17 --bug ZK-3911 > trace.txt
+  simrun replay --seed 17 --bug ZK-3911 --html seed-17.html > trace.txt
   simrun replay --seed 17 --servers 5 --faults crash,partition --trace-json | jq .
-  simrun replay --script shrunk.script --seed 17 --bug ZK-3911
+  simrun replay --script scenarios/testdata/named/crash-inside-newleader.script --seed 17
 `
 
 // replayFlags are the flags of replay, shrink and script: one seed and a scenario.
@@ -40,6 +46,7 @@ type replayFlags struct {
 	scenario  scenarioFlags
 	seed      seedFlag
 	traceJSON bool
+	html      string
 }
 
 func newReplayFlags() (*flag.FlagSet, *replayFlags) {
@@ -47,6 +54,7 @@ func newReplayFlags() (*flag.FlagSet, *replayFlags) {
 	f := &replayFlags{}
 	fs.Var(&f.seed, "seed", "the seed `S` to replay (required unless --script is given; then it defaults to 1)")
 	fs.BoolVar(&f.traceJSON, "trace-json", false, "write the trace as JSON lines (the report then goes to stderr)")
+	fs.StringVar(&f.html, "html", "", "also write the run's HTML report to `FILE` (and porcupine's visualizations beside it)")
 	f.scenario.register(fs)
 	return fs, f
 }
@@ -71,6 +79,9 @@ func parseOneSeed(env *environment, name string, fs *flag.FlagSet, scenario *sce
 		usageFailed(env, name, err)
 		return opts, err
 	}
+	if scenario.otherBuild != "" {
+		fmt.Fprintln(env.stderr, scenario.otherBuild)
+	}
 	opts.Seed = seed.value
 	return opts, nil
 }
@@ -89,6 +100,15 @@ func cmdReplay(env *environment, args []string) int {
 	} else {
 		opts.Trace = sim.TraceConfig{Text: traced}
 	}
+	var page *htmlReport
+	if f.html != "" {
+		// The output is checked before the run, so that a bad path costs nothing.
+		if page, err = newHTMLReport(f.html); err != nil {
+			usageFailed(env, "replay", err)
+			return exitUsage
+		}
+		page.attach(&opts)
+	}
 	first, err := env.runSeed(opts, opts.Seed)
 	flushErr := traced.Flush()
 	if err != nil {
@@ -100,7 +120,15 @@ func cmdReplay(env *environment, args []string) int {
 		return exitFailure
 	}
 	writeReport(reportTo, first, f.scenario.bugs.String(), f.scenario.replayCommand(opts.Seed))
+	if page != nil {
+		if err := page.write(env, first, f.scenario.replayCommand(opts.Seed)); err != nil {
+			fmt.Fprintf(env.stderr, "simrun replay: --html: %v\n", err)
+			return exitFailure
+		}
+		fmt.Fprintf(reportTo, "HTML report: %s\n", f.html)
+	}
 	opts.Trace = sim.TraceConfig{}
+	opts.Watch, opts.Visualization, opts.Annotations = nil, nil, nil
 	second, err := env.runSeed(opts, opts.Seed)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "simrun replay: the second run: %v\n", err)

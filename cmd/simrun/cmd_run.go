@@ -19,7 +19,13 @@ Sweeps a range of seeds, one scenarios.Run per seed, in parallel across seeds. E
 own cluster, workload and fault schedule (swarm testing) unless flags fix them. Prints every
 failing seed with the exact command that replays it, then a summary.
 
-Exit status: 0 when every seed passed, 1 when a seed failed, 2 on bad usage or input.
+Exit status: 0 when every seed passed, 1 when a seed failed, 2 on bad usage or input, 130 when
+interrupted (Ctrl-C) before any seed failed. An interrupted sweep starts no new seed, finishes the
+ones running, and prints its partial summary (with --json, the summary object too); a second
+Ctrl-C ends it at once.
+
+On a terminal a progress bar shows the seeds run, the rate and the time left; otherwise a
+progress line goes to stderr every 10 s. --quiet shows neither.
 
 Examples:
   simrun run                                   # seeds 1..100 with every fault family
@@ -27,17 +33,21 @@ Examples:
   simrun run --seed 42 --servers 5 --faults crash,partition --duration 2m
   simrun run --seeds 200 --bug ZK-3911 --stop-on-failure --out failures/
   simrun run --seeds 100000 --shard 3/16 --json > shard-3.jsonl   # one of 16 CI workers
-  simrun run --seeds 50 --script shrunk.script # sweep a saved script over seeds
+  simrun run --seeds 50 --script scenarios/testdata/named/minority-partition.script  # a script over seeds
 
 Shards: --shard i/n runs the seeds whose index in the range is i modulo n, so n workers given the
 same range and shards 0/n..n-1/n cover it exactly once; their JSON seed lines concatenate and
 their summary counts add up.
 
---out DIR writes, for each of the first --out-max failing seeds (in seed order), a directory
-seed-S/ with the text trace (the seed replayed with the trace on), the script, and the
-explanation with the replay command. When a linearizability check failed, the replay also
-writes porcupine's HTML visualization of each linearizability check of the run, named
-porcupine-MODEL-PREFIX.html (e.g. porcupine-register-root.html); open it in a browser.
+--out DIR (a new or empty directory: two sweeps never mix) writes, for each of the first
+--out-max failing seeds (in seed order) and for the first seed of every failure class, a
+directory seed-S/ with report.html (the run drawn: servers, clients, messages, faults and the
+violation; open it in a browser), the text trace (the seed replayed with the trace on), the
+script, and the explanation with the replay command, the build and the command line. The replay
+also writes porcupine's HTML visualization of each linearizability check of the run, failing or
+not, named porcupine-MODEL-PREFIX.html (e.g. porcupine-register-root.html). DIR/index.html lists
+every failing seed by failure class. With --shrink, each seed-S/ also gets shrunk.script, the
+seed's script shrunk as 'simrun shrink' does (at most 300 runs per seed).
 `
 
 // runFlags are the run command's flags.
@@ -53,6 +63,11 @@ type runFlags struct {
 	outMax        int
 	stopOnFailure bool
 	quiet         bool
+	// timeLimit, when positive, starts no new seed once it has passed (cmd_run_limits.go).
+	timeLimit time.Duration
+	// shardFromEnv, when positive, is the shard count, the index coming from the environment.
+	shardFromEnv int64
+	shrink       bool
 }
 
 func newRunFlags() (*flag.FlagSet, *runFlags) {
@@ -65,9 +80,11 @@ func newRunFlags() (*flag.FlagSet, *runFlags) {
 	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "seeds run at once, one goroutine each")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object per seed on stdout, then a summary object")
 	fs.StringVar(&f.outDir, "out", "", "write the failing seeds' traces, scripts and explanations under `DIR`")
-	fs.IntVar(&f.outMax, "out-max", 20, "write --out artifacts for at most this many failing seeds")
+	fs.IntVar(&f.outMax, "out-max", 20, "write --out artifacts for this many failing seeds at most, besides the first seed of each failure class")
 	fs.BoolVar(&f.stopOnFailure, "stop-on-failure", false, "start no new seed after the first failure")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line and no explanations; failing seeds and the summary only")
+	registerDistributedRunFlags(fs, f)
+	fs.BoolVar(&f.shrink, "shrink", false, "with --out: also shrink each failing seed written there and save shrunk.script beside its trace")
 	f.scenario.register(fs)
 	return fs, f
 }
@@ -82,6 +99,9 @@ func (f *runFlags) validate(set map[string]bool) (seedRange, error) {
 		}
 		r.start, r.count = f.seed.value, 1
 	}
+	if f.timeLimit > 0 && !set["seeds"] && !f.seed.given {
+		r.count = unboundedSeeds(r.start) // Seeds until the time limit: the range is only a bound.
+	}
 	if r.count < 1 || r.count > maxSeedsPerSweep {
 		problems = append(problems, fmt.Errorf("--seeds must be 1 to %d, not %d", int64(maxSeedsPerSweep), r.count))
 	} else if r.start > math.MaxUint64-uint64(r.count-1) {
@@ -90,8 +110,14 @@ func (f *runFlags) validate(set map[string]bool) (seedRange, error) {
 	if f.parallel < 1 || f.parallel > maxParallel {
 		problems = append(problems, fmt.Errorf("--parallel must be 1 to %d, not %d", maxParallel, f.parallel))
 	}
+	if f.shrink && f.outDir == "" {
+		problems = append(problems, errors.New("--shrink saves each shrunk script beside its trace: it needs --out DIR"))
+	}
 	if f.outMax < 0 {
 		problems = append(problems, fmt.Errorf("--out-max must not be negative, not %d", f.outMax))
+	}
+	if err := f.validateDistributed(set, &r); err != nil {
+		problems = append(problems, err)
 	}
 	return r, errors.Join(problems...)
 }
@@ -106,6 +132,12 @@ func cmdRun(env *environment, args []string) int {
 	var opts scenarios.Options
 	if err == nil {
 		opts, err = f.scenario.options()
+	}
+	if err == nil && f.outDir != "" {
+		err = prepareOutDir(f.outDir)
+	}
+	if err == nil && f.scenario.otherBuild != "" {
+		fmt.Fprintln(env.stderr, f.scenario.otherBuild)
 	}
 	if err != nil {
 		usageFailed(env, "run", err)
@@ -128,6 +160,14 @@ func runSweep(env *environment, f *runFlags, opts scenarios.Options, seeds seedR
 			return false
 		}
 		out.seed(opts, result)
+		if f.timeLimit > 0 && time.Since(began) >= f.timeLimit {
+			out.timeUp = true
+			return false
+		}
+		if interrupted(env) {
+			out.interrupted = true
+			return false
+		}
 		return !(f.stopOnFailure && result.failed())
 	})
 	out.finish(time.Since(began), setupErr != nil)
@@ -137,8 +177,20 @@ func runSweep(env *environment, f *runFlags, opts scenarios.Options, seeds seedR
 		return exitUsage
 	case out.totals.failed > 0 || out.determinismBugs > 0:
 		return exitFailure
+	case out.interrupted:
+		return exitInterrupted
 	}
 	return exitPass
+}
+
+// interrupted reports whether SIGINT asked the sweep to stop.
+func interrupted(env *environment) bool {
+	select {
+	case <-env.interrupt:
+		return true
+	default:
+		return false
+	}
 }
 
 // totals are the additive counts of a sweep: shards' totals add up to the whole range's.
@@ -212,6 +264,18 @@ type summaryRecord struct {
 	StoppedEarly      bool             `json:"stopped_early"`
 	Flags             []string         `json:"flags"`
 	DeterminismBugs   int              `json:"determinism_bugs,omitempty"`
+	// Build, Parallel, TimeLimit and TimeLimitReached let 'simrun merge' check that shards belong
+	// together and print the whole sweep's summary (cmd_merge.go).
+	Build            buildInfo `json:"build"`
+	Parallel         int       `json:"parallel,omitempty"`
+	TimeLimit        string    `json:"time_limit,omitempty"`
+	TimeLimitReached bool      `json:"time_limit_reached,omitempty"`
+	// ContiguousSeeds, in a merge of shards that stopped early or ran out of time, counts the
+	// seeds from SeedStart that every shard covered.
+	ContiguousSeeds int64 `json:"contiguous_seeds,omitempty"`
+	Interrupted     bool  `json:"interrupted,omitempty"`
+	// Command says how the summary was made: it is an artifact too.
+	Command string `json:"command"`
 }
 
 func writeJSON(w io.Writer, value any) {

@@ -16,8 +16,8 @@ import (
 const shrinkUsage = `Usage: simrun shrink --seed S [flags] [--out FILE]
 
 Reproduces a failing seed, then shrinks its fault script: it removes actions (first in blocks,
-then one at a time), then halves the duration and the number of clients, keeping a change only if
-the run still fails with the same failure class. It prints the minimal script and saves it to
+then one at a time), then halves the duration and the number of clients, then tries fewer observers and fewer servers,
+keeping a change only if the run still fails with the same failure class. It prints the minimal script and saves it to
 --out (default shrunk-S.script); 'simrun replay --script FILE --seed S' with the same flags
 reproduces the failure.
 
@@ -32,8 +32,8 @@ reproduced as a script (or the seed passes), 2 on bad usage.
 
 Examples:
   simrun shrink --seed 17 --bug ZK-3911
-  simrun shrink --seed 17 --bug ZK-3911 --out regress/zk3911.script --max-runs 300
-  simrun shrink --script big.script --seed 4 --servers 3    # shrink a hand-written script
+  simrun shrink --seed 17 --bug ZK-3911 --out zk3911.script --max-runs 300
+  simrun shrink --script scenarios/testdata/named/rolling-restart.script --bug ZK-3911  # a hand-written script
 `
 
 type shrinkFlags struct {
@@ -67,6 +67,11 @@ func cmdShrink(env *environment, args []string) int {
 	}
 	if f.out == "" {
 		f.out = fmt.Sprintf("shrunk-%d.script", opts.Seed)
+	}
+	// The output is checked before the first run, so that a bad path costs nothing.
+	if err := checkOutputFile(f.out); err != nil {
+		usageFailed(env, "shrink", fmt.Errorf("--out: %w", err))
+		return exitUsage
 	}
 	if f.reseeds < 0 || f.reseeds > 10_000 {
 		usageFailed(env, "shrink", fmt.Errorf("--reseed must be 0 to 10000, not %d", f.reseeds))
@@ -192,6 +197,7 @@ func (s *shrinker) shrink(script *scenarios.Script) *scenarios.Script {
 	script = s.removeActions(script)
 	smaller := s.halveDuration(script)
 	smaller = s.halveClients(smaller)
+	smaller = s.shrinkCluster(smaller)
 	if smaller != script {
 		smaller = s.removeActions(smaller)
 	}
@@ -309,23 +315,32 @@ func targetsClientBeyond(a scenarios.Action, clients int) bool {
 	return false
 }
 
-// save prints the minimal script with a header naming its replay command, and writes it to the
-// --out file.
-func (s *shrinker) save(script *scenarios.Script, f *shrinkFlags) int {
-	replayFlags := f.scenario
-	replayFlags.scriptPath = f.out
+// text is the minimal script with a header naming the seed, the class and its replay command,
+// for a script saved as path.
+func (s *shrinker) text(script *scenarios.Script, flags scenarioFlags, path string) string {
+	replayFlags := flags
+	replayFlags.scriptPath = path
 	// The script now decides the cluster, workload, faults, clients and duration.
 	replayFlags.servers, replayFlags.observers, replayFlags.faults = defaultServers, defaultObservers, defaultFaults
 	replayFlags.workload, replayFlags.clients, replayFlags.duration = "mixed", scenarios.DefaultClients, scenarios.DefaultDuration
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Shrunk by simrun from seed %d: fails with %s.\n", s.originalSeed, s.class)
 	fmt.Fprintf(&b, "# Replay: %s\n", replayFlags.replayCommand(s.opts.Seed))
+	b.WriteString(scriptHeader(s.env))
 	b.WriteString(script.String())
-	if err := os.WriteFile(f.out, []byte(b.String()), 0o644); err != nil {
-		fmt.Fprintf(s.env.stderr, "simrun shrink: saving the script: %v\n", err)
+	return b.String()
+}
+
+// save prints the minimal script with a header naming its replay command, and writes it to the
+// --out file.
+func (s *shrinker) save(script *scenarios.Script, f *shrinkFlags) int {
+	text := s.text(script, f.scenario, f.out)
+	// The result is printed first: a failure to save it must not lose the runs it took.
+	fmt.Fprint(s.env.stdout, text)
+	if err := os.WriteFile(f.out, []byte(text), 0o644); err != nil {
+		fmt.Fprintf(s.env.stderr, "simrun shrink: saving the script (printed above): %v\n", err)
 		return exitFailure
 	}
-	fmt.Fprint(s.env.stdout, b.String())
 	fmt.Fprintf(s.env.stderr, "shrink: %d actions left after %d runs; saved to %s\n", len(script.Actions), s.runs, f.out)
 	return exitPass
 }

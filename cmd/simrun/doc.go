@@ -3,8 +3,9 @@
 // replays bit for bit, shrinks a failing seed's fault script, explores a small configuration crash
 // point by crash point (one run per place where a server could die between two persistence
 // steps), prints the script a seed draws, runs conformance sequences against the simulated server,
-// lists the bug switches, hunts each bug of the zoo to measure how fast a sweep finds it, and
-// benchmarks the simulator.
+// lists the bug switches, merges the shards of a sweep run on several machines, runs a farm that
+// records each distinct failure in an SQLite database (and lists them), hunts each bug of the zoo
+// to measure how fast a sweep finds it, and benchmarks the simulator.
 //
 // A seed's script is drawn from a random stream of its own (scenarios.DrawScript), so 'simrun
 // script --seed S' does not run the seed, and replaying that script with --seed S is the seed's
@@ -15,11 +16,16 @@
 //
 // Usage synopsis:
 //
-//	simrun run [--seeds N] [--seed-start S | --seed S] [--shard i/n] [--parallel P]
+//	simrun run [--seeds N] [--seed-start S | --seed S] [--shard i/n | --shard-from-env N] [--parallel P]
+//	           [--time-limit D]
 //	           [--servers N] [--observers N] [--clients N] [--workload W] [--faults LIST]
 //	           [--duration D] [--liveness-bound D] [--bug NAME]... [--script FILE]
 //	           [--linearizable-reads-after-sync] [--datagram-faults]
 //	           [--json] [--out DIR] [--out-max N] [--stop-on-failure] [--quiet]
+//	simrun merge [--json] [--quiet] [FILE...]            (shards' --json output; stdin if none)
+//	simrun farm --db FILE --time-limit D [--seeds N] [--parallel P] [--seed-start S]
+//	            [--shrink-time D] [--shrink-runs N] [--quiet] [scenario flags]
+//	simrun failures --db FILE [--json] [--id ID] [--export DIR]
 //	simrun replay --seed S [scenario flags] [--trace-json]
 //	simrun replay --script FILE [--seed S] [scenario flags]
 //	simrun shrink --seed S [scenario flags] [--out FILE] [--max-runs N]
@@ -51,5 +57,5 @@ Examples:
   simrun shrink --seed 17 --bug ZK-3911        # its minimal fault script
   simrun explore --bug ZK-1653                 # crash a small ensemble at every crash point it reaches
   simrun hunt                                  # the bug zoo: seeds and time until each bug is found
-  simrun conform --normalize < seq.jsonl       # conformance results of the simulated server
+  simrun conform --normalize < scenarios/conform/testdata/set_get.jsonl  # the simulated server's results
 `

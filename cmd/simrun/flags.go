@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -124,6 +125,8 @@ type scenarioFlags struct {
 
 	// set records which flags the user gave, so that conflicts can be named.
 	set map[string]bool
+	// otherBuild is a note for a --script written by another build than this one, or "".
+	otherBuild string
 }
 
 func (f *scenarioFlags) register(fs *flag.FlagSet) {
@@ -228,15 +231,15 @@ func positiveDuration(name string, d time.Duration) error {
 // ignored: the cluster shape and the fault schedule always come from the script, and the clients
 // and the duration come from it when it sets them.
 func (f *scenarioFlags) loadScript() (*scenarios.Script, error) {
-	file, err := os.Open(f.scriptPath)
+	text, err := os.ReadFile(f.scriptPath)
 	if err != nil {
 		return nil, fmt.Errorf("--script: %w", err)
 	}
-	defer file.Close()
-	script, err := scenarios.ParseScript(file)
+	script, err := scenarios.ParseScript(bytes.NewReader(text))
 	if err != nil {
 		return nil, fmt.Errorf("malformed script %s: %w", f.scriptPath, err)
 	}
+	f.otherBuild = otherBuildWarning(f.scriptPath, string(text))
 	var conflicts []error
 	conflict := func(name string, scriptSetsIt bool) {
 		if f.set[name] && scriptSetsIt {

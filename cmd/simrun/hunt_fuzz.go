@@ -62,8 +62,9 @@ func compareWithFuzzing(env *environment, f *huntFlags, target huntTarget, first
 		if trial > 0 {
 			trialFlags := *f
 			trialFlags.seedStart.value = start
+			trialFlags.outDir = "" // --out keeps the first trial's find only.
 			var err error
-			if swarm, err = hunt(env, &trialFlags, target); err != nil {
+			if swarm, err = hunt(env, &trialFlags, target, &huntFinds{}); err != nil {
 				return nil, err
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
 )
@@ -15,6 +16,9 @@ const (
 	exitPass    = 0 // every run passed (or the command did what was asked)
 	exitFailure = 1 // a run failed, or a determinism bug was seen
 	exitUsage   = 2 // bad flags, bad input, or a run that could not be set up
+	// exitInterrupted is a sweep stopped by SIGINT with no failure found: 128 + 2, as a shell
+	// reports a process that SIGINT ended.
+	exitInterrupted = 130
 )
 
 // environment is what a command may touch of the host. Tests replace every part of it, which is
@@ -27,6 +31,11 @@ type environment struct {
 	stderrIsTerminal bool
 	// run replaces scenarios.Run when set.
 	run runFunc
+	// args is the command line after the program name, for the artifacts to record.
+	args []string
+	// interrupt is closed at the first SIGINT: a sweep then starts no new seed and prints its
+	// partial summary. nil never fires.
+	interrupt <-chan struct{}
 }
 
 // command is one subcommand: its name, a one-line summary, its help text, and its body.
@@ -42,6 +51,9 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "sweep seeds and report the failing ones", runUsage, cmdRun},
+		{"merge", "merge the --json output of a sweep's shards into the whole sweep's result", mergeUsage, cmdMerge},
+		{"farm", "run fresh seeds for a time limit, recording each distinct failure in a database", farmUsage, cmdFarm},
+		{"failures", "list and export the failures a farm recorded", failuresUsage, cmdFailures},
 		{"replay", "run one seed or script with its trace, and check determinism", replayUsage, cmdReplay},
 		{"shrink", "shrink a failing seed's script to a minimal one", shrinkUsage, cmdShrink},
 		{"explore", "crash a small configuration at every crash point it reaches, one run each", exploreUsage, cmdExplore},
@@ -66,8 +78,23 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
-	env := &environment{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, stderrIsTerminal: isTerminal(os.Stderr)}
+	env := &environment{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, stderrIsTerminal: isTerminal(os.Stderr),
+		interrupt: interruptOnce()}
 	os.Exit(runMain(env, os.Args[1:]))
+}
+
+// interruptOnce returns a channel closed at the first SIGINT. The handler is removed then, so that
+// a second Ctrl-C ends simrun at once.
+func interruptOnce() <-chan struct{} {
+	interrupt := make(chan struct{})
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt)
+	go func() {
+		<-signals
+		signal.Stop(signals)
+		close(interrupt)
+	}()
+	return interrupt
 }
 
 // isTerminal reports whether f is a character device, which is how a terminal looks to a process
@@ -90,10 +117,14 @@ func runMain(env *environment, args []string) (code int) {
 		writeMainUsage(env.stderr)
 		return exitUsage
 	}
+	env.args = args
 	name := args[0]
 	switch name {
 	case "-h", "-help", "--help":
 		writeMainUsage(env.stdout)
+		return exitPass
+	case "-version", "--version", "version":
+		fmt.Fprintf(env.stdout, "simrun %s\n", buildDescription())
 		return exitPass
 	}
 	for _, c := range commands() {
@@ -166,8 +197,10 @@ var errHelp = errors.New("help requested")
 // -h prints the help on stdout. Positional arguments are refused: every input is a named flag.
 func parseFlags(env *environment, name string, fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard)
+	refuseRepeats(fs)
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
+		unwrapRepeats(fs)
 		for _, c := range commands() {
 			if c.name == name {
 				writeCommandUsage(env.stdout, c, fs)
@@ -203,6 +236,15 @@ func flagSetFor(name string) *flag.FlagSet {
 	switch name {
 	case "run":
 		fs, _ := newRunFlags()
+		return fs
+	case "merge":
+		fs, _ := newMergeFlags()
+		return fs
+	case "farm":
+		fs, _ := newFarmFlags()
+		return fs
+	case "failures":
+		fs, _ := newFailuresFlags()
 		return fs
 	case "fuzz":
 		fs, _ := newFuzzFlags()

@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/zabsim/zabsim/internal/report"
 	"github.com/zabsim/zabsim/scenarios"
 )
 
@@ -32,10 +34,20 @@ type sweepPrinter struct {
 	listed          int
 	artifacts       int
 	determinismBugs int
-	progress        bool
-	lastProgress    time.Time
+	meter           *progressMeter
+	interrupted     bool // SIGINT stopped the sweep
 	began           time.Time
 	expected        int64
+	// timeUp records that --time-limit stopped the sweep, which is its planned end, not an early one.
+	timeUp bool
+	// index lists the failing seeds for DIR/index.html when --out is given.
+	index []report.IndexEntry
+	// classesListed are the failure classes printed so far: the first seed of every class is
+	// printed even past maxListedFailures, so that the list never hides a class.
+	classesListed map[string]bool
+	// classesWritten are the failure classes with artifacts written: the first seed of each class
+	// gets them even past --out-max, so that index.html links a report for every class.
+	classesWritten map[string]bool
 }
 
 func newSweepPrinter(env *environment, f *runFlags, seeds seedRange) *sweepPrinter {
@@ -45,7 +57,8 @@ func newSweepPrinter(env *environment, f *runFlags, seeds seedRange) *sweepPrint
 	}
 	return &sweepPrinter{
 		env: env, flags: f, seeds: seeds, totals: totals{failures: map[string]int64{}},
-		progress: env.stderrIsTerminal && !f.quiet, expected: expected,
+		meter: newProgressMeter(env.stderr, env.stderrIsTerminal, f.quiet, expected), expected: expected, classesListed: map[string]bool{},
+		classesWritten: map[string]bool{},
 	}
 }
 
@@ -64,13 +77,21 @@ func (p *sweepPrinter) seed(opts scenarios.Options, r seedResult) {
 		replay = p.flags.scenario.replayCommand(r.seed)
 		artifacts = p.writeArtifacts(opts, r, replay)
 	}
+	if r.failed() && p.flags.outDir != "" {
+		entry := report.IndexEntry{Seed: r.seed, Class: r.class, Headline: headline(r.explanation), Replay: replay}
+		if artifacts != "" {
+			entry.Report = filepath.ToSlash(filepath.Join(filepath.Base(artifacts), "report.html"))
+		}
+		p.index = append(p.index, entry)
+	}
 	if p.flags.json {
 		record := p.record(r, replay)
 		record.Artifacts = artifacts
 		writeJSON(p.env.stdout, record)
-	} else if r.failed() && p.listed < maxListedFailures {
+	} else if r.failed() && (p.listed < maxListedFailures || !p.classesListed[r.class]) {
 		p.clearProgress()
 		p.listed++
+		p.classesListed[r.class] = true
 		fmt.Fprintf(p.env.stdout, "FAIL seed %d: %s\n", r.seed, r.class)
 		if !p.flags.quiet {
 			fmt.Fprintf(p.env.stdout, "  %s\n", headline(r.explanation))
@@ -97,15 +118,20 @@ func (p *sweepPrinter) record(r seedResult, replay string) seedRecord {
 	return record
 }
 
-// writeArtifacts writes --out for the first --out-max failing seeds and returns the directory, or
+// writeArtifacts writes --out for the first --out-max failing seeds, and for the first seed of
+// every failure class, and returns the directory, or
 // "" when it wrote none. A problem is reported on stderr without stopping the sweep: the seed's
 // failure is already counted.
 func (p *sweepPrinter) writeArtifacts(opts scenarios.Options, r seedResult, replay string) string {
-	if p.flags.outDir == "" || p.artifacts >= p.flags.outMax {
+	if p.flags.outDir == "" || (p.artifacts >= p.flags.outMax && p.classesWritten[r.class]) {
 		return ""
 	}
 	p.artifacts++
+	p.classesWritten[r.class] = true
 	dir, err := writeFailureArtifacts(p.env, p.flags.outDir, opts, r, replay)
+	if err == nil && p.flags.shrink {
+		err = shrinkIntoDir(p.env, p.flags.scenario, opts, r.seed, dir)
+	}
 	if err != nil {
 		p.clearProgress()
 		fmt.Fprintf(p.env.stderr, "simrun run: seed %d: %v\n", r.seed, err)
@@ -117,26 +143,17 @@ func (p *sweepPrinter) writeArtifacts(opts scenarios.Options, r seedResult, repl
 	return dir
 }
 
-func (p *sweepPrinter) drawProgress() {
-	if !p.progress || time.Since(p.lastProgress) < progressInterval {
-		return
-	}
-	p.lastProgress = time.Now()
-	elapsed := time.Since(p.began).Seconds()
-	fmt.Fprintf(p.env.stderr, "\r\033[K%d/%d seeds, %d failed, %.1f seeds/s", p.totals.run, p.expected,
-		p.totals.failed, ratio(float64(p.totals.run), elapsed))
-}
+func (p *sweepPrinter) drawProgress() { p.meter.update(p.totals.run, p.totals.failed) }
 
-func (p *sweepPrinter) clearProgress() {
-	if p.progress {
-		fmt.Fprint(p.env.stderr, "\r\033[K")
-	}
-}
+func (p *sweepPrinter) clearProgress() { p.meter.clear() }
 
 // finish prints the summary: as a JSON object with --json, as a table otherwise.
 func (p *sweepPrinter) finish(wall time.Duration, aborted bool) {
-	p.clearProgress()
+	p.meter.finish()
 	s := p.summary(wall, aborted)
+	if p.flags.outDir != "" {
+		p.writeIndex(s)
+	}
 	if p.flags.json {
 		writeJSON(p.env.stdout, s)
 		if !p.flags.quiet {
@@ -145,22 +162,27 @@ func (p *sweepPrinter) finish(wall time.Duration, aborted bool) {
 		return
 	}
 	if hidden := p.totals.failed - int64(p.listed); hidden > 0 {
-		fmt.Fprintf(p.env.stdout, "... and %d more failing seeds (use --json to list every one)\n", hidden)
+		fmt.Fprintf(p.env.stdout, "... and %d more failing seeds, of classes listed above (use --json to list every one)\n", hidden)
 	}
 	writeSummaryTable(p.env.stdout, s, p.flags)
 }
 
 func (p *sweepPrinter) summary(wall time.Duration, aborted bool) summaryRecord {
 	t := p.totals
-	return summaryRecord{
+	s := summaryRecord{
 		Type: "summary", SeedStart: p.seeds.start, Seeds: p.seeds.count, Shard: p.seeds.shard.String(),
 		SeedsRun: t.run, Passed: t.passed, Failed: t.failed, Failures: t.failures, Events: t.events,
 		VirtualSeconds: t.virtual.Seconds(), BusySeconds: t.busy.Seconds(), CheckerSeconds: t.checkers.Seconds(),
 		WallSeconds: wall.Seconds(), SeedsPerSecond: ratio(float64(t.run), wall.Seconds()),
 		VirtualPerWall: ratio(t.virtual.Seconds(), wall.Seconds()), MeanEventsPerSeed: ratio(float64(t.events), float64(t.run)),
-		OutsideFaultModel: p.flags.scenario.datagramFaults, StoppedEarly: aborted || t.run < p.expected,
-		Flags: p.flags.scenario.replayArgs(), DeterminismBugs: p.determinismBugs,
+		OutsideFaultModel: p.flags.scenario.datagramFaults, StoppedEarly: aborted || t.run < p.expected && !p.timeUp,
+		Flags: p.flags.scenario.replayArgs(), DeterminismBugs: p.determinismBugs, Interrupted: p.interrupted,
+		Build: currentBuild(), Parallel: p.flags.parallel, TimeLimitReached: p.timeUp, Command: p.env.commandLine(),
 	}
+	if p.flags.timeLimit > 0 {
+		s.TimeLimit = p.flags.timeLimit.String()
+	}
+	return s
 }
 
 // writeSummaryTable prints the summary for a person.
@@ -170,7 +192,11 @@ func writeSummaryTable(w io.Writer, s summaryRecord, f *runFlags) {
 		b.WriteString(outsideModelWarning + "\n")
 	}
 	last := s.SeedStart + uint64(s.Seeds) - 1
-	fmt.Fprintf(&b, "summary: seeds %d..%d, shard %s, %d in parallel\n", s.SeedStart, last, s.Shard, f.parallel)
+	if s.TimeLimit != "" && s.SeedsRun < s.Seeds {
+		fmt.Fprintf(&b, "summary: seeds from %d for %s, shard %s, %d in parallel\n", s.SeedStart, s.TimeLimit, s.Shard, f.parallel)
+	} else {
+		fmt.Fprintf(&b, "summary: seeds %d..%d, shard %s, %d in parallel\n", s.SeedStart, last, s.Shard, f.parallel)
+	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  seeds run\t%d\n", s.SeedsRun)
 	fmt.Fprintf(tw, "  passed\t%d\n", s.Passed)
@@ -187,8 +213,13 @@ func writeSummaryTable(w io.Writer, s summaryRecord, f *runFlags) {
 	if f.scenario.linearizableReadsAfterSync {
 		b.WriteString("note: --linearizable-reads-after-sync checks more than ZooKeeper promises (ZOOKEEPER-1675)\n")
 	}
-	if s.StoppedEarly {
+	if s.Interrupted {
+		fmt.Fprintf(&b, "note: interrupted (SIGINT) after %d of this shard's seeds: the summary is partial\n", s.SeedsRun)
+	} else if s.StoppedEarly {
 		fmt.Fprintf(&b, "note: the sweep stopped early, after %d of this shard's seeds\n", s.SeedsRun)
+	}
+	if s.TimeLimitReached {
+		fmt.Fprintf(&b, "note: --time-limit %s ran out after %d seeds\n", s.TimeLimit, s.SeedsRun)
 	}
 	if s.DeterminismBugs > 0 {
 		fmt.Fprintf(&b, "DETERMINISM BUG: %d failing seeds replayed differently for --out (see stderr)\n", s.DeterminismBugs)

@@ -248,8 +248,15 @@ func TestProgressLineOnlyOnATerminalAndNeverWhenQuiet(t *testing.T) {
 	var stdout, stderr strings.Builder
 	terminal := &environment{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, stderrIsTerminal: true}
 	require.Equal(t, exitPass, runMain(terminal, sweepArgs))
-	assert.Contains(t, stderr.String(), "seeds, 0 failed", "a progress line on a terminal")
-	assert.NotContains(t, stdout.String(), "\r", "the progress line stays off stdout")
+	assert.Contains(t, stderr.String(), "(1/2, ", "a progress bar on a terminal, with the seeds run and the rate")
+	assert.NotContains(t, stdout.String(), "\r", "the progress bar stays off stdout")
+
+	// Not a terminal: no bar (a plain line comes only every 10 s, after this short sweep ends).
+	stdout.Reset()
+	stderr.Reset()
+	log := &environment{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}
+	require.Equal(t, exitPass, runMain(log, sweepArgs))
+	assert.NotContains(t, stderr.String(), "\r", "no bar in a log")
 
 	stdout.Reset()
 	stderr.Reset()

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+)
+
+// buildDescription names the binary: its module version and the VCS revision it was built from
+// (with "+modified" when the work tree had changes), from the build info the Go toolchain embeds.
+// A binary built by 'go run' or 'go build' inside a git checkout carries vcs.revision; 'go test'
+// binaries and builds outside a checkout do not, and say "revision unknown".
+func buildDescription() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "build information unavailable"
+	}
+	return describeBuild(info)
+}
+
+func describeBuild(info *debug.BuildInfo) string {
+	version := info.Main.Version
+	if version == "" {
+		version = "(devel)"
+	}
+	revision, modified, when := "", false, ""
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		case "vcs.time":
+			when = s.Value
+		}
+	}
+	path := info.Main.Path
+	if path == "" {
+		path = "github.com/zabsim/zabsim"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", path, version)
+	if revision == "" {
+		b.WriteString(" revision unknown")
+	} else {
+		fmt.Fprintf(&b, " revision %s", revision)
+		if modified {
+			b.WriteString("+modified")
+		}
+		if when != "" {
+			fmt.Fprintf(&b, " (%s)", when)
+		}
+	}
+	fmt.Fprintf(&b, " %s", info.GoVersion)
+	return b.String()
+}
+
+// commandLine is the command line simrun was started with, quoted for a shell.
+func (env *environment) commandLine() string {
+	if len(env.args) == 0 {
+		return "simrun"
+	}
+	quoted := []string{"simrun"}
+	for _, a := range env.args {
+		quoted = append(quoted, shellQuote(a))
+	}
+	return strings.Join(quoted, " ")
+}
+
+// provenance is the lines every artifact carries: the build that made it and the command line.
+func provenance(env *environment) string {
+	return fmt.Sprintf("build: %s\ncommand: %s\n", buildDescription(), env.commandLine())
+}
+
+// buildHeaderPrefix starts the comment line that records, in a saved script, the build that
+// wrote it. The script parser skips comments; loadScript reads this one back.
+const buildHeaderPrefix = "# build: "
+
+// scriptHeader is the comment block a saved script starts with: the build that wrote it and the
+// command line, so that the file says where it came from.
+func scriptHeader(env *environment) string {
+	return buildHeaderPrefix + buildDescription() + "\n# command: " + env.commandLine() + "\n"
+}
+
+// scriptBuild returns the build a script file records in its header, or "".
+func scriptBuild(text string) string {
+	for _, line := range strings.Split(text, "\n") {
+		if build, ok := strings.CutPrefix(strings.TrimSpace(line), buildHeaderPrefix); ok {
+			return strings.TrimSpace(build)
+		}
+	}
+	return ""
+}
+
+// otherBuildWarning says so when a script was written by another build than this one: a seed
+// replays alike only on the same code, so a different trace is then expected, not a bug. It is
+// "" when the builds match or the script does not say.
+func otherBuildWarning(path, text string) string {
+	written := scriptBuild(text)
+	if written == "" || written == buildDescription() {
+		return ""
+	}
+	return fmt.Sprintf("note: %s was written by another build (%s); this is %s: the run may differ from the one it recorded",
+		path, written, buildDescription())
+}

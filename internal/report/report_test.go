@@ -1,0 +1,119 @@
+package report_test
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zabsim/zabsim/checkers"
+	"github.com/zabsim/zabsim/internal/report"
+	"github.com/zabsim/zabsim/lockmodel"
+	"github.com/zabsim/zabsim/scenarios"
+	"github.com/zabsim/zabsim/zabmodel"
+)
+
+// sweepOptions are simrun run's defaults: every fault family, the cluster drawn from the seed.
+func sweepOptions(seed uint64) scenarios.Options {
+	return scenarios.Options{Seed: seed, Observers: -1, Clients: scenarios.DefaultClients, Faults: scenarios.FaultFamilies,
+		Duration: scenarios.DefaultDuration, LivenessBound: scenarios.DefaultLivenessBound}
+}
+
+// zabFailure is seed 26 with ZK-3911: server 5 persists currentEpoch 2 before the DIFF's
+// proposal 0x2:0x1 from leader 4 is durable (ProcessConsistency at 12.31672 s).
+func zabFailure(t testing.TB) scenarios.Options {
+	bugs, err := zabmodel.ParseBugs("ZK-3911")
+	require.NoError(t, err)
+	opts := sweepOptions(26)
+	opts.Bugs = bugs
+	return opts
+}
+
+// lockFailure is seed 16 of the lock workload with lock-no-fencing: two clients use the resource
+// under the lock at once.
+func lockFailure(t testing.TB) scenarios.Options {
+	bugs, err := lockmodel.ParseBugs("lock-no-fencing")
+	require.NoError(t, err)
+	opts := sweepOptions(16)
+	opts.Workload, opts.RecipeBugs = "lock", bugs
+	return opts
+}
+
+// render runs opts with a recorder attached and renders the report; fail, if set, edits the
+// verdict before it is drawn.
+func render(t testing.TB, opts scenarios.Options, fail func(*scenarios.Report)) (string, *scenarios.Report) {
+	recorder := report.NewRecorder()
+	recorder.Attach(&opts)
+	run, err := scenarios.Run(opts)
+	require.NoError(t, err)
+	if fail != nil {
+		fail(run)
+	}
+	var page bytes.Buffer
+	require.NoError(t, report.Write(&page, recorder, run, report.Meta{Replay: "simrun replay --seed 1", Build: "test build",
+		Visualizations: []string{"porcupine-register-root.html"}}))
+	return page.String(), run
+}
+
+func TestRecordingDoesNotChangeTheRun(t *testing.T) {
+	for _, opts := range []scenarios.Options{zabFailure(t), lockFailure(t)} {
+		plain, err := scenarios.Run(opts)
+		require.NoError(t, err)
+		_, watched := render(t, opts, nil)
+		assert.Equal(t, plain.Outcome.TraceHash, watched.Outcome.TraceHash, "seed %d", opts.Seed)
+	}
+}
+
+func TestZabViolationReportShowsTheEvidence(t *testing.T) {
+	page, run := render(t, zabFailure(t), nil)
+	require.Equal(t, "zab:ProcessConsistency", run.Failure())
+	assert.Contains(t, page, "seed 26")
+	assert.Contains(t, page, "zab:ProcessConsistency")
+	assert.Contains(t, page, "simrun replay --seed 1", "the replay command")
+	assert.Contains(t, page, "test build")
+	assert.Contains(t, page, "<th>servers</th><td>zk5, zk4</td>")
+	assert.Contains(t, page, "<th>zxids</th><td>0x2:0x1</td>")
+	assert.Contains(t, page, `id="violation-mark"`)
+	// A server lane per server and a client lane per client.
+	assert.Equal(t, 6, strings.Count(page, `class="lane server-lane"`), "5 voters and 1 observer")
+	assert.Equal(t, 5, strings.Count(page, `class="lane client-lane"`))
+	// The proposal the violation cites is in the message data, flagged as cited.
+	assert.True(t, regexp.MustCompile(`\[3,4,\d+,\d+,"PROPOSAL 0x2:0x1 create2",1\]`).MatchString(page),
+		"the proposal from zk4 (lane 3) to zk5 (lane 4) is cited")
+	assert.Contains(t, page, "No client-visible check ran")
+	// Every script action is listed, and the ones that acted link to their moment.
+	assert.True(t, regexp.MustCompile(`id="action-0"[^>]*><code>at 1.1s clog zk3 2.29s</code>`).MatchString(page), "the first script line")
+	assert.Contains(t, page, `data-time="6100000000"`)
+}
+
+func TestLockViolationReportCitesTheClients(t *testing.T) {
+	page, run := render(t, lockFailure(t), nil)
+	require.Equal(t, "lock/unsafe-without-fencing", run.Failure())
+	assert.Contains(t, page, "<th>clients</th><td>c1, c2</td>")
+	assert.Contains(t, page, `lane-label cited-lane" x="4"`, "the cited clients' lanes are marked")
+	assert.True(t, strings.Contains(page, `class="cited cited-time"`), "the cited moments are marked on the clients' lanes")
+	assert.True(t, regexp.MustCompile(`"PROPOSAL 0x1:0x8b create2",1\]`).MatchString(page), "the create of the stale holder's lock node (its token) is cited")
+	assert.True(t, strings.Contains(page, `<tr class="failed"><td>lock/unsafe-without-fencing</td>`), "the failed check is marked")
+}
+
+// failRegister turns a run's verdict into a failed register linearizability check.
+func failRegister(run *scenarios.Report) {
+	run.Checks.Results = append([]checkers.Result{{Checker: checkers.CheckerRegister, Status: checkers.Violation,
+		Summary: "made to fail by the test"}}, run.Checks.Results...)
+}
+
+func TestLinearizabilityReportLinksPorcupine(t *testing.T) {
+	opts := sweepOptions(2)
+	opts.Workload = "registers"
+	page, _ := render(t, opts, failRegister)
+	assert.Contains(t, page, `<a class="porcupine" href="porcupine-register-root.html">`)
+	assert.Contains(t, page, "made to fail by the test")
+}
+
+func TestWriteRefusesARecorderThatSawNoRun(t *testing.T) {
+	err := report.Write(&bytes.Buffer{}, report.NewRecorder(), &scenarios.Report{}, report.Meta{})
+	assert.ErrorContains(t, err, "saw no run")
+}
