@@ -10,6 +10,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/internal/rapidfail"
 )
 
 // cluster is a synchronous test network: FIFO per ordered pair, delivered in an order the test picks,
@@ -345,7 +346,9 @@ func TestDecodeNeverPanics(t *testing.T) {
 // network is idle, every server decides, all decide the same leader, exactly one server leads, and
 // the leader is the best initial vote. No server's vote ever circles back within a round.
 func TestElectionAgreesOnTheBestVote(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	// Its committed fail files (testdata/rapid/TestElectionAgreesOnTheBestVote/) are regressions: each must replay.
+	require.NotEmpty(t, rapidfail.Files(t))
+	rapidfail.Check(t, func(t *rapid.T) {
 		size := rapid.SampledFrom([]int{1, 3, 5, 7}).Draw(t, "size")
 		var voters []int64
 		selves := map[int64]Self{}

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/internal/rapidfail"
 	"github.com/zabsim/zabsim/sim"
 )
 
@@ -50,7 +52,9 @@ type sendKey struct {
 // whatever partitions, clogs, resets and crashes happen, what one end receives on a connection is
 // exactly a prefix of what the other end sent on it: no reordering, no duplicates, no gaps.
 func TestFIFOUnderRandomFaults(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	// Its committed fail files (testdata/rapid/TestFIFOUnderRandomFaults/) are regressions: each must replay.
+	require.NotEmpty(t, rapidfail.Files(t))
+	rapidfail.Check(t, func(t *rapid.T) {
 		seed := rapid.Uint64().Draw(t, "seed")
 		w, err := sim.New(sim.Config{Seed: seed})
 		if err != nil {

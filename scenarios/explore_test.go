@@ -187,8 +187,13 @@ func TestExploredCrashesLandAtTheirHits(t *testing.T) {
 	const seed = 5
 	hits, _ := baseHits(t, seed, nil)
 	explored := numberHits(hits)
+	// The default base reaches hundreds of crash points; with none the loop below would check
+	// nothing and pass.
+	require.GreaterOrEqual(t, len(explored), 10, "seed %d's base run reached too few crash points to test", seed)
 	step := max(1, len(explored)/10)
+	tried := 0
 	for i := 0; i < len(explored); i += step {
+		tried++
 		hit := explored[i]
 		script := CrashScript(DefaultExploreScript(), hit, 2*clock.Second)
 		reparsed, err := ParseScript(strings.NewReader(script.String()))
@@ -206,6 +211,7 @@ func TestExploredCrashesLandAtTheirHits(t *testing.T) {
 		assert.Equal(t, CrashPointHit{Sid: hit.Sid, Point: hit.Point, At: hit.At, Crashed: true}, crashes[0], "seed %d", seed)
 		assert.False(t, rep.Failed(), "seed %d, %s: %s", seed, hit, rep.Explain())
 	}
+	assert.GreaterOrEqual(t, tried, 10, "crashes rerun")
 }
 
 // TestExploreFindsEpochBugsAtTheirCrashPoints: with a bug that a crash between two persistence

@@ -234,6 +234,10 @@ func (r *runner) targets(name string) []sim.NodeID {
 		if n <= len(r.apps) {
 			return []sim.NodeID{r.apps[n-1].node}
 		}
+	case aRedis:
+		if rn, ok := r.gen.(redisNoder); ok && n <= len(rn.redisNodes()) {
+			return []sim.NodeID{rn.redisNodes()[n-1]}
+		}
 	}
 	return nil
 }

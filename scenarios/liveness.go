@@ -52,6 +52,9 @@ func (r *runner) healEverything() {
 		r.w.Restart(s.Node())
 		_ = r.w.Clock(s.Node()).SetDrift(r.w.Now(), 0)
 	}
+	if h, ok := r.gen.(healer); ok {
+		h.heal() // The Redis workloads' servers (workload_redis.go).
+	}
 	for _, a := range r.apps {
 		a.stopped = true
 		r.w.Restart(a.node)
@@ -93,6 +96,9 @@ func (r *runner) appsSettled() bool {
 	for _, a := range r.apps {
 		if a.busy || (!a.barrierDone && a.c != nil && a.c.State().IsAlive()) {
 			return false
+		}
+		if s, ok := r.gen.(settler); ok && !s.settled(a) {
+			return false // A Redis lock workload's last acquisition (workload_redis.go).
 		}
 	}
 	return true

@@ -41,6 +41,14 @@ type Options struct {
 	Bugs zabmodel.Bugs
 	// RecipeBugs re-introduces lock recipe bugs in the lock workloads' recipes and resource.
 	RecipeBugs lockmodel.Bugs
+	// SelfTests breaks the servers on purpose in ways only a client-visible checker can see, to
+	// test the harness itself (see zabmodel.SelfTest). They are not bugs of the zoo.
+	SelfTests zabmodel.SelfTests
+	// NoZabChecker keeps the white-box ZAB checker from judging the run: it still follows the
+	// protocol (the client-visible checkers replay the committed log it reports), but its
+	// violations neither end the run nor fail it. An option for testing the harness, so that a
+	// self-test is seen to be caught by a client-visible checker alone; never for finding bugs.
+	NoZabChecker bool
 	// LinearizableReadsAfterSync adds the opt-in check that ZooKeeper does not promise
 	// (ZOOKEEPER-1675).
 	LinearizableReadsAfterSync bool
@@ -147,6 +155,9 @@ func ParseFaults(s string) ([]string, error) {
 func recipeBugsApply(bugs lockmodel.Bugs, workload string) error {
 	if bugs.Empty() || slices.Contains(LockWorkloads, workload) {
 		return nil
+	}
+	if slices.Contains(redisWorkloads, workload) && bugs == (lockmodel.Bugs{}).With(lockmodel.BugNoFencing) {
+		return nil // The Redis lock workloads' resource checks tokens unless told not to.
 	}
 	return fmt.Errorf("%w: recipe bug %s acts only on the %s workloads, never on %s", ErrOptions, bugs, strings.Join(LockWorkloads, ", "), workload)
 }

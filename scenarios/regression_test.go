@@ -25,6 +25,8 @@ var regressions = []struct {
 }{
 	{"trunc-below-snap", 1000, zabmodel.Bugs{}, lockmodel.Bugs{}.With(lockmodel.BugUnprotectedCreate)},
 	{"stale-newleader-ack", 300034, zabmodel.Bugs{}, lockmodel.Bugs{}},
+	{"late-newleader-1005550", 1005550, zabmodel.Bugs{}, lockmodel.Bugs{}},
+	{"late-newleader-1069851", 1069851, zabmodel.Bugs{}, lockmodel.Bugs{}},
 	{"snap-leave-before-newleader", 1067370, zabmodel.Bugs{}, lockmodel.Bugs{}},
 	{"trunc-point-unreachable", 1000, zabmodel.Bugs{}, lockmodel.Bugs{}},
 }

@@ -101,7 +101,9 @@ func (r *runner) judge(liveness *checkers.LivenessFacts) *Report {
 		Stats: Stats{VirtualTime: r.w.Now(), Events: r.w.Events(), OpsCompleted: r.opsCompleted,
 			Committed: len(h.Committed), Leaders: r.leaders, FaultsInjected: r.faultsInjected},
 	}
-	rep.Zab = r.zab.Violations()
+	if !r.opts.NoZabChecker {
+		rep.Zab = r.zab.Violations()
+	}
 	rep.ZabCheckTime = r.zab.Summary().HostTime
 	if rep.Outcome.Kind == sim.Running {
 		r.w.Finish()

@@ -21,10 +21,11 @@ const (
 	theLeader                         // leader: the leader serving at that moment
 	aFollower                         // follower: some serving follower
 	everyone                          // all: every server, or every client for the client verbs
+	aRedis                            // r1..rN: the Redis servers of a Redis lock workload (crash, restart and the verbs that take any node)
 )
 
 // anyNode is every kind of target.
-const anyNode = aServer | aClient | theLeader | aFollower | everyone
+const anyNode = aServer | aClient | theLeader | aFollower | everyone | aRedis
 
 // targetRule says what the target arguments of one verb may name, and how to say it.
 type targetRule struct {
@@ -36,13 +37,13 @@ type targetRule struct {
 // that acts on one kind of process refuses the other: "kill zk1" or "crash c1" is a mistake worth
 // reporting, not a target that happens to mean something else.
 var verbTargets = map[string]targetRule{
-	"crash":      {aServer | theLeader | aFollower | everyone, "a server (zk1, zk2, ...), leader, follower or all"},
+	"crash":      {aServer | theLeader | aFollower | everyone | aRedis, "a server (zk1, zk2, ...), leader, follower or all"},
 	"crashpoint": {aServer | theLeader | aFollower | everyone, "a server (zk1, zk2, ...), leader, follower or all"},
 	// A serving leader or follower is running by definition, so restarting one could never do
 	// anything.
-	"restart":   {aServer | everyone, "a server (zk1, zk2, ...) or all (leader and follower name running servers)"},
+	"restart":   {aServer | everyone | aRedis, "a server (zk1, zk2, ...) or all (leader and follower name running servers)"},
 	"partition": {anyNode, "servers (zk1, zk2, ...), clients (c1, c2, ...), leader, follower or all"},
-	"oneway":    {aServer | aClient | theLeader | aFollower, "one node: a server (zk1, zk2, ...), a client (c1, c2, ...), leader or follower"},
+	"oneway":    {aServer | aClient | theLeader | aFollower | aRedis, "one node: a server (zk1, zk2, ...), a client (c1, c2, ...), leader or follower"},
 	"isolate":   {anyNode, "a server (zk1, zk2, ...), a client (c1, c2, ...), leader, follower or all"},
 	"clog":      {anyNode, "a server (zk1, zk2, ...), a client (c1, c2, ...), leader, follower or all"},
 	"reset":     {anyNode, "a server (zk1, zk2, ...), a client (c1, c2, ...), leader, follower or all"},
@@ -71,6 +72,8 @@ func parseTarget(name string) (targetKinds, int, bool) {
 	kind, digits := aServer, ""
 	if rest, ok := strings.CutPrefix(name, "zk"); ok {
 		digits = rest
+	} else if rest, ok := strings.CutPrefix(name, "r"); ok {
+		kind, digits = aRedis, rest
 	} else if rest, ok := strings.CutPrefix(name, "c"); ok {
 		kind, digits = aClient, rest
 	} else {
@@ -254,6 +257,8 @@ func (s *Script) checkPlaced(a Action, nodes, clients int, duration clock.Durati
 			return fmt.Errorf("there is no server %s: the cluster has zk1 to zk%d (%d servers and %d observers)", name, nodes, s.Servers, nodes-s.Servers)
 		case kind == aClient && clients > 0 && n > clients:
 			return fmt.Errorf("there is no client %s: the run has c1 to c%d", name, clients)
+		case kind == aRedis && n > redisServerCount(s.Workload) && s.Workload != "":
+			return fmt.Errorf("there is no Redis server %s: workload %s has %d (r1 to rN)", name, s.Workload, redisServerCount(s.Workload))
 		}
 	}
 	return nil

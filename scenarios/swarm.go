@@ -39,7 +39,7 @@ func drawScript(w *sim.World, o Options) *Script {
 		}
 	}
 	if s.Workload == "" || s.Workload == "mixed" {
-		names := Workloads()
+		names := drawnWorkloads()
 		s.Workload = names[w.Choose(len(names))]
 	}
 	if s.Servers > 1 && w.Chance(1, 10) {
@@ -50,6 +50,9 @@ func drawScript(w *sim.World, o Options) *Script {
 		s.InitialZxidCounter = 0xffffffff - int64(50+w.Choose(200))
 	}
 	d := &drawer{w: w, s: s}
+	if redisServerCount(s.Workload) > 0 {
+		return drawRedisScript(d, o) // The Redis lock workloads' faults hit their own servers.
+	}
 	for _, family := range FaultFamilies {
 		if !slices.Contains(o.Faults, family) || !w.Chance(2, 3) {
 			continue

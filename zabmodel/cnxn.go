@@ -213,6 +213,9 @@ func (c *clientConn) sendReply(h proto.ReplyHeader, body proto.Record) {
 
 // Process implements datatree.Watcher: a notification, sent at once (NIOServerCnxn.process).
 func (c *clientConn) Process(e proto.WatcherEvent, _ int64) {
+	if c.p().cfg.SelfTests.Has(SelfTestDropWatch) {
+		return
+	}
 	c.sendReply(proto.ReplyHeader{Xid: proto.NotificationXid, Zxid: -1, Err: proto.OK}, &e)
 }
 

@@ -62,6 +62,9 @@ type Config struct {
 
 	// Bugs re-introduces real ZooKeeper bugs (see BugNames); none by default.
 	Bugs Bugs
+	// SelfTests breaks the server on purpose, for the harness's own tests (see SelfTest); none by
+	// default. They are not part of the bug zoo.
+	SelfTests SelfTests
 
 	// Observer receives every protocol Event, for the white-box checkers. Optional.
 	Observer Observer
@@ -169,6 +172,9 @@ func (c Config) Validate() error {
 		bad("initial zxid counter %#x is out of range", c.InitialZxidCounter)
 	}
 	if err := c.Bugs.validate(); err != nil {
+		problems = append(problems, err)
+	}
+	if err := c.SelfTests.validate(); err != nil {
 		problems = append(problems, err)
 	}
 	return errors.Join(problems...)

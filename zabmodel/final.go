@@ -136,6 +136,12 @@ func (zk *zkServer) answer(r *request, res applyResult) {
 		code = codeOf(err)
 		body = nil
 	}
+	if zk.p.cfg.SelfTests.Has(SelfTestStaleRead) && code == proto.OK && CounterOf(lastZxid) > 0 {
+		switch r.op {
+		case proto.OpGetData, proto.OpExists, proto.OpGetChildren, proto.OpGetChildren2:
+			lastZxid-- // The self-test's stale stamp: the state before the last transaction.
+		}
+	}
 	r.conn.sendReply(proto.ReplyHeader{Xid: r.cxid, Zxid: lastZxid, Err: code}, body)
 	if r.op == proto.OpCloseSession {
 		r.conn.close("client closed its session")
@@ -155,6 +161,11 @@ func codeOf(err error) proto.Code {
 // response returns the record of a reply, or the KeeperException that replaces it.
 func (zk *zkServer) response(r *request, res applyResult) (proto.Record, error) {
 	if r.entry != nil && r.entry.Header.Type == proto.OpError {
+		if zk.p.cfg.SelfTests.Has(SelfTestAckFailedWrite) && !errors.Is(r.err, proto.SessionMoved) {
+			if body, ok := zk.pretendSuccess(r); ok {
+				return body, nil
+			}
+		}
 		if r.err != nil {
 			return nil, r.err
 		}
@@ -186,6 +197,36 @@ func (zk *zkServer) response(r *request, res applyResult) (proto.Record, error) 
 		return &proto.SyncResponse{Path: req.Path}, nil
 	}
 	return zk.readResponse(r)
+}
+
+// pretendSuccess builds the reply a failed single write would have had if it had succeeded, for the
+// ack-failed-write self-test: the requested path for a create (sequential creates are left alone,
+// their name is the server's to choose), the node's current stat, if any, for a set. The write
+// itself stays what it was, an error transaction that changed nothing.
+func (zk *zkServer) pretendSuccess(r *request) (proto.Record, bool) {
+	t := zk.p.db.tree
+	switch r.op {
+	case proto.OpCreate, proto.OpCreate2:
+		var req proto.CreateRequest
+		if err := zk.p.h.decodeLenient(r.body, &req); err != nil || req.Flags.IsSequential() {
+			return nil, false
+		}
+		if r.op == proto.OpCreate {
+			return &proto.CreateResponse{Path: req.Path}, true
+		}
+		stat, _ := t.exists(req.Path, nil)
+		return &proto.Create2Response{Path: req.Path, Stat: stat}, true
+	case proto.OpSetData:
+		var req proto.SetDataRequest
+		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
+			return nil, false
+		}
+		stat, _ := t.exists(req.Path, nil)
+		return &proto.SetDataResponse{Stat: stat}, true
+	case proto.OpDelete:
+		return nil, true
+	}
+	return nil, false
 }
 
 func derefStat(s *proto.Stat) proto.Stat {

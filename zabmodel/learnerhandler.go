@@ -202,6 +202,7 @@ func (h *learnerHandler) syncFollower(peerLastZxid int64) bool {
 	}
 	p.note("sync", "synchronizing with learner %d: maxCommittedLog=%s minCommittedLog=%s lastProcessedZxid=%s peerLastZxid=%s",
 		h.sid, FormatZxid(maxCommitted), FormatZxid(minCommitted), FormatZxid(lastProcessed), FormatZxid(peerLastZxid))
+	p.observe(Event{Kind: EventLearnerSync, Learner: h.sid, Zxid: lastProcessed})
 	switch {
 	case lastProcessed == peerLastZxid:
 		h.queueOp(pktDiff, peerLastZxid)

@@ -71,6 +71,12 @@ const (
 	// EventLogDeleted: a server deleted its whole txn log, after a SNAP sync whose snapshot (the
 	// EventSnapshot just before) covers everything the log held.
 	EventLogDeleted
+	// EventLearnerSync: a leader computed the synchronization (DIFF, TRUNC or SNAP) of the learner
+	// Learner on that learner's connection (LearnerHandler.syncFollower): everything the leader has
+	// applied now reaches that learner before the NEWLEADER this handler sends. It tells the checker
+	// which leader process a learner's NEWLEADER comes from, even when that process has since died
+	// or been restarted and its bytes arrive late.
+	EventLearnerSync
 )
 
 var eventNames = [...]string{
@@ -80,7 +86,7 @@ var eventNames = [...]string{
 	EventAck: "ack", EventCommit: "commit", EventApply: "apply", EventTruncate: "truncate", EventLost: "lost",
 	EventTreeLoaded: "tree-loaded", EventSnapshot: "snapshot", EventServing: "serving",
 	EventStopServing: "stop-serving", EventCrash: "crash", EventRestart: "restart",
-	EventDigestMismatch: "digest-mismatch", EventLogDeleted: "log-deleted",
+	EventDigestMismatch: "digest-mismatch", EventLogDeleted: "log-deleted", EventLearnerSync: "learner-sync",
 }
 
 func (k EventKind) String() string {
@@ -134,9 +140,11 @@ type Event struct {
 	Hash   uint64 // a transaction's identity (TxnHash), or for EventDigestMismatch the expected digest
 	Digest int64  // the tree digest after the step
 	Leader int64  // EventVote, EventElected, EventNewLeaderAck: the leader concerned
-	Round  int64  // EventVote, EventElected: the election round
-	Count  int    // EventFsync: durable records; EventLost: records lost
-	Source Source
+	// Learner is, for EventLearnerSync, the sid of the learner the leader synchronizes.
+	Learner int64
+	Round   int64 // EventVote, EventElected: the election round
+	Count   int   // EventFsync: durable records; EventLost: records lost
+	Source  Source
 	// Txn is the transaction itself for EventPropose and EventCommit, so that a runner can keep the
 	// committed log that the client-visible checkers replay. It must not be modified.
 	Txn *proto.TxnEntry
@@ -157,6 +165,9 @@ func (e Event) String() string {
 	}
 	if e.Leader != 0 {
 		s += fmt.Sprintf(" leader=%d", e.Leader)
+	}
+	if e.Learner != 0 {
+		s += fmt.Sprintf(" learner=%d", e.Learner)
 	}
 	if e.Source != SourceNone {
 		s += " from=" + e.Source.String()

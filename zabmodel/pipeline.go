@@ -94,10 +94,12 @@ func newZKServer(p *peer, kind serverKind) *zkServer {
 		zk.commits = newCommitProcessor(zk, false)
 		zk.sync = newSyncProcessor(p, zk.leaderAck)
 	case kindFollower:
-		zk.commits = newCommitProcessor(zk, true)
+		// The early-sync self-test answers a sync like a read, in session order, without
+		// waiting for the leader's reply (which it never asks for).
+		zk.commits = newCommitProcessor(zk, !p.cfg.SelfTests.Has(SelfTestEarlySync))
 		zk.sync = newSyncProcessor(p, zk.followerAck)
 	case kindObserver:
-		zk.commits = newCommitProcessor(zk, true)
+		zk.commits = newCommitProcessor(zk, !p.cfg.SelfTests.Has(SelfTestEarlySync))
 		zk.sync = newSyncProcessor(p, func(*request) {})
 	}
 	return zk
@@ -220,6 +222,9 @@ func (zk *zkServer) learnerRequest(r *request) {
 	zk.commits.processRequest(r)
 	switch r.op {
 	case proto.OpSync:
+		if zk.p.cfg.SelfTests.Has(SelfTestEarlySync) {
+			return // The self-test: answered from this server's state (see newZKServer).
+		}
 		zk.pendingSyncs = append(zk.pendingSyncs, r)
 		zk.p.learner.forward(r)
 	case proto.OpCreate, proto.OpCreate2, proto.OpCreateTTL, proto.OpCreateContainer, proto.OpDelete,

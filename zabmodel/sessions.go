@@ -106,6 +106,13 @@ func (t *globalTracker) tick() {
 }
 
 func (t *globalTracker) update(s *trackedSession, timeoutMs int32) {
+	if t.p.cfg.SelfTests.Has(SelfTestNoSessionRenewal) {
+		if s.expiry == 0 {
+			s.expiry = t.roundToInterval(t.p.h.elapsedMillis() + 3*int64(timeoutMs))
+			t.buckets[s.expiry] = append(t.buckets[s.expiry], s.id)
+		}
+		return // The self-test: a session is never renewed.
+	}
 	expiry := t.roundToInterval(t.p.h.elapsedMillis() + int64(timeoutMs))
 	if expiry == s.expiry {
 		return

@@ -144,7 +144,7 @@ func New(config Config) (*Checker, error) {
 		establishedBy:   map[int64]establishment{},
 		violationCounts: make([]int64, len(invariantOrder)),
 		unknownSids:     map[int64]bool{},
-		eventsByKind:    make([]int64, int(zabmodel.EventDigestMismatch)+1),
+		eventsByKind:    make([]int64, int(zabmodel.EventLearnerSync)+1),
 		sampleCountdown: HostTimeSampleEvery,
 	}
 	if c.maxHistory == 0 {
@@ -297,6 +297,8 @@ func (c *Checker) dispatchStorage(s *server, e zabmodel.Event) {
 		c.onCrash(s)
 	case zabmodel.EventRestart:
 		c.onRestart(s)
+	case zabmodel.EventLearnerSync:
+		c.onLearnerSync(s, e)
 	case zabmodel.EventDigestMismatch:
 		c.report(DigestMismatch, finding{servers: []int64{s.sid}, zxids: []int64{e.Zxid}},
 			"Server %d's tree digest after applying %s is %#x, but the leader computed %#x for the same "+

@@ -77,8 +77,34 @@ func (c *Checker) onElected(s *server, e zabmodel.Event) {
 		incarnation: leader.incarnation,
 		generation:  leader.generation,
 		floor:       len(leader.applied),
+		history:     clip(leader.applied, len(leader.applied)),
 		known:       true,
 	}
+}
+
+// onLearnerSync binds the learner a leader starts synchronizing to that leader's process. The
+// learner connects after it elects the leader, so if the process it elected has been replaced (or
+// was down), the one that synchronizes it is the one whose history NEWLEADER will carry; everything
+// that process has applied now is sent before that NEWLEADER. A learner that meanwhile elected
+// another server is not bound: the handler serves a connection the learner has left.
+func (c *Checker) onLearnerSync(leader *server, e zabmodel.Event) {
+	learner, ok := c.servers[e.Learner]
+	if !ok || !learner.syncing || learner.leader.sid != leader.sid || !leader.up {
+		return
+	}
+	binding := learner.leader
+	sameProcess := binding.known && binding.incarnation == leader.incarnation &&
+		binding.generation == leader.generation
+	if sameProcess {
+		// The floor stays what the learner bound to when it elected the leader (a lower bound of
+		// what the synchronization sends); the history grows to what the SNAP, if any, carries.
+		binding.history = clip(leader.applied, len(leader.applied))
+	} else {
+		binding = leaderBinding{sid: leader.sid, incarnation: leader.incarnation,
+			generation: leader.generation, floor: len(leader.applied),
+			history: clip(leader.applied, len(leader.applied)), known: true}
+	}
+	learner.leader = binding
 }
 
 // onEpochQuorum checks the first half of Leadership: the TLA+ spec records a server as an epoch's
@@ -107,11 +133,10 @@ func (c *Checker) onCurrentEpoch(s *server, e zabmodel.Event) {
 	if !s.syncing || !s.voter {
 		return
 	}
-	leader, ok := c.boundLeader(s, s.leader.sid)
-	if !ok {
+	if !s.leader.known || s.leader.sid == s.sid {
 		return
 	}
-	c.checkLeaderHistoryDurable(s, leader, e.Epoch, "persisted currentEpoch")
+	c.checkLeaderHistoryDurable(s, e.Epoch, "persisted currentEpoch")
 }
 
 // onEstablished checks Leadership and LeaderLogCompleteness, then commits the leader's history:

@@ -27,15 +27,11 @@ type server struct {
 	synced int
 
 	// applied is the applied history: what the in-memory tree reflects, in order. It survives
-	// while the process is down only so that a learner's late SNAP or comparison can be judged;
-	// a restart replaces it.
+	// while the process is down; a restart replaces it. What a dead process sent before dying is
+	// judged against the history its learners' bindings kept (leaderBinding.history).
 	applied []txn
 	// generation identifies the current applied history; it changes whenever applied is replaced.
 	generation uint64
-	// crashedLeading says the process died while LEADING: until the restart, messages it sent
-	// before dying may still reach its learners (a SNAP), and they carry the applied history
-	// kept above.
-	crashedLeading bool
 	// lastAppliedEpoch is the proposing leader's epoch of the last applied transaction.
 	lastAppliedEpoch int64
 
@@ -69,14 +65,27 @@ type server struct {
 // leaderBinding records, when a learner elects its leader, which incarnation and applied history
 // of the leader it is about to synchronize with and how long that history was: everything the
 // leader had applied by then reaches the learner before NEWLEADER, since the leader computes the
-// synchronization only after the learner connects.
+// synchronization only after the learner connects. The leader's EventLearnerSync for this learner
+// confirms the process or moves the binding to the process that really synchronizes it (the
+// learner elected an earlier process of that server, or one that was down).
 type leaderBinding struct {
 	sid         int64
 	incarnation int
 	generation  uint64
-	floor       int
-	known       bool
+	// floor is how much of history the learner must hold durably when it acknowledges NEWLEADER
+	// or persists the new currentEpoch.
+	floor int
+	// history is the leader's applied history as it was when bound, clipped so that nothing the
+	// leader applies later changes it. A NEWLEADER promises this history, not whatever the leader
+	// holds when the learner reads it: the bytes of a leader that has since died, or been
+	// restarted and elected again, can still arrive (seeds 1005550 and 1069851).
+	history []txn
+	known   bool
 }
+
+// promised is the part of the bound leader's history that a NEWLEADER ACK or a currentEpoch write
+// promises to hold durably.
+func (b leaderBinding) promised() []txn { return b.history[:min(b.floor, len(b.history))] }
 
 func newServer(sid int64, voter bool) *server {
 	return &server{sid: sid, voter: voter, up: true, incarnation: 1, restore: -1}

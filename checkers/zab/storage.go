@@ -154,21 +154,24 @@ func (c *Checker) ownSnapshotContent(s *server, zxid int64) []txn {
 	return s.snapshots[best].content
 }
 
-// leaderSnapshotContent returns the SNAP content a learner received: its leader's applied history
-// up to zxid.
+// leaderSnapshotContent returns the SNAP content a learner received: the applied history, up to
+// zxid, of the leader process that synchronizes it (EventLearnerSync bound the learner to it and
+// kept its history as it was when the SNAP was computed, which the binding still holds if that
+// process has died or restarted since).
 func (c *Checker) leaderSnapshotContent(s *server, zxid int64) []txn {
-	if s.leader.sid != s.sid {
-		c.boundLeader(s, s.leader.sid) // Rebinds to the process that leads now, if it is another.
-	}
-	leader, ok := c.servers[s.leader.sid]
-	if !ok || s.leader.sid == s.sid || (s.leader.known && leader.incarnation != s.leader.incarnation) {
+	if s.leader.sid == s.sid || !s.leader.known {
 		c.report(EventStream, finding{servers: []int64{s.sid, s.leader.sid}, zxids: []int64{zxid}},
-			"Server %d loaded a SNAP at %s, but the checker does not know which running leader sent it "+
-				"(its last EventElected named %d); the checker starts its applied history empty.",
+			"Server %d loaded a SNAP at %s, but the checker does not know which leader process sent it "+
+				"(its last EventElected named %d, and no EventLearnerSync bound it to a running leader); "+
+				"the checker starts its applied history empty.",
 			s.sid, zx(zxid), s.leader.sid)
 		return nil
 	}
-	return clip(leader.applied, countUpTo(leader.applied, zxid))
+	history := s.leader.history
+	if leader, ok := c.boundLeader(s, s.leader.sid); ok {
+		history = leader.applied
+	}
+	return clip(history, countUpTo(history, zxid))
 }
 
 // onCrash: the process is gone. The synced log and snapshots stay; the applied history is kept
@@ -176,7 +179,6 @@ func (c *Checker) leaderSnapshotContent(s *server, zxid int64) []txn {
 // tail loses is reported by EventLost.
 func (c *Checker) onCrash(s *server) {
 	s.up = false
-	s.crashedLeading = s.role == zabmodel.Leading
 	s.leaveRole()
 	s.votes.reset()
 	s.monotonic = monotonicCheck{}
@@ -186,7 +188,6 @@ func (c *Checker) onCrash(s *server) {
 // Whatever of the log survived the crash is on the platter now.
 func (c *Checker) onRestart(s *server) {
 	s.up = true
-	s.crashedLeading = false
 	s.incarnation++
 	s.leaveRole()
 	s.votes.reset()

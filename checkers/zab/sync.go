@@ -5,24 +5,13 @@ import (
 )
 
 // boundLeader returns the leader a learner synchronizes with, if it is still the process and the
-// applied history the learner bound to when it elected it. Otherwise the leader's memory is gone
-// or replaced, and comparing with it would judge the learner against a different history.
+// applied history the learner is bound to (see leaderBinding and onLearnerSync). Otherwise the
+// leader's memory is gone or replaced, and comparing with it would judge the learner against a
+// different history: what such a process sent before it died can still arrive, and is judged
+// against the history the binding keeps.
 func (c *Checker) boundLeader(s *server, sid int64) (*server, bool) {
 	binding := s.leader
 	leader, ok := c.servers[sid]
-	leads := ok && ((leader.up && leader.role == zabmodel.Leading) || (!leader.up && leader.crashedLeading))
-	if leads && binding.sid == sid &&
-		(!binding.known || leader.incarnation != binding.incarnation || leader.generation != binding.generation) {
-		// The learner elected an earlier process of this server (or before it was up), and its
-		// connection reached the one that leads now: a learner connects to an address, and only
-		// the current leader listens there. It synchronizes with that process's history. A
-		// process that died leading still counts until its restart: what it sent before dying
-		// (a SNAP) is delivered after, and carries the history the checker keeps for it. The
-		// binding is then only good for judging such late messages: the leader is not up.
-		s.leader = leaderBinding{sid: sid, incarnation: leader.incarnation, generation: leader.generation,
-			floor: len(leader.applied), known: true}
-		binding = s.leader
-	}
 	if !ok || !binding.known || binding.sid != sid || !leader.up ||
 		leader.incarnation != binding.incarnation || leader.generation != binding.generation {
 		return nil, false
@@ -43,13 +32,11 @@ func (c *Checker) onNewLeaderAck(s *server, e zabmodel.Event) {
 			s.sid, e.Epoch, e.Leader, s.leader.sid)
 		return
 	}
-	leader, ok := c.boundLeader(s, e.Leader)
-	if !ok {
-		return
+	if leader, ok := c.boundLeader(s, e.Leader); ok {
+		c.checkLearnerPrefix(s, leader, e.Epoch, "acknowledged NEWLEADER")
 	}
-	c.checkLearnerPrefix(s, leader, e.Epoch, "acknowledged NEWLEADER")
-	if s.voter {
-		c.checkLeaderHistoryDurable(s, leader, e.Epoch, "acknowledged NEWLEADER")
+	if s.voter && s.leader.known {
+		c.checkLeaderHistoryDurable(s, e.Epoch, "acknowledged NEWLEADER")
 	}
 }
 
@@ -77,15 +64,17 @@ func (c *Checker) checkLearnerPrefix(s, leader *server, epoch int64, when string
 }
 
 // checkLeaderHistoryDurable reports ProcessConsistency if part of the leader's applied history,
-// as it was when the learner bound to the leader, is not durable at the learner.
-func (c *Checker) checkLeaderHistoryDurable(s, leader *server, epoch int64, when string) {
-	promised := leader.applied[:min(s.leader.floor, len(leader.applied))]
+// as it was when the learner bound to the leader, is not durable at the learner. It judges against
+// the history the binding kept, not the leader's history now: the leader may have applied more
+// since, or died, or been restarted and elected again, while its NEWLEADER was on the way.
+func (c *Checker) checkLeaderHistoryDurable(s *server, epoch int64, when string) {
+	leaderSid := s.leader.sid
 	cursor := s.durabilityCursor()
-	for _, t := range promised {
+	for _, t := range s.leader.promised() {
 		if cursor.durable(t) {
 			continue
 		}
-		c.report(ProcessConsistency, finding{servers: []int64{s.sid, leader.sid}, zxids: []int64{t.zxid},
+		c.report(ProcessConsistency, finding{servers: []int64{s.sid, leaderSid}, zxids: []int64{t.zxid},
 			epoch: epoch},
 			"Server %d %s for epoch %d (its epoch files: accepted %d, current %d) while leader %d's "+
 				"transaction %s (hash %#x) is not durable on its disk (fsynced log: %d of %d records, up "+
@@ -93,7 +82,7 @@ func (c *Checker) checkLeaderHistoryDurable(s, leader *server, epoch int64, when
 				"persisting the new currentEpoch promises that the leader's history is on disk; a crash "+
 				"now loses a transaction the leader counts as held by this server (ZOOKEEPER-3911, "+
 				"ZOOKEEPER-4646, ZOOKEEPER-4643).",
-			s.sid, when, epoch, s.acceptedEpoch, s.currentEpoch, leader.sid, zx(t.zxid), t.hash, s.synced, len(s.log),
+			s.sid, when, epoch, s.acceptedEpoch, s.currentEpoch, leaderSid, zx(t.zxid), t.hash, s.synced, len(s.log),
 			zx(lastZxid(s.log[:s.synced])))
 		return
 	}

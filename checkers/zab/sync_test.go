@@ -90,27 +90,61 @@ func TestProcessConsistencyWhenServing(t *testing.T) {
 	assert.Equal(t, zabmodel.EventServing, v.Event.Kind)
 }
 
-// TestALearnerIsNotJudgedAgainstALeaderThatSteppedDown: server 3 elected leader 1 and was paused
-// in its sync; leader 1 crashed, came back, led epoch 2 with server 2 (proposing 2:1) and stepped
-// down again. Server 3 then reads what leader 1's first process had sent before it died, and
-// persists currentEpoch 1. It synchronized with that dead process, not with the one that led epoch
-// 2: only a leader that still leads is the process a learner's connection can have reached.
-func TestALearnerIsNotJudgedAgainstALeaderThatSteppedDown(t *testing.T) {
-	run := func(stepDown bool) *script {
+// TestANewLeaderPromisesTheHistoryItWasSentWith is the shape of seeds 1005550 and 1069851: server 3
+// elected leader 1, whose process synchronized it with 1:1 in the DIFF. Leader 1 then crashed, came
+// back, led epoch 2 with server 2 and proposed 2:1. Only now do the bytes the dead process wrote
+// before it died reach server 3 (its link was clogged): it persists currentEpoch 1 and acknowledges
+// NEWLEADER, an ACK that no one will count. That NEWLEADER promised the history it was sent with
+// (1:1), not the history server 1 holds now: judging against the process that leads now (the rule
+// before) reported 2:1 missing. A learner that does not hold what the dead process sent is still
+// reported, whether or not server 1 still leads.
+func TestANewLeaderPromisesTheHistoryItWasSentWith(t *testing.T) {
+	run := func(learnerLogged, stepDown bool) *script {
+		s := newScript().start(1, 1, 2).write(1, z(1, 1), 2)
+		s.add(zabmodel.Event{Kind: zabmodel.EventElected, Server: 3, Role: zabmodel.Following, Leader: 1, Epoch: 1},
+			zabmodel.Event{Kind: zabmodel.EventLearnerSync, Server: 1, Learner: 3})
+		if learnerLogged {
+			s.log(3, z(1, 1)).fsync(3)
+		}
+		s.add(zabmodel.Event{Kind: zabmodel.EventCrash, Server: 1}, zabmodel.Event{Kind: zabmodel.EventRestart, Server: 1})
+		s.apply(1, z(1, 1), zabmodel.SourceStartup)
+		s.add(zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 2})
+		s.elect(2, 1, 2).add(zabmodel.Event{Kind: zabmodel.EventLearnerSync, Server: 1, Learner: 2})
+		s.ackNewLeader(2, 1, 2).establish(2, 1, 2).write(1, z(2, 1), 2)
+		if stepDown {
+			s.add(zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 1})
+		}
+		return s.ackNewLeader(1, 1, 3)
+	}
+	for _, stepDown := range []bool{false, true} {
+		run(true, stepDown).requireClean(t, threeVoters)
+		v := run(false, stepDown).requireViolation(t, threeVoters, ProcessConsistency)
+		assert.Equal(t, []int64{3, 1}, v.Servers)
+		assert.Equal(t, []int64{z(1, 1)}, v.Zxids, "the dead process's promise, not the history of the one leading now")
+	}
+}
+
+// TestALearnerIsBoundToTheProcessThatSynchronizesIt: server 3 elected leader 1's first process,
+// which died before server 3 connected; its connection reached the restarted process, which leads
+// epoch 2 and had applied 2:1 when it computed server 3's synchronization. Server 3's NEWLEADER ACK
+// promises that process's history.
+func TestALearnerIsBoundToTheProcessThatSynchronizesIt(t *testing.T) {
+	run := func(learnerLogged ...int64) *script {
 		s := newScript().start(1, 1, 2).write(1, z(1, 1), 2)
 		s.add(zabmodel.Event{Kind: zabmodel.EventElected, Server: 3, Role: zabmodel.Following, Leader: 1, Epoch: 1})
 		s.add(zabmodel.Event{Kind: zabmodel.EventCrash, Server: 1}, zabmodel.Event{Kind: zabmodel.EventRestart, Server: 1})
 		s.apply(1, z(1, 1), zabmodel.SourceStartup)
 		s.add(zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 2})
-		s.elect(2, 1, 2).ackNewLeader(2, 1, 2).establish(2, 1, 2).write(1, z(2, 1), 2)
-		if stepDown {
-			s.add(zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 1})
+		s.elect(2, 1, 2).add(zabmodel.Event{Kind: zabmodel.EventLearnerSync, Server: 1, Learner: 2})
+		s.ackNewLeader(2, 1, 2).establish(2, 1, 2).write(1, z(2, 1), 2)
+		s.add(zabmodel.Event{Kind: zabmodel.EventLearnerSync, Server: 1, Learner: 3})
+		for _, zxid := range learnerLogged {
+			s.log(3, zxid)
 		}
-		return s.add(zabmodel.Event{Kind: zabmodel.EventCurrentEpoch, Server: 3, Epoch: 1})
+		return s.fsync(3).ackNewLeader(2, 1, 3)
 	}
-	run(true).requireClean(t, threeVoters)
-	// While leader 1 still leads, server 3's connection can only have reached it: it is judged
-	// against that process's history, which it does not hold.
-	v := run(false).requireViolation(t, threeVoters, ProcessConsistency)
+	run(z(1, 1), z(2, 1)).requireClean(t, threeVoters)
+	v := run(z(1, 1)).requireViolation(t, threeVoters, ProcessConsistency)
 	assert.Equal(t, []int64{3, 1}, v.Servers)
+	assert.Equal(t, []int64{z(2, 1)}, v.Zxids)
 }

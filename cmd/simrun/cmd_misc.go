@@ -207,6 +207,38 @@ func releaseRanges(names []string) string {
 	return strings.Join(parts, ",")
 }
 
+const selfTestsUsage = `Usage: simrun selftests
+
+Lists the harness self-tests. Each breaks the server on purpose in a way that no ZAB invariant
+sees and one client-visible checker must: they test zabsim itself, not ZooKeeper, and are not part
+of the bug zoo ('simrun bugs', 'simrun hunt'). Switch one on with --selftest NAME, and switch the
+white-box ZAB checker off with --no-zab-checker to see the client-visible checker catch it alone.
+Each description names the checker expected to catch it; TestSelfTestsAreCaughtByTheirCheckers in
+package scenarios checks that it does.
+
+Examples:
+  simrun selftests
+  simrun run --seeds 40 --workload registers --selftest stale-read --no-zab-checker
+  simrun run --seeds 40 --workload queue --selftest ack-failed-write --no-zab-checker
+`
+
+func cmdSelfTests(env *environment, args []string) int {
+	fs := flag.NewFlagSet("selftests", flag.ContinueOnError)
+	if err := parseFlags(env, "selftests", fs, args); err != nil {
+		return flagExit(err)
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tDESCRIPTION")
+	for _, selfTest := range zabmodel.SelfTestList() {
+		fmt.Fprintf(tw, "%s\t%s\n", selfTest.Name, selfTest.Description)
+	}
+	if err := tw.Flush(); err != nil {
+		fmt.Fprintf(env.stderr, "simrun selftests: %v\n", err)
+		return exitFailure
+	}
+	return exitPass
+}
+
 const helpUsage = `Usage: simrun help [command]
 
 Shows the list of commands, or one command's usage, flags and examples.

@@ -94,6 +94,58 @@ func allBugNames() []string {
 	return names
 }
 
+// selfTestFlag collects --selftest values: repeatable, each a comma-separated list of self-test
+// names. The self-tests break the server on purpose to test the harness (zabmodel.SelfTestList);
+// they are not bugs and 'simrun bugs' and 'simrun hunt' do not list them. A second table (recipe
+// self-tests, say) joins as bugFlag joins lockmodel's bugs: another field, one more parser tried in
+// Set, its names appended in canonicalNames and allSelfTestNames.
+type selfTestFlag struct {
+	server zabmodel.SelfTests
+}
+
+func (s *selfTestFlag) String() string {
+	if s == nil || s.empty() {
+		return ""
+	}
+	return strings.Join(s.canonicalNames(), ",")
+}
+
+// empty reports whether no self-test is switched on.
+func (s *selfTestFlag) empty() bool { return s.server.Empty() }
+
+// canonicalNames are the switched-on names in table order.
+func (s *selfTestFlag) canonicalNames() []string { return s.server.Names() }
+
+// Set parses one occurrence; an unknown name is refused at once, naming the known ones.
+func (s *selfTestFlag) Set(value string) error {
+	for _, name := range strings.Split(value, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" || strings.EqualFold(name, "none") {
+			continue
+		}
+		if server, err := zabmodel.ParseSelfTests(name); err == nil {
+			for _, info := range zabmodel.SelfTestList() {
+				if server.Has(info.SelfTest) {
+					s.server = s.server.With(info.SelfTest)
+				}
+			}
+			continue
+		}
+		return fmt.Errorf("unknown self-test %q (known: %s); 'simrun selftests' describes them", name,
+			strings.Join(allSelfTestNames(), ", "))
+	}
+	return nil
+}
+
+// allSelfTestNames lists every self-test switch in table order.
+func allSelfTestNames() []string {
+	var names []string
+	for _, info := range zabmodel.SelfTestList() {
+		names = append(names, info.Name)
+	}
+	return names
+}
+
 // releaseVersions lists the release profiles' versions, without fixed and master.
 func releaseVersions() string {
 	var names []string
@@ -116,6 +168,8 @@ type scenarioFlags struct {
 	duration                   time.Duration
 	livenessBound              time.Duration
 	bugs                       bugFlag
+	selfTests                  selfTestFlag
+	noZabChecker               bool
 	zkVersion                  string
 	linearizableReadsAfterSync bool
 	datagramFaults             bool
@@ -139,6 +193,10 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.livenessBound, "liveness-bound", scenarios.DefaultLivenessBound, "virtual time allowed after healing for a leader and every pending operation (at most 1h)")
 	fs.Var(&f.bugs, "bug", "re-introduce a real bug by `NAME`: a server bug such as ZK-3911, or a lock recipe bug such as lock-herd, "+
 		"which acts only on the lock, rwlock and election workloads (repeatable or comma-separated; see 'simrun bugs')")
+	fs.Var(&f.selfTests, "selftest", "harness testing: break the server on purpose by `NAME` in a way only a client-visible checker can see "+
+		"(repeatable or comma-separated; see 'simrun selftests'); not a bug of the zoo")
+	fs.BoolVar(&f.noZabChecker, "no-zab-checker", false, "harness testing: the white-box ZAB checker's violations neither end nor fail a run, "+
+		"so that a self-test is seen caught by a client-visible checker alone; never for finding bugs")
 	fs.StringVar(&f.zkVersion, "zk-version", zabmodel.DefaultRelease, "model the ZooKeeper release `VERSION`: its bug switches are on (with any --bug); "+
 		"fixed (zabsim's model, master with every finding fixed), master, or one of "+releaseVersions()+"; 'simrun bugs' shows which release has which")
 	fs.BoolVar(&f.linearizableReadsAfterSync, "linearizable-reads-after-sync", false, "add the opt-in check that reads after sync are linearizable (ZooKeeper does not promise it)")
@@ -162,6 +220,7 @@ func (f *scenarioFlags) options() (scenarios.Options, error) {
 	opts := scenarios.Options{
 		Servers: f.servers, Observers: f.observers, Clients: f.clients, Duration: f.duration,
 		LivenessBound: f.livenessBound, Bugs: f.bugs.bugs, RecipeBugs: f.bugs.recipe,
+		SelfTests: f.selfTests.server, NoZabChecker: f.noZabChecker,
 		LinearizableReadsAfterSync: f.linearizableReadsAfterSync, DatagramFaults: f.datagramFaults,
 		CheckTimeLimit: f.checkTimeLimit,
 	}
@@ -290,6 +349,12 @@ func (f *scenarioFlags) replayArgs() []string {
 	}
 	if !f.bugs.empty() {
 		add("bug", f.bugs.String())
+	}
+	if !f.selfTests.empty() {
+		add("selftest", f.selfTests.String())
+	}
+	if f.noZabChecker {
+		args = append(args, "--no-zab-checker")
 	}
 	if release, err := zabmodel.ParseRelease(f.zkVersion); err == nil && release.Name != zabmodel.DefaultRelease {
 		add("zk-version", release.Name)

@@ -61,7 +61,9 @@ func commands() []command {
 		{"conform", "run conformance sequences (JSON lines on stdin) against the simulated server", conformUsage, cmdConform},
 		{"bugs", "list the re-introducible ZooKeeper and lock recipe bugs", bugsUsage, cmdBugs},
 		{"fuzz", "fuzz with structure-aware inputs and protocol-state feedback", fuzzUsage, cmdFuzz},
+		{"selftests", "list the harness self-tests: deliberate server breaks that only a client-visible checker sees", selfTestsUsage, cmdSelfTests},
 		{"hunt", "the bug zoo benchmark: seeds and wall time until each bug is found", huntUsage, cmdHunt},
+		{"compare-locks", "ZooKeeper locks against Redis locks under the same faults: violations per cell", compareUsage, cmdCompareLocks},
 		{"bench", "measure the simulator on a fixed standard scenario", benchUsage, cmdBench},
 		{"help", "show help for simrun or one command", helpUsage, cmdHelp},
 	}
@@ -266,6 +268,9 @@ func flagSetFor(name string) *flag.FlagSet {
 		return fs
 	case "hunt":
 		fs, _ := newHuntFlags()
+		return fs
+	case "compare-locks":
+		fs, _ := newCompareFlags()
 		return fs
 	case "explore":
 		fs, _ := newExploreFlags()

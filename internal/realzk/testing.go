@@ -1,7 +1,10 @@
 package realzk
 
 import (
+	"fmt"
+	"io"
 	"os"
+	"sync"
 	"testing"
 )
 
@@ -21,7 +24,28 @@ func SkipIfUnavailable(t testing.TB, opts Options) {
 	if os.Getenv(EnvRequire) == "1" {
 		t.Fatalf("%v (%s=1 requires the real server)", err, EnvRequire)
 	}
+	announceSkip.Do(func() { announce(skipNotice(err)) })
 	t.Skipf("skipping: %v (set %s=1 to make this a failure)", err, EnvRequire)
+}
+
+// announceSkip makes the skip visible once per test binary.
+var announceSkip sync.Once
+
+// skipNotice is the one line a test binary shows when it skips the conformance tests.
+func skipNotice(err error) string {
+	return fmt.Sprintf("zabsim: conformance tests against the real ZooKeeper SKIPPED (%v); install Debian's "+
+		"zookeeper package and Java 17 to run them, or set %s=1 to make this a failure", err, EnvRequire)
+}
+
+// announce shows a line to the person running the tests. go test prints nothing of a passing
+// package but its "ok" line (t.Skip's message only under -v), so the line goes to the terminal
+// when there is one, and to stderr as well, which -v and a failing package show.
+func announce(line string) {
+	fmt.Fprintln(os.Stderr, line)
+	if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+		_, _ = io.WriteString(tty, line+"\n")
+		_ = tty.Close()
+	}
 }
 
 // StartForTest starts a server with default options for the test and stops
