@@ -35,7 +35,7 @@ type LinearizabilityOptions struct {
 	// committed log first.
 	NoLogResolution bool
 	// Visualization, if set, receives porcupine's self-contained HTML visualization of the history
-	// and of the linearizations found.
+	// and of the linearizations found. Run draws it with porcupine whichever checker decides.
 	Visualization io.Writer
 	// Annotations are drawn in the visualization beside the clients' operations: the run's faults
 	// and leader changes, so that a reader sees what the cluster went through while the clients

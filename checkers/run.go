@@ -108,6 +108,13 @@ func (o Options) linearizability(h *History, lin LinearizabilityOptions) ([]Resu
 		res.Duration = o.elapsed() - t
 		out = append(out, res)
 	}
+	if o.Checker == ZxidOrderChecker && lin.Visualization != nil {
+		// Only porcupine draws the visualization the caller asked for; its verdict is not the
+		// one chosen, and is not reported.
+		if _, err := checkLinearizability(h, lin); err != nil {
+			return nil, err
+		}
+	}
 	if o.Checker == PorcupineChecker || o.Checker == BothCheckers {
 		t := o.elapsed()
 		res, err := checkLinearizability(h, lin)

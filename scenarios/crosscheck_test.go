@@ -19,7 +19,8 @@ var flagCrossCheckSeeds = flag.Int("crosscheck-seeds", 4, "seeds per workload fo
 // the wider cross-check.
 func TestZxidOrderAgreesWithPorcupineOnSweeps(t *testing.T) {
 	compared := 0
-	for _, workload := range Workloads() {
+	// The ZooKeeper workloads; the Redis lock workloads have no linearizability check.
+	for _, workload := range []string{"registers", "queue", "config", "registry", "multi", "lock", "rwlock", "election"} {
 		for seed := uint64(1); seed <= uint64(*flagCrossCheckSeeds); seed++ {
 			rep, err := Run(Options{Seed: seed, Observers: -1, Workload: workload, Checker: checkers.BothCheckers})
 			require.NoError(t, err)

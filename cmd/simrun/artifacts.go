@@ -41,11 +41,6 @@ func writeFailureArtifacts(env *environment, outDir string, opts scenarios.Optio
 	}
 	visualizations := &visualizationSet{}
 	opts.Visualization = visualizations.writer
-	if opts.Checker == checkers.ZxidOrderChecker {
-		// Only porcupine draws visualizations: the replay runs it beside the zxid-order checker,
-		// and the report shows both verdicts and their cross-check.
-		opts.Checker = checkers.BothCheckers
-	}
 	recorder := report.NewRecorder()
 	recorder.Attach(&opts)
 	header := fmt.Sprintf("# seed %d fails with %s; replay: %s\n%s", r.seed, r.class, replay, scriptHeader(env))
