@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"runtime/debug"
+	"strings"
 )
 
 // buildInfo names the simrun binary that made an output: outputs from different builds may not be
@@ -19,6 +20,9 @@ type buildInfo struct {
 	Modified bool `json:"modified,omitempty"`
 	// GoVersion is the toolchain that built the binary.
 	GoVersion string `json:"go_version"`
+	// Path is the main module's path, and Time the vcs.time setting (the commit's time).
+	Path string `json:"path,omitempty"`
+	Time string `json:"time,omitempty"`
 }
 
 // linkedRevision is the commit, set at link time (-ldflags "-X main.linkedRevision=COMMIT") by a
@@ -33,7 +37,7 @@ func currentBuild() buildInfo {
 	if !ok {
 		return buildInfo{Version: "unknown"}
 	}
-	b := buildInfo{Version: info.Main.Version, GoVersion: info.GoVersion}
+	b := buildInfo{Version: info.Main.Version, GoVersion: info.GoVersion, Path: info.Main.Path}
 	if b.Version == "" {
 		b.Version = "unknown"
 	}
@@ -44,6 +48,8 @@ func currentBuild() buildInfo {
 			b.Revision = setting.Value
 		case "vcs.modified":
 			b.Modified = setting.Value == "true"
+		case "vcs.time":
+			b.Time = setting.Value
 		}
 	}
 	return b
@@ -62,4 +68,29 @@ func (b buildInfo) String() string {
 		s += fmt.Sprintf(" (%s)", b.GoVersion)
 	}
 	return s
+}
+
+// Description names the build for a person and for artifacts: module path and version, the VCS
+// revision it was built from (with "+modified" when the work tree had changes) or "revision
+// unknown" ('go test' binaries and builds outside a checkout carry none), and the toolchain.
+func (b buildInfo) Description() string {
+	path := b.Path
+	if path == "" {
+		path = "github.com/zabsim/zabsim"
+	}
+	var s strings.Builder
+	fmt.Fprintf(&s, "%s %s", path, b.Version)
+	if b.Revision == "" {
+		s.WriteString(" revision unknown")
+	} else {
+		fmt.Fprintf(&s, " revision %s", b.Revision)
+		if b.Modified {
+			s.WriteString("+modified")
+		}
+		if b.Time != "" {
+			fmt.Fprintf(&s, " (%s)", b.Time)
+		}
+	}
+	fmt.Fprintf(&s, " %s", b.GoVersion)
+	return s.String()
 }

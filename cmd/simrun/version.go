@@ -2,58 +2,12 @@ package main
 
 import (
 	"fmt"
-	"runtime/debug"
 	"strings"
 )
 
-// buildDescription names the binary: its module version and the VCS revision it was built from
-// (with "+modified" when the work tree had changes), from the build info the Go toolchain embeds.
-// A binary built by 'go run' or 'go build' inside a git checkout carries vcs.revision; 'go test'
-// binaries and builds outside a checkout do not, and say "revision unknown".
-func buildDescription() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "build information unavailable"
-	}
-	return describeBuild(info)
-}
-
-func describeBuild(info *debug.BuildInfo) string {
-	version := info.Main.Version
-	if version == "" {
-		version = "(devel)"
-	}
-	revision, modified, when := "", false, ""
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			revision = s.Value
-		case "vcs.modified":
-			modified = s.Value == "true"
-		case "vcs.time":
-			when = s.Value
-		}
-	}
-	path := info.Main.Path
-	if path == "" {
-		path = "github.com/zabsim/zabsim"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s", path, version)
-	if revision == "" {
-		b.WriteString(" revision unknown")
-	} else {
-		fmt.Fprintf(&b, " revision %s", revision)
-		if modified {
-			b.WriteString("+modified")
-		}
-		if when != "" {
-			fmt.Fprintf(&b, " (%s)", when)
-		}
-	}
-	fmt.Fprintf(&b, " %s", info.GoVersion)
-	return b.String()
-}
+// buildDescription names the binary on one line, as artifacts record it (see
+// buildInfo.Description).
+func buildDescription() string { return currentBuild().Description() }
 
 // commandLine is the command line simrun was started with, quoted for a shell.
 func (env *environment) commandLine() string {
