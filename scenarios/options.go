@@ -86,6 +86,9 @@ type Options struct {
 	// checkers.DefaultTimeLimit). Past it the verdict is Unknown: the one verdict that depends on
 	// the host's speed and not on the seed alone.
 	CheckTimeLimit time.Duration
+	// Checker says how linearizability is decided: by the zxid order (the zero value, the
+	// default), by porcupine's search, or both with a cross-check.
+	Checker checkers.LinearizabilityChecker
 	// Visualization, if set, is asked for a writer for each linearizability check (its model and
 	// prefix); porcupine's HTML visualization of the history is written there. nil means none.
 	Visualization func(model checkers.ModelKind, prefix string) io.Writer
@@ -243,6 +246,9 @@ func (o Options) Validate() error {
 	}
 	if o.CheckTimeLimit < 0 {
 		bad("check time limit %v must not be negative", o.CheckTimeLimit)
+	}
+	if o.Checker > checkers.BothCheckers {
+		bad("linearizability checker %d does not exist", o.Checker)
 	}
 	if o.SnapCount < 0 {
 		bad("snapCount must not be negative")

@@ -126,10 +126,13 @@ func (l *lockWorkload) next(*sim.World, *app) opSpec {
 // observe has nothing to learn: the recipes observe their own results.
 func (l *lockWorkload) observe(*app, opSpec, result) {}
 
-// checks: the lock paths are judged by the lock checkers, not by a linearizability model (their
-// sequential creates of unknown outcome have no known path); the client-visible checkers still
-// judge every recipe request for sequential consistency, watches and sessions.
-func (l *lockWorkload) checks() []checkers.LinearizabilityOptions { return nil }
+// checks: the lock paths are judged by the lock checkers, not by a state model (the server deletes
+// their container parents by itself); the zxid-order checker judges the order of every recipe
+// write (checkers.WriteOrderModel), and the client-visible checkers judge every recipe request for
+// sequential consistency, watches and sessions.
+func (l *lockWorkload) checks() []checkers.LinearizabilityOptions {
+	return []checkers.LinearizabilityOptions{{Model: checkers.WriteOrderModel, Prefix: "/"}}
+}
 
 // lockApp is an application's recipe state, rebuilt for every client it opens.
 type lockApp struct {

@@ -190,6 +190,7 @@ type scenarioFlags struct {
 	linearizableReadsAfterSync bool
 	datagramFaults             bool
 	checkTimeLimit             time.Duration
+	checker                    string
 	scriptPath                 string
 
 	// set records which flags the user gave, so that conflicts can be named.
@@ -219,6 +220,8 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.datagramFaults, "datagram-faults", false, "inject loss, duplication and reordering inside connections: OUTSIDE ZAB's fault model")
 	fs.DurationVar(&f.checkTimeLimit, "check-time-limit", checkers.DefaultTimeLimit, "host time each linearizability check may search before its verdict is Unknown (never a pass); "+
 		"the only verdict that depends on the machine's speed, not on the seed alone")
+	fs.StringVar(&f.checker, "checker", "zxid", "how linearizability is decided: zxid (verify the order the zxids give; never Unknown), "+
+		"porcupine (search for a linearization), or both (and cross-check them)")
 	fs.StringVar(&f.scriptPath, "script", "", "run this scenario script `FILE` instead of the one each seed draws")
 }
 
@@ -258,6 +261,11 @@ func (f *scenarioFlags) options() (scenarios.Options, error) {
 	faults, err := scenarios.ParseFaults(f.faults)
 	if err != nil {
 		problems = append(problems, fmt.Errorf("--faults: %w", err))
+	}
+	if f.checker != "" || f.set["checker"] { // commands that do not register the flag keep the default
+		if opts.Checker, err = checkers.ParseLinearizabilityChecker(f.checker); err != nil {
+			problems = append(problems, fmt.Errorf("--checker: %w", err))
+		}
 	}
 	opts.Faults = orderedFaults(faults)
 	if err := errors.Join(problems...); err != nil {
@@ -376,6 +384,9 @@ func (f *scenarioFlags) replayArgs() []string {
 	}
 	if f.checkTimeLimit != checkers.DefaultTimeLimit {
 		add("check-time-limit", f.checkTimeLimit.String())
+	}
+	if f.checker != "" && f.checker != "zxid" {
+		add("checker", f.checker)
 	}
 	return args
 }
