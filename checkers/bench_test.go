@@ -2,9 +2,19 @@ package checkers
 
 import (
 	"math/rand/v2"
+	"syscall"
 	"testing"
 	"time"
 )
+
+// processCPUTime is the CPU time this process has used, user and system.
+func processCPUTime() time.Duration {
+	var usage syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err != nil {
+		return 0
+	}
+	return time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
+}
 
 // prngSource drives the history generator from a seeded PRNG, for benchmarks.
 type prngSource struct {
@@ -99,4 +109,32 @@ func largestDecided(tb testing.TB, reads bool, limit time.Duration) int {
 		largest = countOps(h)
 	}
 	return largest
+}
+
+// BenchmarkZxidOrderMillion decides a history of about a million operations (8 clients, writes
+// and reads on 100 znodes, a tenth of the writes lost) with the zxid-order checker, validation
+// included, and reports the cost per operation; porcupine's figure for comparison is
+// BenchmarkLargestWithinOneSecond's.
+func BenchmarkZxidOrderMillion(b *testing.B) {
+	for _, bench := range []struct {
+		name  string
+		paths int
+	}{{"100-znodes", 100}, {"1-znode", 1}} {
+		b.Run(bench.name, func(b *testing.B) {
+			h := benchHistory(b, 8, bench.paths, 1_000_000)
+			opts := LinearizabilityOptions{Model: RegisterModel, Prefix: "/r", IncludeReads: true}
+			cpu := processCPUTime()
+			for b.Loop() {
+				res, err := CheckZxidOrder(h, opts)
+				if err != nil || res.Status != Pass {
+					b.Fatalf("%v %s", err, res)
+				}
+			}
+			// On a shared machine wall time per check overstates the cost; the process's CPU time
+			// (with -cpu 1, the collector included) is the figure to compare with one second.
+			b.ReportMetric((processCPUTime()-cpu).Seconds()/float64(b.N), "cpu-s/check")
+			b.ReportMetric(float64(countOps(h)), "ops")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*countOps(h)), "ns/history-op")
+		})
+	}
 }

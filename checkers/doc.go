@@ -43,14 +43,29 @@
 //	start := time.Now() // determinism:ok the caller, outside the simulated world, times the checks
 //	report, err := checkers.Run(h, checkers.Options{
 //		Linearizability: []checkers.LinearizabilityOptions{{Model: checkers.RegisterModel, Prefix: "/r"}},
+//		Checker:         checkers.ZxidOrderChecker, // or PorcupineChecker, or BothCheckers
 //		Liveness:        checkers.LivenessOptions{LeaderBound: 10 * clock.Second, OperationBound: 30 * clock.Second},
 //		Stopwatch:       func() time.Duration { return time.Since(start) }, // determinism:ok optional, host time
 //	})
 //	if report.Failed() { fmt.Print(report) }
 //
-// The linearizability checker uses porcupine with three models (a register per znode,
-// partitioned by path; the whole tree, for multi; the sequential queue) and settles unknown
-// outcomes from the committed log before leaving the rest to porcupine. Reads are not in the
+// Linearizability is judged with three models (a register per znode, partitioned by path; the
+// whole tree, for multi; the sequential queue), by one of two checkers (Options.Checker):
+//
+//   - zxid order (CheckZxidOrder, the default): every operation is placed at the zxid of its
+//     transaction (a replied write at its reply zxid, which must name its own transaction; an
+//     unknown outcome where the committed log has it; a read just after its reply zxid), and that
+//     one order is verified in near-linear time: the models replay it to every recorded result,
+//     it respects real time and each session's order. It never says Unknown. A pass exhibits a
+//     linearization, so it holds whatever the zxids say; a violation relies on the zxids reported
+//     to clients being truthful, and a server that misreports them is caught as such (rules
+//     reply-zxid, reply-transaction) even where porcupine, which ignores zxids, finds some other
+//     order that explains the values.
+//   - porcupine (CheckLinearizability): a search for a linearization, after settling unknown
+//     outcomes from the committed log; exponential in concurrency, bounded by a time limit past
+//     which the verdict is Unknown.
+//
+// BothCheckers runs both and adds a cross-check result that fails when they disagree. Reads are not in the
 // linearizability check by default because ZooKeeper does not promise linearizable reads
 // (ZOOKEEPER-1675); the sequential-consistency checker judges them instead, exactly, against the
 // state at their reply zxid. LinearizableReadsAfterSync is an opt-in check of the stronger

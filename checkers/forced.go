@@ -53,7 +53,7 @@ func newKillerCloses(h *History) killerCloses {
 // that held op: a write of the victim's session, other than a closeSession, replied at the killer's
 // zxid with the killer's cxid (when op's xid is known).
 func (k killerCloses) answered(op *Operation) bool {
-	if op.Outcome != OutcomeReplied || op.Kind == proto.OpCloseSession || !op.Kind.IsWrite() {
+	if len(k.zxids) == 0 || op.Outcome != OutcomeReplied || op.Kind == proto.OpCloseSession || !op.Kind.IsWrite() {
 		return false
 	}
 	zxid, ok := k.zxids[op.Session]

@@ -35,7 +35,7 @@ type LinearizabilityOptions struct {
 	// committed log first.
 	NoLogResolution bool
 	// Visualization, if set, receives porcupine's self-contained HTML visualization of the history
-	// and of the linearizations found.
+	// and of the linearizations found. Run draws it with porcupine whichever checker decides.
 	Visualization io.Writer
 	// Annotations are drawn in the visualization beside the clients' operations: the run's faults
 	// and leader changes, so that a reader sees what the cluster went through while the clients
@@ -55,7 +55,7 @@ type Annotation struct {
 
 func (o LinearizabilityOptions) validate() error {
 	switch o.Model {
-	case RegisterModel, TreeModel, QueueModel:
+	case RegisterModel, TreeModel, QueueModel, WriteOrderModel:
 	default:
 		return fmt.Errorf("checkers: linearizability model %d does not exist", o.Model)
 	}
@@ -87,6 +87,10 @@ func CheckLinearizability(h *History, opts LinearizabilityOptions) (Result, erro
 func checkLinearizability(h *History, opts LinearizabilityOptions) (Result, error) {
 	if err := opts.validate(); err != nil {
 		return Result{}, err
+	}
+	if opts.Model == WriteOrderModel {
+		return Result{Checker: opts.Model.checkerName(), Status: Skipped,
+			Summary: "porcupine needs a state model; the write order is for the zxid-order checker"}, nil
 	}
 	b := newLinearizabilityBuilder(h, opts)
 	if err := b.collect(); err != nil {
@@ -137,6 +141,10 @@ type linearizabilityEntry struct {
 	call, ret int64
 	client    int
 	op        *Operation // nil for a session end recorded by the runner
+	// zxid is the zxid of the operation's committed transaction (the reply header's for a replied
+	// operation, the log's for one the log settled or a session end), or 0 where none is known.
+	// Porcupine ignores it; the zxid-order checker orders the history by it.
+	zxid int64
 }
 
 type linearizabilityBuilder struct {
@@ -151,6 +159,9 @@ type linearizabilityBuilder struct {
 	// ephemeral node: the partitions its end must reach.
 	ephemeralPaths map[int64][]string
 	killers        killerCloses
+	// inputs and outputs are pools for the entries' model values (see newInput).
+	inputs  []modelInput
+	outputs []modelOutput
 	// Counts for the notes: unknown outcomes settled by the log, and left to porcupine; session
 	// ends the log shows without a time to place them at; writes answered by a killer.
 	happened, didNotHappen, undecided, untimedEnds, hijacked int
@@ -162,7 +173,7 @@ func newLinearizabilityBuilder(h *History, opts LinearizabilityOptions) *lineari
 		ephemeralPaths: map[int64][]string{}, killers: newKillerCloses(h),
 	}
 	if !opts.NoLogResolution {
-		b.resolver = newResolver(h)
+		b.resolver = newResolver(h, b.killers)
 	}
 	return b
 }
@@ -175,6 +186,12 @@ func (b *linearizabilityBuilder) collect() error {
 			ended[b.h.Sessions[i].Session] = true
 		}
 	}
+	total := 0
+	for ci := range b.h.Clients {
+		total += len(b.h.Clients[ci].Ops)
+	}
+	b.inputs, b.outputs = make([]modelInput, 0, total), make([]modelOutput, 0, total)
+	b.entries = make([]linearizabilityEntry, 0, total)
 	for ci := range b.h.Clients {
 		c := &b.h.Clients[ci]
 		for oi := range c.Ops {
@@ -196,21 +213,22 @@ func (b *linearizabilityBuilder) collect() error {
 
 // add records one in-scope operation, settling its outcome if it is unknown.
 func (b *linearizabilityBuilder) add(client int, ref OpRef, op *Operation) {
+	if op.Outcome == OutcomeNotApplied {
+		return
+	}
 	entry := linearizabilityEntry{
-		input: &modelInput{
+		input: b.newInput(modelInput{
 			ref: ref, kind: op.Kind, path: op.Path, data: string(op.Data), version: op.Version,
 			mode: op.Mode, session: op.Session, multi: op.Multi, source: op,
-		},
+		}),
 		call: int64(op.Call), client: client, op: op,
 	}
 	// A write answered with a killer's closeSession (see killerCloses) had no reply of its own:
 	// its fate is for the log to settle, as after an expiry.
 	hijacked := b.killers.answered(op)
 	switch {
-	case op.Outcome == OutcomeNotApplied:
-		return
 	case op.Outcome == OutcomeReplied && !hijacked:
-		entry.output, entry.ret = replyOutput(op), int64(op.Return)
+		entry.output, entry.ret, entry.zxid = b.newOutput(replyOutput(op)), int64(op.Return), op.Zxid
 	default:
 		if isRead(op.Kind) {
 			return // a read without a reply changed nothing and showed nothing
@@ -218,11 +236,11 @@ func (b *linearizabilityBuilder) add(client int, ref OpRef, op *Operation) {
 		if hijacked {
 			b.hijacked++
 		}
-		output, ret, keep := b.settle(op)
+		output, ret, zxid, keep := b.settle(op)
 		if !keep {
 			return
 		}
-		entry.output, entry.ret = output, ret
+		entry.output, entry.ret, entry.zxid = output, ret, zxid
 	}
 	for _, path := range createsEphemeral(op) {
 		b.ephemeralPaths[op.Session] = append(b.ephemeralPaths[op.Session], path)
@@ -234,9 +252,32 @@ func (b *linearizabilityBuilder) add(client int, ref OpRef, op *Operation) {
 	b.entries = append(b.entries, entry)
 }
 
+// newInput and newOutput place model values in the builder's pools, one allocation for a whole
+// history instead of two per operation; a pool never grows past the capacity collect gave it, so
+// the pointers stay valid.
+func (b *linearizabilityBuilder) newInput(v modelInput) *modelInput {
+	if len(b.inputs) == cap(b.inputs) {
+		p := new(modelInput) // not &v, which would move every v to the heap
+		*p = v
+		return p
+	}
+	b.inputs = append(b.inputs, v)
+	return &b.inputs[len(b.inputs)-1]
+}
+
+func (b *linearizabilityBuilder) newOutput(v modelOutput) *modelOutput {
+	if len(b.outputs) == cap(b.outputs) {
+		p := new(modelOutput)
+		*p = v
+		return p
+	}
+	b.outputs = append(b.outputs, v)
+	return &b.outputs[len(b.outputs)-1]
+}
+
 // replyOutput is the model's view of a reply.
-func replyOutput(op *Operation) *modelOutput {
-	out := &modelOutput{
+func replyOutput(op *Operation) modelOutput {
+	out := modelOutput{
 		err: op.Err, path: op.CreatedPath, version: -1, data: string(op.ResultData),
 		children: op.Children, subs: op.MultiResults,
 	}
@@ -257,8 +298,8 @@ func replyOutput(op *Operation) *modelOutput {
 
 // settle decides what is known of an indeterminate write: from the committed log if it can,
 // otherwise nothing (porcupine's nondeterministic handling). keep is false for a write the log
-// shows never happened.
-func (b *linearizabilityBuilder) settle(op *Operation) (out *modelOutput, ret int64, keep bool) {
+// shows never happened; zxid is the zxid of its transaction when the log has it.
+func (b *linearizabilityBuilder) settle(op *Operation) (out *modelOutput, ret, zxid int64, keep bool) {
 	if b.resolver != nil {
 		switch v, idx := b.resolver.resolve(op); v {
 		case happened:
@@ -269,14 +310,14 @@ func (b *linearizabilityBuilder) settle(op *Operation) (out *modelOutput, ret in
 			if txn.Time > 0 && txn.Time >= op.Call {
 				ret = int64(txn.Time)
 			}
-			return &modelOutput{err: o.err, path: o.path, version: o.version, subs: o.subs, resolved: true}, ret, true
+			return &modelOutput{err: o.err, path: o.path, version: o.version, subs: o.subs, resolved: true}, ret, txn.Entry.Header.Zxid, true
 		case didNotHappen:
 			b.didNotHappen++
-			return nil, 0, false
+			return nil, 0, 0, false
 		}
 	}
 	b.undecided++
-	return &modelOutput{unknown: true, version: -1}, b.horizon, true
+	return &modelOutput{unknown: true, version: -1}, b.horizon, 0, true
 }
 
 // collectSessionEnds adds the session ends the runner recorded, as instantaneous operations at
@@ -291,7 +332,7 @@ func (b *linearizabilityBuilder) collectSessionEnds() {
 			continue
 		}
 		recorded[s.Session] = true
-		b.addSessionEnd(s.Session, s.End.Time, OpRef{Client: "runner", Index: i})
+		b.addSessionEnd(s.Session, s.End.Time, s.End.Zxid, OpRef{Client: "runner", Index: i})
 	}
 	for _, c := range b.closes {
 		recorded[c.input.session] = true
@@ -306,18 +347,18 @@ func (b *linearizabilityBuilder) collectSessionEnds() {
 			b.untimedEnds++
 			continue
 		}
-		b.addSessionEnd(hdr.ClientID, b.h.Committed[i].Time, OpRef{Client: "log", Index: i})
+		b.addSessionEnd(hdr.ClientID, b.h.Committed[i].Time, hdr.Zxid, OpRef{Client: "log", Index: i})
 	}
 }
 
-func (b *linearizabilityBuilder) addSessionEnd(session int64, at clock.Time, ref OpRef) {
+func (b *linearizabilityBuilder) addSessionEnd(session int64, at clock.Time, zxid int64, ref OpRef) {
 	if len(b.ephemeralPaths[session]) == 0 {
 		return
 	}
 	b.closes = append(b.closes, linearizabilityEntry{
 		input:  &modelInput{ref: ref, kind: proto.OpCloseSession, session: session},
 		output: &modelOutput{err: proto.OK, version: -1},
-		call:   int64(at), ret: int64(at), client: len(b.h.Clients),
+		call:   int64(at), ret: int64(at), client: len(b.h.Clients), zxid: zxid,
 	})
 }
 
@@ -394,7 +435,7 @@ func (b *linearizabilityBuilder) porcupineHistory() ([]porcupine.Operation, []st
 	var history []porcupine.Operation
 	emit := func(e linearizabilityEntry, partition int) {
 		in := *e.input
-		in.partition = partition
+		in.partition, in.zxid = partition, e.zxid
 		history = append(history, porcupine.Operation{
 			ClientId: e.client, Input: &in, Call: e.call, Output: e.output, Return: e.ret, Metadata: in.ref.String(),
 		})

@@ -21,6 +21,7 @@ type modelInput struct {
 	session   int64 // the issuing session: the owner of an ephemeral, the session a close ends
 	multi     []SubOperation
 	source    *Operation // the operation in the history, or nil for a session end the runner recorded
+	zxid      int64      // the position the zxid-order checker gives it (see linearizabilityEntry.zxid)
 }
 
 // modelOutput is what a porcupine model sees of an operation's result.
@@ -129,9 +130,13 @@ func registerJudged(kind proto.OpCode, code proto.Code) bool {
 }
 
 func registerModelStep(state, input, output any) (bool, any) {
-	s := state.(registerState)
-	in := input.(*modelInput)
-	out := output.(*modelOutput)
+	ok, next := registerJudge(state.(registerState), input.(*modelInput), output.(*modelOutput))
+	return ok, next
+}
+
+// registerJudge is the register model's step without the interfaces porcupine needs, for the
+// zxid-order checker's replay.
+func registerJudge(s registerState, in *modelInput, out *modelOutput) (bool, registerState) {
 	code, version, next := registerStep(s, in)
 	if out.unknown {
 		return true, next

@@ -25,14 +25,27 @@ type resolver struct {
 	opsPerKey map[sessionXid]int
 }
 
-func newResolver(h *History) *resolver {
+func newResolver(h *History, killers killerCloses) *resolver {
 	r := &resolver{log: h.Committed, txnByKey: map[sessionXid]int{}, opsPerKey: map[sessionXid]int{}}
+	// Only the writes without a reply of their own are ever resolved: index their keys alone, so
+	// that a large history with few of them costs one scan of the log and of the operations.
+	for ci := range h.Clients {
+		for oi := range h.Clients[ci].Ops {
+			op := &h.Clients[ci].Ops[oi]
+			if op.Session != 0 && op.Xid != 0 && op.Kind.IsWrite() && (op.Outcome.Indeterminate() || killers.answered(op)) {
+				r.opsPerKey[sessionXid{op.Session, op.Xid}] = 0
+			}
+		}
+	}
+	if len(r.opsPerKey) == 0 {
+		return r
+	}
 	for i := range h.Committed {
 		hdr := &h.Committed[i].Entry.Header
-		if hdr.ClientID == 0 || hdr.Cxid == 0 {
+		key := sessionXid{hdr.ClientID, hdr.Cxid}
+		if _, wanted := r.opsPerKey[key]; !wanted {
 			continue
 		}
-		key := sessionXid{hdr.ClientID, hdr.Cxid}
 		if _, dup := r.txnByKey[key]; dup {
 			r.txnByKey[key] = -1
 		} else {
@@ -42,8 +55,9 @@ func newResolver(h *History) *resolver {
 	for ci := range h.Clients {
 		for oi := range h.Clients[ci].Ops {
 			op := &h.Clients[ci].Ops[oi]
-			if op.Session != 0 && op.Xid != 0 {
-				r.opsPerKey[sessionXid{op.Session, op.Xid}]++
+			key := sessionXid{op.Session, op.Xid}
+			if n, wanted := r.opsPerKey[key]; wanted {
+				r.opsPerKey[key] = n + 1
 			}
 		}
 	}
@@ -59,7 +73,9 @@ const (
 	didNotHappen
 )
 
-// resolve returns whether the operation's transaction is in the log, and its index if so.
+// resolve returns whether the operation's transaction is in the log, and its index if so. It
+// answers only for writes without a reply of their own (unknown outcomes, writes answered by a
+// killer); for any other operation it says undecided.
 func (r *resolver) resolve(op *Operation) (verdict, int) {
 	if op.Session == 0 || op.Xid == 0 || !op.Kind.IsWrite() {
 		return undecided, -1

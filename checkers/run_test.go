@@ -37,7 +37,7 @@ func TestRunAggregatesEveryChecker(t *testing.T) {
 		names = append(names, res.Checker)
 		assert.False(t, res.Failed(), res.String())
 	}
-	assert.Equal(t, []string{CheckerRegister, CheckerSequentialConsistency, CheckerLinearizableReadsAfterSync,
+	assert.Equal(t, []string{CheckerZxidRegister, CheckerSequentialConsistency, CheckerLinearizableReadsAfterSync,
 		CheckerWatches, CheckerSessions, CheckerLiveness}, names)
 	assert.False(t, report.Failed())
 	assert.Empty(t, report.Findings())

@@ -33,6 +33,11 @@ const (
 	// the retry creates a second node, and the first, committed later, is an orphan of a live
 	// session that blocks the queue. zabsim found this; it is not in BUGS.md's table.
 	BugUnsyncedSearch
+	// BugDowngradeNewNode: a downgrading read lock creates a new sequential node, as Curator did
+	// before 5.5.0 (CURATOR-621), instead of taking the write node's sequence: the node sorts
+	// after the writers already waiting, and the first of them takes the write lock as soon as
+	// the downgrading holder releases it, while that holder still reads.
+	BugDowngradeNewNode
 )
 
 var bugTable = switches.NewTable("recipe bug",
@@ -42,6 +47,7 @@ var bugTable = switches.NewTable("recipe bug",
 	switches.Switch[Bug]{Bit: BugUnprotectedCreate, Name: "lock-unprotected-create", Description: "a lock node create is retried without looking for the node a lost reply created"},
 	switches.Switch[Bug]{Bit: BugWriterSkipsReaders, Name: "rwlock-writer-skips-readers", Description: "a writer waits only for earlier writers, not for earlier readers"},
 	switches.Switch[Bug]{Bit: BugUnsyncedSearch, Name: "curator-unsynced-search", Description: "the protected-mode search lists children without a sync first (Curator's own code)"},
+	switches.Switch[Bug]{Bit: BugDowngradeNewNode, Name: "rwlock-downgrade-new-node", Description: "a downgrading read lock queues a new node behind waiting writers (Curator before 5.5.0, CURATOR-621)"},
 )
 
 // Bugs is a set of recipe bug switches. The zero value switches nothing on.

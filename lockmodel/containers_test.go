@@ -168,6 +168,8 @@ func TestLeaderLatchQueuesItsCreateAgainWhenItsNewParentIsDeleted(t *testing.T) 
 		"sync /election: OK", "getChildren /election: OK",
 		"create /election/...: OK",
 		"getChildren /election: OK",
+		// First: the owner check before leading (LeaderLatch.checkLeadership, CURATOR-696).
+		"getData /election/...: OK",
 	}, requests.entries)
 }
 

@@ -17,8 +17,14 @@
 //   - Mutex: InterProcessMutex with LockInternals and StandardLockInternalsDriver: a fair,
 //     reentrant lock on ephemeral-sequential nodes with protected names; each waiter watches only
 //     its predecessor and lists the children again after every notification.
-//   - ReadWriteLock: InterProcessReadWriteLock, two Mutexes sharing one queue.
-//   - LeaderLatch: Curator 5's LeaderLatch.
+//   - ReadWriteLock: InterProcessReadWriteLock, two Mutexes sharing one queue; a writer may
+//     downgrade, its read node taking the write node's sequence (CURATOR-621, Curator 5.5.0).
+//   - LeaderLatch: Curator 5.8's LeaderLatch, with the leadership checks of CURATOR-653 (5.4.0:
+//     leadership is given up when the node is no longer first) and CURATOR-696 (5.7.0: the
+//     node's ephemeral owner is checked before leading).
+//   - LeaderSelector: Curator 5's LeaderSelector on an InterProcessMutex, with autoRequeue and
+//     LeaderSelectorListenerAdapter's cancellation on SUSPENDED and LOST (the election task is
+//     interrupted, acquiring or leading, and its node deleted).
 //   - Resource and ResourceClient: the protected service, on its own node, recording every access
 //     with the holder's fencing token (its lock node's czxid), with fencing on or off.
 //
@@ -63,7 +69,12 @@
 //     maxRequeues times and then fails the run (Curator has no bound): every round needs the
 //     container manager to delete the parent between mkdirs and the create.
 //   - A holder needs its fencing token: a node found by the protected-mode search comes without
-//     its stat, so its czxid is read with exists before the lock or leadership is taken.
+//     its stat, so a Mutex reads its czxid with exists before it takes the lock (a LeaderLatch
+//     reads it with the getData of its owner check).
+//
+// Besides the bug zoo's switches, a Session takes self-test switches (Config.SelfTests, see
+// SelfTests): deliberate faults that show a lock checker firing end to end, such as
+// latch-keeps-leadership (LeaderLatch before Curator 5.4.0).
 //
 // Usage, inside the simulator:
 //

@@ -14,6 +14,12 @@ var (
 	// ErrLost: the session was lost (it expired or the client was closed), and with it every lock
 	// node it owned; Curator's ConnectionState.LOST.
 	ErrLost = errors.New("lockmodel: the session was lost")
+	// ErrNotFirst: a leader's node is no longer first in the election (or is gone), and it gave up
+	// leadership (LeaderLatch.checkLeadership, CURATOR-653).
+	ErrNotFirst = errors.New("lockmodel: the leader's node is no longer first in the election")
+	// ErrInterrupted: the acquisition was interrupted, as LeaderSelector interrupts its election
+	// thread on SUSPENDED and LOST (cancelElection); its node was deleted.
+	ErrInterrupted = errors.New("lockmodel: the acquisition was interrupted")
 	// ErrNotHeld: Release of a lock this recipe does not hold (Curator's
 	// IllegalMonitorStateException).
 	ErrNotHeld = errors.New("lockmodel: the lock is not held")
@@ -64,9 +70,17 @@ const (
 	// EventLost: the holder lost the lock or leadership involuntarily (its session was lost, or a
 	// leader was suspended): it must stop using the resource.
 	EventLost
+	// EventReleasing: the holder began to release the lock (its last hold): from now on it no
+	// longer believes it holds it, although its node is deleted only later (EventReleased).
+	EventReleasing
+	// EventRequeued: the recipe abandoned its node and queued again with a new one, within one
+	// acquisition or one stay in an election, with its session alive: a LeaderLatch that did not
+	// find its node (reset), an InterProcessMutex whose node was gone ("Sequential path not
+	// found"). Node is the node abandoned, if it had one.
+	EventRequeued
 )
 
-var eventKindNames = [...]string{"invalid", "acquiring", "created", "watching", "granted", "not-granted", "released", "lost"}
+var eventKindNames = [...]string{"invalid", "acquiring", "created", "watching", "granted", "not-granted", "released", "lost", "releasing", "requeued"}
 
 func (k EventKind) String() string {
 	if int(k) < len(eventKindNames) {
@@ -85,6 +99,7 @@ const (
 	RecipeRead      Recipe = "read"      // InterProcessReadWriteLock's read lock
 	RecipeWrite     Recipe = "write"     // InterProcessReadWriteLock's write lock
 	RecipeLeader    Recipe = "leader"    // LeaderLatch
+	RecipeSelector  Recipe = "selector"  // LeaderSelector
 )
 
 // Event is one thing a recipe did. Client and Session identify the application; Attempt numbers

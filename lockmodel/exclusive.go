@@ -160,24 +160,41 @@ func (l *ExclusiveLock) failCleaningUp(a *exclusiveAcquisition, err error) {
 
 // deleteOurs deletes the lock node this session made (czxid), with the retry policy; a retry
 // first checks that the node is still that one, since a lost reply may have deleted it already
-// and another client may have made the next.
+// and another client may have made the next. The check syncs first: the delete whose reply was
+// lost may still be on its way to commit (sent through the server the session left), and a
+// check answered before it commits would find our node, after which the retried delete would
+// remove the next holder's (lock seed 7106: c1's retried delete deleted c3's node while c3 held
+// the lock). A leader answers the sync only after every proposal it had when the sync came, and
+// the old server's request, if it reaches the leader later, is refused (SESSIONMOVED), as for
+// the protected-mode search (see createLockNode).
 func (l *ExclusiveLock) deleteOurs(czxid int64, done func(client.Result)) {
 	retrying(l.s, codeOfResult, func(count int, cb func(client.Result)) {
 		if count == 0 {
 			l.s.delete(l.path, cb)
 			return
 		}
-		l.s.exists(l.path, nil, func(r client.StatResult) {
-			switch {
-			case r.Err == proto.OK && r.Stat.Czxid == czxid:
-				l.s.delete(l.path, cb)
-			case r.Err == proto.OK || r.Err == proto.NoNode:
-				cb(client.Result{Err: proto.OK}) // Our node is gone: the lost reply deleted it.
-			default:
+		l.s.sync(l.path, func(r client.Result) {
+			if r.Err != proto.OK && r.Err != proto.NoNode {
 				cb(client.Result{Err: r.Err})
+				return
 			}
+			l.checkAndDelete(czxid, cb)
 		})
 	}, done)
+}
+
+// checkAndDelete deletes the lock node if it is still the one with czxid.
+func (l *ExclusiveLock) checkAndDelete(czxid int64, cb func(client.Result)) {
+	l.s.exists(l.path, nil, func(r client.StatResult) {
+		switch {
+		case r.Err == proto.OK && r.Stat.Czxid == czxid:
+			l.s.delete(l.path, cb)
+		case r.Err == proto.OK || r.Err == proto.NoNode:
+			cb(client.Result{Err: proto.OK}) // Our node is gone: the lost reply deleted it.
+		default:
+			cb(client.Result{Err: r.Err})
+		}
+	})
 }
 
 // noParent creates again after the retry policy's sleep, or fails once the policy gives up.
@@ -292,6 +309,7 @@ func (l *ExclusiveLock) Release(done func(error)) error {
 	}
 	h := *l.held
 	l.held = nil
+	l.emit(Event{Kind: EventReleasing, Node: l.path, Token: h.token})
 	l.deleteOurs(h.token, func(r client.Result) {
 		var err error
 		switch {

@@ -17,12 +17,30 @@ const (
 	LatchClosed
 )
 
-// LeaderLatch is Curator's LeaderLatch (5.x): leader election on the same queue as the fair lock.
-// Each participant creates a protected ephemeral-sequential node; the lowest is the leader; every
-// other participant watches its predecessor with getData and lists the children again when that
-// node is deleted. Leadership is lost on SUSPENDED and LOST (the default error policy), and checked
-// again on RECONNECTED: a participant whose node is still first leads again, one whose node is
-// gone starts over with a new node. Close leaves the election.
+// LeaderLatch is Curator's LeaderLatch as of 5.8: leader election on the same queue as the fair
+// lock. Each participant creates a protected ephemeral-sequential node in the background
+// (LeaderLatch.reset); the lowest is the leader; every other participant watches its predecessor
+// with getData and lists the children again when that node is deleted (checkLeadership). The
+// leadership checks follow Curator's, fix by fix:
+//
+//   - checkLeadership gives up leadership when the participant's node is no longer first
+//     (setLeadership(false) before it watches its predecessor; CURATOR-653, Curator 5.4.0). A
+//     participant whose node was replaced while it led (below) stops leading at its next listing.
+//   - Before leading, checkLeadership reads its own node (getData) and compares the node's
+//     ephemeral owner with the session's id, starting over (reset) if they differ or the node is
+//     gone (CURATOR-696, Curator 5.7.0).
+//   - handleStateChange: SUSPENDED and LOST end leadership (StandardConnectionStateErrorPolicy);
+//     RECONNECTED lists the children again. If the reconnect comes while reset's create is still
+//     being retried, the participant has no node yet, so checkLeadership does not find it and
+//     resets: a second create starts while the first goes on. Each completes with setNode, which
+//     deletes the node before; the first may make the participant leader, and the second then
+//     deletes the leader's node and lists the children, and the participant gives up leadership
+//     one round trip later (or keeps leading on its new node if that is first), as Curator does.
+//     Until that round trip returns it believes it leads on a deleted node: Curator's window, which
+//     lock/exclusive-belief judges.
+//   - A listing that finds the election's parent gone resets (CURATOR-724, Curator 5.8.0).
+//
+// Close leaves the election.
 type LeaderLatch struct {
 	s     *Session
 	path  string
@@ -40,6 +58,13 @@ type LeaderLatch struct {
 	attempt int  // counts the waits for leadership, for events
 	waiting bool // the current attempt has not ended
 	resets  int
+	// lossErr, if set, says why the next loss of leadership happens (ErrLost otherwise).
+	lossErr error
+	// ledOn and ledToken are the node and token the participant was made leader on.
+	ledOn    string
+	ledToken int64
+	// othersQueued says the last listing that found the participant first had other nodes too.
+	othersQueued bool
 }
 
 // maxResets bounds how often a latch starts over with a new node: a latch that cannot keep a node
@@ -142,43 +167,80 @@ func (l *LeaderLatch) reset() {
 	if l.resets > maxResets {
 		panic(fmt.Sprintf("lockmodel: %s's leader latch on %s reset %d times", l.s.cfg.Name, l.path, l.resets))
 	}
+	l.lossErr = ErrNotFirst
 	l.setLeadership(false, 0, EventLost)
+	if l.resets > 1 && l.s.state != StateLost {
+		// Every reset after the first (internalStart's) abandons the participant's place in the
+		// queue, or a create still in flight, and queues again.
+		l.emit(Event{Kind: EventRequeued, Node: l.ourPath})
+	}
 	l.setNode("", 0)
 	l.s.createLockNode(joinPath(l.path, LatchLockName), l.id, l.createMode(), true, func(r created) {
 		if r.code != proto.OK {
 			l.s.w.Note(l.s.node, "lock", "%s leader latch %s: create failed: %v", l.s.cfg.Name, l.path, r.code)
 			return
 		}
-		if r.stat == nil {
-			l.tokenOfFound(r.path)
+		token := int64(0)
+		if r.stat != nil {
+			token = r.stat.Czxid
+		}
+		// A node the protected-mode search found came without its stat: its czxid, the fencing
+		// token, is read when the participant checks its owner before leading (lead).
+		l.nodeCreated(r.path, token)
+	})
+}
+
+// lead is the branch of checkLeadership for a participant whose node is first (Curator 5.7.0,
+// CURATOR-696): it reads its node (getData, in the background, with the retry policy) and leads
+// only if the node's ephemeral owner is this session; any other outcome (the node gone, an owner
+// that differs, an error the retry policy gave up on, which leaves Curator's event without a stat)
+// resets. The node's czxid is the leader's fencing token, which a node found by the protected-mode
+// search came without.
+//
+// Two deviations: a reply that comes after the participant moved to another node is ignored
+// (Curator's callback sets leadership for the path it captured, which a later check then corrects;
+// ignoring it leaves the decision to that check), and with BugPersistentNode, whose nodes have no
+// ephemeral owner, the owner is not compared (the bug models a recipe without ephemeral nodes,
+// which has no such check).
+func (l *LeaderLatch) lead(zxid int64) {
+	path := l.ourPath
+	if l.s.cfg.SelfTests.Has(SelfTestLatchKeepsLeadership) || l.s.cfg.SelfTests.Has(SelfTestLatchNoOwnerCheck) {
+		l.leadWithoutOwnerCheck(path, zxid)
+		return
+	}
+	l.s.getDataRetrying(path, nil, func(r client.DataResult) {
+		if l.state != LatchStarted || l.ourPath != path {
 			return
 		}
-		l.nodeCreated(r.path, r.stat.Czxid)
-	})
-}
-
-// tokenOfFound reads the czxid of a node a protected-mode search found, which the participant needs
-// as its fencing token. If it cannot be read now, the node is taken without it, as Curator takes
-// it, and the token is read before the participant leads (see lead).
-func (l *LeaderLatch) tokenOfFound(path string) {
-	l.s.existsRetrying(path, nil, func(r client.StatResult) {
-		token := int64(0)
-		if r.Err == proto.OK {
-			token = r.Stat.Czxid
+		owned := r.Err == proto.OK && (r.Stat.EphemeralOwner == l.s.SessionID() || l.s.cfg.Bugs.Has(BugPersistentNode))
+		if !owned {
+			l.reset()
+			return
 		}
-		l.nodeCreated(path, token)
+		if l.ourToken == 0 {
+			l.ourToken = r.Stat.Czxid
+		}
+		if l.s.cfg.SelfTests.Has(SelfTestLatchYields) && l.othersQueued {
+			// The self-test: yield to the others after one base sleep instead of leading.
+			l.s.later(l.s.cfg.Retry.BaseSleep, func() {
+				if l.state == LatchStarted && l.ourPath == path {
+					l.reset()
+				}
+			})
+			return
+		}
+		l.setLeadership(true, zxid, 0)
 	})
 }
 
-// lead makes the participant leader, reading its node's czxid first if it is not known: a leader
-// must have a fencing token. A node found gone starts over; another failure waits for the next
-// check (the next RECONNECTED, or the next notification).
-func (l *LeaderLatch) lead(zxid int64) {
+// leadWithoutOwnerCheck is checkLeadership before Curator 5.7.0, for the self-tests that restore
+// LeaderLatch as it was before 5.4.0 and before 5.7.0: the first participant leads at once, reading its node's
+// czxid (its fencing token) first only if it does not know it.
+func (l *LeaderLatch) leadWithoutOwnerCheck(path string, zxid int64) {
 	if l.ourToken != 0 {
 		l.setLeadership(true, zxid, 0)
 		return
 	}
-	path := l.ourPath
 	l.s.existsRetrying(path, nil, func(r client.StatResult) {
 		if l.state != LatchStarted || l.ourPath != path {
 			return
@@ -250,8 +312,19 @@ func (l *LeaderLatch) checkLeadership(children []string, zxid int64) {
 	switch {
 	case ours < 0:
 		l.reset()
+		return
 	case ours == 0:
+		l.othersQueued = len(sorted) > 1
 		l.lead(zxid)
+		return
+	}
+	// Not first: Curator 5.4.0's checkLeadership gives up leadership here (CURATOR-653), before it
+	// watches the predecessor; the self-test restores the older code that kept it.
+	if !l.s.cfg.SelfTests.Has(SelfTestLatchKeepsLeadership) {
+		l.lossErr = ErrNotFirst
+		l.setLeadership(false, 0, EventLost)
+	}
+	switch {
 	case l.s.cfg.Bugs.Has(BugHerd):
 		// The listing this decision comes from left the watch on the children.
 		l.emit(Event{Kind: EventWatching, Node: l.ourPath, Path: l.path, Children: true, Zxid: zxid})
@@ -298,19 +371,26 @@ func (l *LeaderLatch) handleStateChange(st ConnectionState) {
 // setLeadership changes leadership and tells the listener and the observer; how says whether a
 // loss is a release or a loss.
 func (l *LeaderLatch) setLeadership(leader bool, zxid int64, how EventKind) {
+	defer func() { l.lossErr = nil }()
 	old := l.leader
 	l.leader = leader
 	switch {
 	case !old && leader:
 		l.waiting = false
+		l.ledOn, l.ledToken = l.ourPath, l.ourToken
 		l.emit(Event{Kind: EventGranted, Node: l.ourPath, Token: l.ourToken, Zxid: zxid})
 		if l.OnLeader != nil {
 			l.OnLeader(Grant{Held: true, Node: l.ourPath, Token: l.ourToken, Zxid: zxid})
 		}
 	case old && !leader:
-		e := Event{Kind: how, Node: l.ourPath, Token: l.ourToken}
+		// The loss names the node the participant was made leader on, which a create completing
+		// meanwhile may have replaced (setNode).
+		e := Event{Kind: how, Node: l.ledOn, Token: l.ledToken}
 		if how == EventLost {
 			e.Err = ErrLost
+			if l.lossErr != nil {
+				e.Err = l.lossErr
+			}
 		}
 		l.emit(e)
 		if l.state == LatchStarted && l.s.state != StateLost {

@@ -1,6 +1,7 @@
 package lockmodel
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -131,4 +132,56 @@ func TestLeaderLatchHerdBug(t *testing.T) {
 			assert.Zero(t, woke, "only b woke, and it leads")
 		}
 	}
+}
+
+// TestLeaderLatchGivesUpLeadershipWhenItsNodeIsNoLongerFirst: Curator 5.4.0's
+// LeaderLatch.checkLeadership calls setLeadership(false) when the participant's node is not first
+// (CURATOR-653); before it, a leader whose node was replaced by a later one kept leading. The
+// listing is handed to checkLeadership directly: a node that sorts before the leader's.
+func TestLeaderLatchGivesUpLeadershipWhenItsNodeIsNoLongerFirst(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		h := newHarness(t, 31, 3, true)
+		// A child made first gives the latch's node sequence number 1, so that a node numbered 0
+		// sorts before it.
+		h.ensure("/election", "/election/other")
+		cfg := Config{Name: "a"}
+		if keep {
+			cfg.SelfTests = cfg.SelfTests.With(SelfTestLatchKeepsLeadership)
+		}
+		a := h.appWith("a", cfg)
+		l, err := NewLeaderLatch(a.s, "/election", "a")
+		require.NoError(t, err)
+		require.NoError(t, l.Start())
+		h.run(time2s)
+		require.True(t, l.HasLeadership())
+		earlier := "_c_00000000-0000-0000-0000-000000000000-latch-0000000000"
+		require.True(t, strings.HasSuffix(l.OurPath(), LatchLockName+"0000000001"), l.OurPath())
+		l.checkLeadership([]string{nodeName(l.OurPath()), earlier}, 0)
+		assert.Equal(t, keep, l.HasLeadership(), "keeps leadership with latch-keeps-leadership only")
+	}
+}
+
+// TestLeaderLatchChecksTheOwnerOfItsNodeBeforeLeading: Curator 5.7.0's checkLeadership reads the
+// first node with getData and leads only if its ephemeral owner is this session (CURATOR-696);
+// otherwise it resets with a new node.
+func TestLeaderLatchChecksTheOwnerOfItsNodeBeforeLeading(t *testing.T) {
+	h := newHarness(t, 31, 3, true)
+	h.ensure("/election")
+	apps, l := newLatches(t, h, Bugs{}, "a", "b")
+	require.NoError(t, l[0].Start())
+	h.run(time2s)
+	require.True(t, l[0].HasLeadership())
+	require.NoError(t, l[1].Start())
+	h.run(time2s)
+	require.False(t, l[1].HasLeadership())
+	stolen := l[0].OurPath()
+	// b's latch is made to believe that a's node is its own: the owner check must refuse it.
+	l[1].ourPath, l[1].ourToken = stolen, 0
+	l[1].lead(0)
+	h.run(time2s)
+	assert.False(t, l[1].HasLeadership(), "a node owned by another session never makes a leader")
+	assert.NotEqual(t, stolen, l[1].OurPath(), "the participant reset with a node of its own")
+	assert.NotEmpty(t, h.eventsOf(EventRequeued, "b"), "the reset is reported as a requeue")
+	assert.True(t, l[0].HasLeadership())
+	_ = apps
 }

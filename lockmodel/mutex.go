@@ -97,6 +97,9 @@ type acquisition struct {
 	timer         sim.TimerID
 	done          func(Grant)
 	ended         bool
+	// interrupted: the acquisition was interrupted (interrupt) and ends at the next point it
+	// notices.
+	interrupted bool
 }
 
 // NewMutex returns an InterProcessMutex on base. data is stored in each lock node.
@@ -183,9 +186,30 @@ func (m *Mutex) createMode() proto.CreateMode {
 // the lock loop. A create that ends in NONODE found no parent even after making it: the container
 // manager deleted the empty container between mkdirs and the create. attemptLock catches that
 // NoNodeException like the lock loop's, and starts over after the retry policy's sleep.
+//
+// A read lock whose holder holds the write lock (a downgrade) does as Curator 5.5.0's read lock
+// does (CURATOR-621, InterProcessReadWriteLock.ReadLock's getSortingSequence and
+// StandardLockInternalsDriver.createsTheLock): its node is not sequential but takes the write
+// node's sequence number, so that it sorts where the write node is. A new sequential node would
+// sort after the writers already waiting, and the first of them would take the write lock as soon
+// as the downgrading holder released it, while that holder still read.
 func (m *Mutex) attemptLock(a *acquisition) {
-	m.s.createLockNode(m.path, m.data, m.createMode(), false, func(r created) {
+	path, mode := m.path, m.createMode()
+	if seq := m.sortingSequence(); seq != "" {
+		path += seq
+		mode = proto.Ephemeral
+		if m.s.cfg.Bugs.Has(BugPersistentNode) {
+			mode = proto.Persistent
+		}
+	}
+	m.s.createLockNode(path, m.data, mode, false, func(r created) {
 		if a.ended {
+			return
+		}
+		if a.interrupted && r.code == proto.OK {
+			a.node = r.path // Made after all: the interrupted acquisition deletes it.
+		}
+		if m.stopIfInterrupted(a) {
 			return
 		}
 		if r.code == proto.NoNode {
@@ -218,7 +242,7 @@ func (m *Mutex) loop(a *acquisition) {
 		target = m
 	}
 	m.s.getChildrenRetrying(m.base, target, func(r client.ChildrenResult) {
-		if a.ended {
+		if a.ended || m.stopIfInterrupted(a) {
 			return
 		}
 		switch r.Err {
@@ -247,6 +271,15 @@ func (m *Mutex) loop(a *acquisition) {
 	})
 }
 
+// sortingSequence is the read lock's getSortingSequence: the sequence of the write node this
+// session holds, or "" (also for every other lock).
+func (m *Mutex) sortingSequence() string {
+	if m.downgradeFrom == nil || m.downgradeFrom.held == nil || m.s.cfg.Bugs.Has(BugDowngradeNewNode) {
+		return ""
+	}
+	return fixForSorting(nodeName(m.downgradeFrom.held.node), WriteLockName)
+}
+
 // driverFor applies the driver, except that a read lock is granted at once to the holder of the
 // write lock (the read lock's predicate in InterProcessReadWriteLock).
 func (m *Mutex) driverFor(sorted []string, ours string) (bool, string, bool) {
@@ -260,7 +293,7 @@ func (m *Mutex) driverFor(sorted []string, ours string) (bool, string, bool) {
 // loop runs again at once.
 func (m *Mutex) watchPredecessor(a *acquisition, path string) {
 	m.s.getDataRetrying(path, m, func(r client.DataResult) {
-		if a.ended {
+		if a.ended || m.stopIfInterrupted(a) {
 			return
 		}
 		switch r.Err {
@@ -316,7 +349,7 @@ func (m *Mutex) granted(a *acquisition, zxid int64, viaWriteLock bool) {
 		return
 	}
 	m.s.existsRetrying(a.node, nil, func(r client.StatResult) {
-		if a.ended {
+		if a.ended || m.stopIfInterrupted(a) {
 			return
 		}
 		switch r.Err {
@@ -359,13 +392,41 @@ func (m *Mutex) noNode(a *acquisition) {
 			return
 		}
 		a.noNodeRetries++
+		m.emit(Event{Kind: EventRequeued, Attempt: a.id, Node: a.node})
 		m.s.later(d, func() {
-			if !a.ended {
+			if !a.ended && !m.stopIfInterrupted(a) {
 				a.node, a.stat = "", nil
 				m.attemptLock(a)
 			}
 		})
 	})
+}
+
+// interrupt interrupts the acquisition in progress, as LeaderSelector.cancelElection interrupts
+// the thread blocked in InterProcessMutex.acquire: a waiting acquisition ends at once; one with a
+// ZooKeeper call in flight ends when the call returns (a Java thread notices the interrupt at its
+// next blocking step). Either way LockInternals' lock loop deletes the acquisition's node (a node
+// its create made after all included) and the acquisition fails with ErrInterrupted.
+func (m *Mutex) interrupt() {
+	a := m.acq
+	if a == nil || a.ended || a.interrupted {
+		return
+	}
+	a.interrupted = true
+	if a.waiting {
+		a.waiting = false
+		m.s.w.CancelTimer(a.timer)
+		m.failDeleting(a, ErrInterrupted)
+	}
+}
+
+// stopIfInterrupted ends an interrupted acquisition where it noticed, reporting whether it did.
+func (m *Mutex) stopIfInterrupted(a *acquisition) bool {
+	if !a.interrupted {
+		return false
+	}
+	m.failDeleting(a, ErrInterrupted)
+	return true
 }
 
 // failDeleting ends the acquisition with err after deleting its node (the lock loop's finally).
@@ -426,6 +487,10 @@ func (m *Mutex) Release(done func(error)) error {
 	}
 	h := *m.held
 	m.held = nil
+	// InterProcessMutex.release (Curator 5.x): the last release removes the thread's lock data in
+	// a finally block whatever the delete does (LockInternals.releaseLock, a guaranteed delete):
+	// from here on the holder no longer believes it holds the lock.
+	m.emit(Event{Kind: EventReleasing, Node: h.node, Token: h.token})
 	m.s.deleteGuaranteed(h.node, func(code proto.Code) {
 		var err error
 		switch {

@@ -133,3 +133,27 @@ func TestMutexCreatesAMissingParent(t *testing.T) {
 	require.True(t, g.Held, "creatingParentsIfNeeded makes /locks/m: %v", g.Err)
 	assert.Len(t, h.children("/locks/m"), 1)
 }
+
+// TestMutexReleaseLetsGoAtOnce: Curator 5's InterProcessMutex.release decrements the hold count,
+// and the last release calls LockInternals.releaseLock (a guaranteed delete) in a try whose
+// finally removes the thread's lock data: the holder stops holding before the delete is done. The
+// recipe reports that moment (EventReleasing), then the delete's outcome (EventReleased).
+func TestMutexReleaseLetsGoAtOnce(t *testing.T) {
+	h := newHarness(t, 2, 1, true)
+	h.ensure("/locks", "/locks/m")
+	_, m := newMutexes(t, h, Bugs{}, "a")
+	g := acquire(t, m[0], 0)
+	h.run(time2s)
+	require.True(t, g.Held)
+	require.Empty(t, h.eventsOf(EventReleasing, "a"))
+	done := release(t, m[0])
+	assert.False(t, m[0].Held(), "not held from the call on")
+	releasing := h.eventsOf(EventReleasing, "a")
+	require.Len(t, releasing, 1, "reported at once")
+	assert.Equal(t, g.Token, releasing[0].Token)
+	assert.Empty(t, h.eventsOf(EventReleased, "a"), "the delete is still on its way")
+	h.run(time2s)
+	require.NoError(t, *done)
+	assert.Len(t, h.eventsOf(EventReleased, "a"), 1)
+	assert.ErrorIs(t, m[0].Release(func(error) {}), ErrNotHeld, "IllegalMonitorStateException")
+}

@@ -95,3 +95,51 @@ func TestWriterSkipsReadersBug(t *testing.T) {
 		assert.False(t, g2.Held, "bug=%v: writers still exclude each other", bug)
 	}
 }
+
+// TestDowngradedReadNodeTakesTheWriteNodesSequence: CURATOR-621 (Curator 5.5.0). The read node of
+// a downgrade is created with the write node's sequence number (ReadLock.getSortingSequence,
+// StandardLockInternalsDriver.createsTheLock with EPHEMERAL), so that a writer already waiting
+// does not take the write lock while the downgraded holder still reads.
+func TestDowngradedReadNodeTakesTheWriteNodesSequence(t *testing.T) {
+	for _, bug := range []bool{false, true} {
+		downgradeWithWriterWaiting(t, bug)
+	}
+}
+
+// downgradeWithWriterWaiting: with the bug (Curator before 5.5.0) the waiting writer gets in
+// while the downgraded holder still reads.
+func downgradeWithWriterWaiting(t *testing.T, bug bool) {
+	h := newHarness(t, 23, 1, true)
+	h.ensure("/locks", "/locks/rw")
+	bugs := Bugs{}
+	if bug {
+		bugs = bugs.With(BugDowngradeNewNode)
+	}
+	l := newRWLocks(t, h, bugs, "w", "w2")
+	gw := acquire(t, l[0].WriteLock(), 0)
+	h.run(time2s)
+	require.True(t, gw.Held)
+	waiting := acquire(t, l[1].WriteLock(), 0)
+	h.run(time2s)
+	require.False(t, waiting.Held)
+	gr := acquire(t, l[0].ReadLock(), 0)
+	h.run(time2s)
+	require.True(t, gr.Held, "the writer takes the read lock at once")
+	writeSeq, ok := Sequence(gw.Node)
+	require.True(t, ok)
+	readSeq, ok := Sequence(gr.Node)
+	require.True(t, ok, gr.Node)
+	assert.Contains(t, gr.Node, ReadLockName)
+	require.NoError(t, l[0].WriteLock().Release(func(error) {}))
+	h.run(time2s)
+	if bug {
+		assert.Greater(t, readSeq, writeSeq, "a new node, behind the waiting writer")
+		assert.True(t, waiting.Held, "the waiting writer gets in while the downgraded holder reads: the bug")
+		return
+	}
+	assert.Equal(t, writeSeq, readSeq, "the read node carries the write node's sequence")
+	assert.False(t, waiting.Held, "the waiting writer must wait for the downgraded reader")
+	require.NoError(t, l[0].ReadLock().Release(func(error) {}))
+	h.run(time2s)
+	assert.True(t, waiting.Held, "and gets the lock once it reads no more")
+}

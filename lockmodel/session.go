@@ -53,6 +53,8 @@ type Config struct {
 	ConnectionTimeout clock.Duration
 	// Bugs re-introduces recipe bugs.
 	Bugs Bugs
+	// SelfTests switches on recipe self-tests: deliberate faults that show a checker firing.
+	SelfTests SelfTests
 	// Observer, if set, hears every recipe event.
 	Observer Observer
 	// Tracer, if set, hears every request and watch event.

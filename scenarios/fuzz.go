@@ -130,7 +130,8 @@ func (f *Fuzzer) Next() FuzzCandidate {
 // of one are valid in the other.
 func sameCluster(a, b *Script) bool {
 	return a.Servers == b.Servers && a.Observers == b.Observers && a.Clients == b.Clients && a.Workload == b.Workload &&
-		a.Duration == b.Duration && a.InitialZxidCounter == b.InitialZxidCounter && a.ContainerCheckInterval == b.ContainerCheckInterval
+		a.Duration == b.Duration && a.InitialZxidCounter == b.InitialZxidCounter && a.ContainerCheckInterval == b.ContainerCheckInterval &&
+		a.SessionTimeout == b.SessionTimeout && a.ConnectionTimeout == b.ConnectionTimeout && a.ElectionRecipe == b.ElectionRecipe
 }
 
 // splice takes a's faults before at and b's from at on (AFL's splicing, on fault schedules).

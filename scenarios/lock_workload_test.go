@@ -32,7 +32,8 @@ func TestLockWorkloadsPassUnderFaults(t *testing.T) {
 			grants += len(l.log.grants)
 			accesses += len(l.resource.Log())
 			for _, name := range []string{lock.CheckerMutualExclusion, lock.CheckerUnfenced, lock.CheckerFairness,
-				lock.CheckerHerd, lock.CheckerOrphans, lock.CheckerProgress} {
+				lock.CheckerHerd, lock.CheckerOrphans, lock.CheckerProgress, lock.CheckerExclusiveBelief,
+				lock.CheckerExclusiveBeliefFenced, lock.CheckerChurn} {
 				_, ran := rep.Checks.Result(name)
 				assert.True(t, ran, "%s seed %d: %s did not run", workload, seed, name)
 			}
@@ -82,6 +83,9 @@ func TestRecipeBugsAreFoundByTheirCheckers(t *testing.T) {
 		{lockmodel.BugHerd, "lock", lock.CheckerHerd},
 		{lockmodel.BugUnprotectedCreate, "lock", lock.CheckerProgress},
 		{lockmodel.BugWriterSkipsReaders, "rwlock", lock.CheckerMutualExclusion},
+		// The fenced resource refuses the downgraded reader, whose write token is older than the
+		// writer let in behind it; the two believers are what shows the bug.
+		{lockmodel.BugDowngradeNewNode, "rwlock", lock.CheckerExclusiveBeliefFenced},
 		{lockmodel.BugHerd, "election", lock.CheckerHerd},
 		{lockmodel.BugNoFencing, "election", lock.CheckerUnfenced},
 	}

@@ -41,6 +41,10 @@ type Options struct {
 	Bugs zabmodel.Bugs
 	// RecipeBugs re-introduces lock recipe bugs in the lock workloads' recipes and resource.
 	RecipeBugs lockmodel.Bugs
+	// RecipeSelfTests switches on recipe self-tests (lockmodel.SelfTests): deliberate faults in
+	// the lock workloads' recipes that show a lock checker firing end to end. They are not bugs of
+	// the zoo and are never hunted for.
+	RecipeSelfTests lockmodel.SelfTests
 	// SelfTests breaks the servers on purpose in ways only a client-visible checker can see, to
 	// test the harness itself (see zabmodel.SelfTest). They are not bugs of the zoo.
 	SelfTests zabmodel.SelfTests
@@ -82,6 +86,9 @@ type Options struct {
 	// checkers.DefaultTimeLimit). Past it the verdict is Unknown: the one verdict that depends on
 	// the host's speed and not on the seed alone.
 	CheckTimeLimit time.Duration
+	// Checker says how linearizability is decided: by the zxid order (the zero value, the
+	// default), by porcupine's search, or both with a cross-check.
+	Checker checkers.LinearizabilityChecker
 	// Visualization, if set, is asked for a writer for each linearizability check (its model and
 	// prefix); porcupine's HTML visualization of the history is written there. nil means none.
 	Visualization func(model checkers.ModelKind, prefix string) io.Writer
@@ -164,6 +171,14 @@ func recipeBugsApply(bugs lockmodel.Bugs, workload string) error {
 	return fmt.Errorf("%w: recipe bug %s acts only on the %s workloads, never on %s", ErrOptions, bugs, strings.Join(LockWorkloads, ", "), workload)
 }
 
+// recipeSelfTestsApply is recipeBugsApply for the recipe self-tests.
+func recipeSelfTestsApply(tests lockmodel.SelfTests, workload string) error {
+	if tests.Empty() || slices.Contains(LockWorkloads, workload) {
+		return nil
+	}
+	return fmt.Errorf("%w: recipe self-test %s acts only on the %s workloads, never on %s", ErrOptions, tests, strings.Join(LockWorkloads, ", "), workload)
+}
+
 // withDefaults fills the defaults that do not depend on the seed.
 func (o Options) withDefaults() Options {
 	if o.Clients == 0 {
@@ -212,7 +227,13 @@ func (o Options) Validate() error {
 		if err := recipeBugsApply(o.RecipeBugs, scriptWorkload(o.Script, o)); err != nil {
 			problems = append(problems, err)
 		}
+		if err := recipeSelfTestsApply(o.RecipeSelfTests, scriptWorkload(o.Script, o)); err != nil {
+			problems = append(problems, err)
+		}
 	case o.Workload != "" && o.Workload != "mixed":
+		if err := recipeSelfTestsApply(o.RecipeSelfTests, o.Workload); err != nil {
+			problems = append(problems, err)
+		}
 		if err := recipeBugsApply(o.RecipeBugs, o.Workload); err != nil {
 			problems = append(problems, err)
 		}
@@ -230,6 +251,9 @@ func (o Options) Validate() error {
 	}
 	if o.CheckTimeLimit < 0 {
 		bad("check time limit %v must not be negative", o.CheckTimeLimit)
+	}
+	if o.Checker > checkers.BothCheckers {
+		bad("linearizability checker %d does not exist", o.Checker)
 	}
 	if o.SnapCount < 0 {
 		bad("snapCount must not be negative")

@@ -55,7 +55,11 @@ func TestATruncToAnUnreachablePointIsClaimed(t *testing.T) {
 	script, err := ParseScript(f)
 	require.NoError(t, err)
 	var trace strings.Builder
-	rep, err := Run(Options{Seed: 1000, Script: script, Trace: sim.TraceConfig{Text: &trace}})
+	// The run was recorded before LeaderLatch read its node's owner before leading (CURATOR-696,
+	// issue #21), a round trip that changes the schedule; the latch-no-owner-check self-test
+	// restores the latch of that recording (Curator 5.4.0-5.6.x), and with it the run.
+	noOwnerCheck := lockmodel.SelfTests{}.With(lockmodel.SelfTestLatchNoOwnerCheck)
+	rep, err := Run(Options{Seed: 1000, Script: script, RecipeSelfTests: noOwnerCheck, Trace: sim.TraceConfig{Text: &trace}})
 	require.NoError(t, err)
 	assert.False(t, rep.Failed(), rep.Explain())
 	assert.Contains(t, trace.String(), "truncated to 0x3:0x0, but the durable state rebuilds 0x2:0x8: claiming 0x3:0x0")

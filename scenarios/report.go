@@ -128,6 +128,7 @@ func (r *runner) judge(liveness *checkers.LivenessFacts) *Report {
 	}
 	opts := checkers.Options{
 		Linearizability: lin,
+		Checker:         r.opts.Checker,
 		Reads:           checkers.ReadOptions{LinearizableReadsAfterSync: r.opts.LinearizableReadsAfterSync},
 		Liveness:        checkers.LivenessOptions{LeaderBound: r.opts.LivenessBound, OperationBound: r.opts.LivenessBound},
 		Stopwatch:       r.opts.Stopwatch,

@@ -25,7 +25,9 @@ import (
 //	workload registers
 //	duration 30s
 //	containercheck 5s
-//	sessiontimeout 4s
+//	sessiontimeout 40s
+//	connectiontimeout 15s
+//	electionrecipe selector
 //	zkversion 3.8.0
 //	at 5s crash leader
 //	at 12s restart zk3
@@ -95,6 +97,13 @@ type Script struct {
 	// SessionTimeout, if positive, is the session timeout the client applications ask for (the
 	// "sessiontimeout" statement); 0 keeps the default, 6 s.
 	SessionTimeout clock.Duration
+	// ConnectionTimeout, if positive, is the lock recipes' connection timeout (Curator's
+	// connectionTimeoutMs: how long an operation waits for a connection before it is tried
+	// anyway); 0 keeps Curator's default, 15 s.
+	ConnectionTimeout clock.Duration
+	// ElectionRecipe is the election workload's recipe: "latch" (LeaderLatch, the default when
+	// empty) or "selector" (LeaderSelector with autoRequeue).
+	ElectionRecipe string
 	// ZKVersion, if set, is the ZooKeeper release the servers behave as (zabmodel.ParseRelease):
 	// its bug switches are on, in addition to the run's own.
 	ZKVersion string
@@ -264,6 +273,25 @@ func (s *Script) parseLine(line int, f []string) error {
 		}
 		s.SessionTimeout = d
 		return nil
+	case "connectiontimeout":
+		if len(f) != 2 {
+			return fmt.Errorf("connectiontimeout takes one duration")
+		}
+		d, err := parseDuration(f[1])
+		if err != nil {
+			return err
+		}
+		if d < clock.Millisecond || d > 10*clock.Minute {
+			return fmt.Errorf("connectiontimeout must be from 1ms to 10m, not %s", f[1])
+		}
+		s.ConnectionTimeout = d
+		return nil
+	case "electionrecipe":
+		if len(f) != 2 || (f[1] != "latch" && f[1] != "selector") {
+			return fmt.Errorf("electionrecipe takes latch or selector")
+		}
+		s.ElectionRecipe = f[1]
+		return nil
 	case "zkversion":
 		if len(f) != 2 {
 			return fmt.Errorf("zkversion takes one version")
@@ -277,7 +305,7 @@ func (s *Script) parseLine(line int, f []string) error {
 	case "at":
 		return s.parseAction(line, f[1:])
 	}
-	return fmt.Errorf("unknown statement %q (want servers, observers, clients, workload, duration, zxidcounter, containercheck, sessiontimeout, zkversion or at)", f[0])
+	return fmt.Errorf("unknown statement %q (want servers, observers, clients, workload, duration, zxidcounter, containercheck, sessiontimeout, connectiontimeout, electionrecipe, zkversion or at)", f[0])
 }
 
 func (s *Script) parseAction(line int, f []string) error {
@@ -524,6 +552,12 @@ func (s *Script) Format(w io.Writer) error {
 	}
 	if s.SessionTimeout > 0 {
 		fmt.Fprintf(&b, "sessiontimeout %s\n", formatDuration(s.SessionTimeout))
+	}
+	if s.ConnectionTimeout > 0 {
+		fmt.Fprintf(&b, "connectiontimeout %s\n", formatDuration(s.ConnectionTimeout))
+	}
+	if s.ElectionRecipe != "" {
+		fmt.Fprintf(&b, "electionrecipe %s\n", s.ElectionRecipe)
 	}
 	if s.ZKVersion != "" {
 		fmt.Fprintf(&b, "zkversion %s\n", s.ZKVersion)

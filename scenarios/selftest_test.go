@@ -24,15 +24,20 @@ var selfTestCases = []struct {
 	workload string
 	class    string
 	rule     string // a rule among the failing result's findings; "" for any
+	checker  checkers.LinearizabilityChecker
 }{
-	// The three linearizability models, each through the workload that uses it.
-	{"ack-failed-write/registers", zabmodel.SelfTestAckFailedWrite, "registers", checkers.CheckerRegister, ""},
-	{"ack-failed-write/queue", zabmodel.SelfTestAckFailedWrite, "queue", checkers.CheckerQueue, ""},
-	{"ack-failed-write/multi", zabmodel.SelfTestAckFailedWrite, "multi", checkers.CheckerTree, ""},
-	{"stale-read", zabmodel.SelfTestStaleRead, "registers", checkers.CheckerSequentialConsistency, ""},
-	{"early-sync", zabmodel.SelfTestEarlySync, "registers", checkers.CheckerSequentialConsistency, "read-after-sync"},
-	{"drop-watch", zabmodel.SelfTestDropWatch, "registers", checkers.CheckerWatches, "watch-before-data"},
-	{"no-session-renewal", zabmodel.SelfTestNoSessionRenewal, "registers", checkers.CheckerSessions, "wrongful-expiry"},
+	// The three linearizability models, each through the workload that uses it, by the zxid-order
+	// checker (the default) and by porcupine.
+	{"ack-failed-write/registers", zabmodel.SelfTestAckFailedWrite, "registers", checkers.CheckerZxidRegister, "", checkers.ZxidOrderChecker},
+	{"ack-failed-write/queue", zabmodel.SelfTestAckFailedWrite, "queue", checkers.CheckerZxidQueue, "", checkers.ZxidOrderChecker},
+	{"ack-failed-write/multi", zabmodel.SelfTestAckFailedWrite, "multi", checkers.CheckerZxidTree, "", checkers.ZxidOrderChecker},
+	{"ack-failed-write/registers/porcupine", zabmodel.SelfTestAckFailedWrite, "registers", checkers.CheckerRegister, "", checkers.PorcupineChecker},
+	{"ack-failed-write/queue/porcupine", zabmodel.SelfTestAckFailedWrite, "queue", checkers.CheckerQueue, "", checkers.PorcupineChecker},
+	{"ack-failed-write/multi/porcupine", zabmodel.SelfTestAckFailedWrite, "multi", checkers.CheckerTree, "", checkers.PorcupineChecker},
+	{"stale-read", zabmodel.SelfTestStaleRead, "registers", checkers.CheckerSequentialConsistency, "", checkers.ZxidOrderChecker},
+	{"early-sync", zabmodel.SelfTestEarlySync, "registers", checkers.CheckerSequentialConsistency, "read-after-sync", checkers.ZxidOrderChecker},
+	{"drop-watch", zabmodel.SelfTestDropWatch, "registers", checkers.CheckerWatches, "watch-before-data", checkers.ZxidOrderChecker},
+	{"no-session-renewal", zabmodel.SelfTestNoSessionRenewal, "registers", checkers.CheckerSessions, "wrongful-expiry", checkers.ZxidOrderChecker},
 }
 
 // TestSelfTestsAreCaughtByTheirCheckers proves the client-visible checkers' wiring end to end: each
@@ -48,7 +53,7 @@ func TestSelfTestsAreCaughtByTheirCheckers(t *testing.T) {
 			t.Parallel()
 			selfTests := zabmodel.SelfTests{}.With(c.selfTest)
 			for seed := uint64(1); seed <= selfTestSeeds; seed++ {
-				opts := Options{Seed: seed, Workload: c.workload, SelfTests: selfTests, NoZabChecker: true}
+				opts := Options{Seed: seed, Workload: c.workload, SelfTests: selfTests, NoZabChecker: true, Checker: c.checker}
 				rep, err := Run(opts)
 				require.NoError(t, err)
 				if !rep.Failed() {
@@ -77,7 +82,7 @@ func TestSelfTestsAreCaughtByTheirCheckers(t *testing.T) {
 // and a seed without a verdict is not a pass. A nanosecond is far too little for porcupine to
 // decide thirty clients' history, so the verdict is Unknown on any machine.
 func TestAnUndecidedLinearizabilityCheckFailsTheSeed(t *testing.T) {
-	rep, err := Run(Options{Seed: 1, Workload: "registers", Clients: 30, CheckTimeLimit: time.Nanosecond})
+	rep, err := Run(Options{Seed: 1, Workload: "registers", Clients: 30, CheckTimeLimit: time.Nanosecond, Checker: checkers.PorcupineChecker})
 	require.NoError(t, err)
 	assert.True(t, rep.Failed())
 	assert.Equal(t, "unknown:"+checkers.CheckerRegister, rep.Failure(), rep.Explain())

@@ -82,7 +82,53 @@ func drawScript(w *sim.World, o Options) *Script {
 			s.ContainerCheckInterval = w.Between(5*clock.Second, 30*clock.Second, 100*clock.Millisecond)
 		}
 	}
+	if slices.Contains(LockWorkloads, s.Workload) {
+		// Drawn last too, for the same reason: the faults of a lock workload's seed are those of
+		// any other workload's.
+		drawTimeouts(w, s)
+	}
+	if s.Workload == "election" && w.Chance(1, 2) {
+		// Half the election seeds run LeaderSelector instead of LeaderLatch; drawn last too.
+		s.ElectionRecipe = "selector"
+	}
 	return s
+}
+
+// Session timeouts the servers grant: [2, 20] ticks of 2 s (zoo.cfg's minSessionTimeout and
+// maxSessionTimeout defaults).
+const (
+	serverMinSessionTimeout = MinSessionTimeout
+	serverMaxSessionTimeout = MaxSessionTimeout
+)
+
+// drawTimeouts draws a lock workload's session and connection timeouts from the ranges Curator's
+// users run (only the lock workloads draw them: the others keep 6 s sessions and their seeds' scripts
+// as they were):
+//
+//   - two in five keep Curator's defaults (CuratorFrameworkFactory: 60 s session, 15 s connection);
+//     the servers grant at most 40 s, which the script records;
+//   - two in five run short sessions, from the servers' minimum (4 s) to 20 s, with a connection
+//     timeout below the session timeout, from 1 s up;
+//   - one in five run the combination CuratorZookeeperClient warns about ("session timeout is
+//     less than connection timeout"): sessions of 4 to 10 s under Curator's 15 s connection
+//     timeout, which zabsim used for every seed before the timeouts were drawn.
+//
+// A client's pauses are drawn with the faults, before the timeouts, and last up to three times the
+// 6 s default session: under the longer sessions of Curator's defaults a paused holder keeps its
+// session, as it would in production.
+func drawTimeouts(w *sim.World, s *Script) {
+	switch n := w.Choose(5); {
+	case n < 2:
+		// Curator asks for 60 s; the servers grant their maximum, and the script says what they
+		// grant (a script refuses what no server would).
+		s.SessionTimeout, s.ConnectionTimeout = serverMaxSessionTimeout, 15*clock.Second
+	case n < 4:
+		s.SessionTimeout = w.Between(serverMinSessionTimeout, 20*clock.Second, 100*clock.Millisecond)
+		s.ConnectionTimeout = w.Between(clock.Second, s.SessionTimeout, 100*clock.Millisecond)
+	default:
+		s.SessionTimeout = w.Between(serverMinSessionTimeout, 10*clock.Second, 100*clock.Millisecond)
+		s.ConnectionTimeout = 15 * clock.Second
+	}
 }
 
 type drawer struct {

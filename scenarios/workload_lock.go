@@ -19,7 +19,8 @@ import (
 //   - lock: a fair lock (InterProcessMutex, three cycles in four, sometimes reentrant) and a simple
 //     exclusive lock on one ephemeral node;
 //   - rwlock: a read-write lock (InterProcessReadWriteLock), readers reading and writers writing;
-//   - election: leader election (LeaderLatch); the leader writes, then leaves the election.
+//   - election: leader election, with LeaderLatch on half the seeds and LeaderSelector (with
+//     autoRequeue) on the other half (Script.ElectionRecipe); the leader writes, then leaves.
 //
 // An application's cycle is: acquire (sometimes with a timeout), use the resource a few times with
 // its fencing token, release. It follows Curator's advice for connection states: it stops using the
@@ -83,6 +84,7 @@ const (
 
 type lockWorkload struct {
 	kind     lockWorkloadKind
+	selector bool           // the election runs LeaderSelector instead of LeaderLatch
 	think    clock.Duration // the longest pause between two cycles of an application
 	r        *runner
 	resource *lockmodel.Resource
@@ -124,10 +126,13 @@ func (l *lockWorkload) next(*sim.World, *app) opSpec {
 // observe has nothing to learn: the recipes observe their own results.
 func (l *lockWorkload) observe(*app, opSpec, result) {}
 
-// checks: the lock paths are judged by the lock checkers, not by a linearizability model (their
-// sequential creates of unknown outcome have no known path); the client-visible checkers still
-// judge every recipe request for sequential consistency, watches and sessions.
-func (l *lockWorkload) checks() []checkers.LinearizabilityOptions { return nil }
+// checks: the lock paths are judged by the lock checkers, not by a state model (the server deletes
+// their container parents by itself); the zxid-order checker judges the order of every recipe
+// write (checkers.WriteOrderModel), and the client-visible checkers judge every recipe request for
+// sequential consistency, watches and sessions.
+func (l *lockWorkload) checks() []checkers.LinearizabilityOptions {
+	return []checkers.LinearizabilityOptions{{Model: checkers.WriteOrderModel, Prefix: "/"}}
+}
 
 // lockApp is an application's recipe state, rebuilt for every client it opens.
 type lockApp struct {
@@ -147,15 +152,19 @@ type lockApp struct {
 
 // lockCycle is one acquisition, use and release.
 type lockCycle struct {
-	lock      string
-	recipe    acquirer
-	latch     *lockmodel.LeaderLatch
-	write     bool
-	token     int64
-	accesses  int
-	reentrant bool // take the lock a second time during the cycle
-	using     bool // an access is in flight or scheduled
-	ended     bool
+	lock     string
+	recipe   acquirer
+	latch    *lockmodel.LeaderLatch
+	selector *lockmodel.LeaderSelector
+	// leaderDone ends the selector's takeLeadership.
+	leaderDone func()
+	write      bool
+	token      int64
+	accesses   int
+	reentrant  bool // take the lock a second time during the cycle
+	downgrade  bool // a writer that takes the read lock and lets the write lock go (rwlock)
+	using      bool // an access is in flight or scheduled
+	ended      bool
 }
 
 // acquirer is what Mutex and ExclusiveLock have in common.
@@ -189,7 +198,7 @@ func (l *lockWorkload) appState(a *app) *lockApp {
 func (l *lockWorkload) newAppState(a *app) *lockApp {
 	la := &lockApp{l: l, a: a, c: a.c, inc: a.r.w.Incarnation(a.node)}
 	s, err := lockmodel.NewSession(a.r.w, a.c, lockmodel.Config{
-		Name: a.name, Bugs: a.r.opts.RecipeBugs, Observer: lockObserver{la: la}, Tracer: lockTracer{la: la},
+		Name: a.name, ConnectionTimeout: a.r.script.ConnectionTimeout, Bugs: a.r.opts.RecipeBugs, SelfTests: a.r.opts.RecipeSelfTests, Observer: lockObserver{la: la}, Tracer: lockTracer{la: la},
 	})
 	if err == nil {
 		la.rc, err = lockmodel.NewResourceClient(a.r.w, a.r.nw, a.node, l.resource, a.name)
@@ -229,6 +238,10 @@ func (l *lockWorkload) drive(a *app) {
 	cyc := &lockCycle{accesses: 1 + a.r.w.Choose(lockAccessesMax)}
 	la.cycle = cyc
 	a.busy = true
+	if l.kind == lockKindElection && a.r.script.ElectionRecipe == "selector" {
+		la.startSelector(cyc)
+		return
+	}
 	if l.kind == lockKindElection {
 		la.startLatch(cyc)
 		return
@@ -250,6 +263,9 @@ func (la *lockApp) chooseLock(cyc *lockCycle) {
 		cyc.lock, cyc.recipe = rwLockPath, la.rw.ReadLock()
 	case la.l.kind == lockKindRW:
 		cyc.lock, cyc.recipe, cyc.write = rwLockPath, la.rw.WriteLock(), true
+		// A writer sometimes downgrades, as InterProcessReadWriteLock allows: it takes the read
+		// lock while it holds the write lock, then releases the write lock and reads on.
+		cyc.downgrade = w.Chance(1, 3)
 	case w.Chance(1, 4):
 		cyc.lock, cyc.recipe, cyc.write = simpleLockPath, la.simple, true
 	default:
@@ -272,6 +288,11 @@ func (la *lockApp) granted(cyc *lockCycle, g lockmodel.Grant) {
 		return
 	}
 	cyc.token = g.Token
+	if cyc.downgrade {
+		cyc.downgrade = false
+		la.downgrade(cyc)
+		return
+	}
 	if cyc.reentrant {
 		cyc.reentrant = false
 		if err := cyc.recipe.Acquire(0, func(g lockmodel.Grant) { la.granted(cyc, g) }); err == nil {
@@ -279,6 +300,43 @@ func (la *lockApp) granted(cyc *lockCycle, g lockmodel.Grant) {
 		}
 	}
 	la.schedule(cyc)
+}
+
+// downgrade takes the read lock while holding the write lock, then releases the write lock; the
+// cycle's remaining accesses are reads. They present the write lock's token: the downgraded read
+// node takes the write node's place in the queue (CURATOR-621) but is created later, so its czxid
+// is newer than those of the writers already waiting behind it, and a resource that fenced with it
+// would refuse the next writer. The read lock extends the write tenure, and its token is the
+// tenure's. If the read lock is refused, the cycle goes on as a writer.
+func (la *lockApp) downgrade(cyc *lockCycle) {
+	read, write := la.rw.ReadLock(), la.rw.WriteLock()
+	// Busy while it downgrades, as the Java thread blocked in acquire is: a RECONNECTED meanwhile
+	// must not resume the writes (connectionEvent), or the cycle could end with the read lock
+	// still being acquired.
+	cyc.using = true
+	err := read.Acquire(0, func(g lockmodel.Grant) {
+		if cyc.ended || la.cycle != cyc {
+			if g.Held {
+				_ = read.Release(func(error) {})
+			}
+			return
+		}
+		if !g.Held {
+			la.schedule(cyc)
+			return
+		}
+		cyc.recipe, cyc.write = read, false
+		if err := write.Release(func(error) {
+			if !cyc.ended && la.cycle == cyc {
+				la.schedule(cyc)
+			}
+		}); err != nil {
+			la.schedule(cyc)
+		}
+	})
+	if err != nil {
+		la.schedule(cyc)
+	}
 }
 
 // schedule plans the next access after a pause.
@@ -327,6 +385,9 @@ func (la *lockApp) holds(cyc *lockCycle) bool {
 	if cyc.latch != nil {
 		return cyc.latch.HasLeadership()
 	}
+	if cyc.selector != nil {
+		return cyc.selector.HasLeadership()
+	}
 	return cyc.recipe.Held()
 }
 
@@ -334,6 +395,16 @@ func (la *lockApp) holds(cyc *lockCycle) bool {
 func (la *lockApp) finish(cyc *lockCycle) {
 	if cyc.latch != nil {
 		_ = cyc.latch.Close()
+		la.endCycle(cyc)
+		return
+	}
+	if cyc.selector != nil {
+		// takeLeadership returns (the selector releases and, with autoRequeue, queues again),
+		// and the application closes the selector: it leaves the election.
+		if cyc.leaderDone != nil && cyc.selector.HasLeadership() {
+			cyc.leaderDone()
+		}
+		_ = cyc.selector.Close()
 		la.endCycle(cyc)
 		return
 	}
@@ -389,6 +460,27 @@ func (la *lockApp) startLatch(cyc *lockCycle) {
 	}
 }
 
+// startSelector joins the election with LeaderSelector and autoRequeue: the leader uses the
+// resource, then returns from takeLeadership and leaves. Interrupted (SUSPENDED, LOST), it is
+// queued again by the selector itself.
+func (la *lockApp) startSelector(cyc *lockCycle) {
+	sel, err := lockmodel.NewLeaderSelector(la.session, electionPath, la.a.name)
+	if err != nil {
+		panic(fmt.Sprintf("scenarios: leader selector of %s: %v", la.a.name, err))
+	}
+	cyc.lock, cyc.selector, cyc.write = electionPath, sel, true
+	sel.AutoRequeue = true
+	sel.TakeLeadership = func(g lockmodel.Grant, done func()) {
+		cyc.token, cyc.leaderDone = g.Token, done
+		if !cyc.using && !cyc.ended {
+			la.schedule(cyc)
+		}
+	}
+	if err := sel.Start(); err != nil {
+		la.endCycle(cyc)
+	}
+}
+
 // connectionEvent passes the client's state events to the session, then wakes a holder that waited
 // out a suspension, or ends the cycle of a lost session.
 func (l *lockWorkload) connectionEvent(a *app, e client.Event) {
@@ -415,6 +507,8 @@ func (la *lockApp) lost(cyc *lockCycle) {
 	switch {
 	case cyc.latch != nil:
 		_ = cyc.latch.Close()
+	case cyc.selector != nil:
+		_ = cyc.selector.Close()
 	case cyc.recipe.Held():
 		_ = cyc.recipe.Release(func(error) {})
 	}
@@ -447,6 +541,7 @@ func (l *lockWorkload) crashed(a *app) {
 func (l *lockWorkload) judge(r *runner, h *checkers.History) []checkers.Result {
 	lh := &lock.History{
 		Locks: l.locks(), Grants: l.log.grants, Attempts: l.log.attempts, Watches: l.log.watches,
+		Holds: l.log.closeHolds(h.End), Requeues: l.log.requeues,
 		Committed: h.Committed, Liveness: h.Liveness, End: h.End,
 		Fencing: !r.opts.RecipeBugs.Has(lockmodel.BugNoFencing),
 	}

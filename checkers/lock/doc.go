@@ -14,6 +14,15 @@
 //   - lock/herd: a change to the queue wakes at most one waiter that must wait alone.
 //   - lock/orphans: no lock node outlives the session that created it.
 //   - lock/progress: after the faults heal, every live waiter is granted the lock.
+//   - lock/exclusive-belief: no two clients believe at once, from their recipes' own state
+//     (History.Holds), that they hold conflicting locks or leadership, whatever the resource
+//     accepted; a holder whose session the server had expired is left to
+//     lock/unsafe-without-fencing. With fencing on, the same findings are
+//     lock/exclusive-belief-fenced ("fencing saved you here"), which also fails the run, and which
+//     also takes a fenced-off holder whose own session deleted its node while it believed.
+//   - lock/churn: no participant abandons its node and queues again (History.Requeues) more than
+//     Options.ChurnBound times in one session, and no lock goes without a holder for more than
+//     Options.LivelockBound after the heal while its queue keeps changing.
 //
 // A queue's parent is a container that the server deletes once it is empty; the checks replay its
 // deletes and re-creates from the committed log, and order a queue by the parent's incarnation,
@@ -27,6 +36,7 @@
 //	h := &lock.History{
 //		Locks:     []lock.Lock{{Path: "/locks/fair", Kind: lock.KindFair}},
 //		Grants:    grants, Attempts: attempts, Watches: watches, Accesses: accesses,
+//		Holds:     holds, Requeues: requeues,
 //		Committed: history.Committed, Fencing: true, Liveness: history.Liveness, End: history.End,
 //	}
 //	results, err := lock.Run(h, lock.Options{ProgressBound: 60 * clock.Second})

@@ -26,7 +26,7 @@ type tenure struct {
 // which only fencing at the resource stops (CheckerUnfenced). With fencing, a rejected access is
 // explained only by such a lost lock; the rejection of a holder whose node was alive means a newer
 // holder was granted a conflicting lock while it held its own (CheckerMutualExclusion).
-func checkExclusion(h *History, t *lockTree) []checkers.Result {
+func checkExclusion(h *History, t *lockTree, fenced *collector) []checkers.Result {
 	recipe, unfenced := newCollector(CheckerMutualExclusion), newCollector(CheckerUnfenced)
 	checked := 0
 	for _, l := range h.Locks {
@@ -39,7 +39,7 @@ func checkExclusion(h *History, t *lockTree) []checkers.Result {
 			}
 		}
 		for _, a := range rejected {
-			judgeRejection(l, a, accepted, t, recipe)
+			judgeRejection(h, l, a, accepted, t, recipe, fenced)
 		}
 	}
 	summary := fmt.Sprintf("%d accesses at the resource judged (fencing %s)", checked, onOff(h.Fencing))
@@ -142,8 +142,14 @@ func deletionCause(n *node) string {
 	return "a delete"
 }
 
-// judgeRejection reports a fenced-off access whose holder had not lost its lock.
-func judgeRejection(l Lock, a Access, accepted []Access, t *lockTree, recipe *collector) {
+// judgeRejection reports a fenced-off access whose holder had not lost its lock, and tells apart
+// the holders that had: one whose session the server expired (its node deleted by the
+// closeSession) could not know, and fencing did its job; one whose own session deleted its node
+// (its recipe replaced or dropped the node) while its recipe still believed it held the lock when
+// the newer holder came is a recipe fault that fencing caught, reported to fenced (rule
+// own-node-deleted) with the span of belief that shows it. Without the recipe's spans (Holds) the
+// second kind cannot be told from a holder that knew it had let go, and is not reported.
+func judgeRejection(h *History, l Lock, a Access, accepted []Access, t *lockTree, recipe, fenced *collector) {
 	n := t.byToken[a.Token]
 	newer := slices.IndexFunc(accepted, func(b Access) bool { return b.Token == a.Newest && b.Time <= a.Time })
 	began := a.Time
@@ -151,7 +157,26 @@ func judgeRejection(l Lock, a Access, accepted []Access, t *lockTree, recipe *co
 		began = accepted[newer].Time
 	}
 	if n != nil && !n.aliveAt(began) {
-		return // a holder that had lost its lock before the newer one came: fencing did its job
+		if n.byClose || n.deletedBy != a.Session {
+			return // a holder that had lost its lock before the newer one came: fencing did its job
+		}
+		believed := slices.IndexFunc(h.Holds, func(x Hold) bool {
+			return x.Lock == l.Path && x.Token == a.Token && x.Session == a.Session && x.Start <= began && began < x.End
+		})
+		if believed < 0 {
+			return // it had let go: an access still in flight, which fencing rightly refused
+		}
+		x := h.Holds[believed]
+		fenced.add(checkers.Finding{
+			Rule:     "own-node-deleted",
+			Clients:  []string{a.Client},
+			Sessions: []int64{a.Session},
+			Zxids:    []int64{a.Token, a.Newest},
+			Times:    []clock.Time{a.Time, n.deletedAt, x.Start, x.End},
+			Message: fmt.Sprintf("%s: the resource rejected %s's %s at %s (session %s, token %s) in favour of the newer token %s: its own session had deleted its node %s at %s, yet its recipe believed it held the lock from %s until %s; not an expiry by the server but the recipe losing its node without saying so, which fencing caught",
+				l.Path, a.Client, accessKind(a), ts(a.Time), hexID(a.Session), hexID(a.Token), hexID(a.Newest), n.path, ts(n.deletedAt), ts(x.Start), ts(x.End)),
+		})
+		return
 	}
 	f := checkers.Finding{
 		Rule:     "fenced-live-holder",

@@ -168,6 +168,11 @@ type History struct {
 	Attempts []Attempt
 	Watches  []Watch
 	Accesses []Access
+	// Holds are the spans during which each recipe believed it held its lock, and Requeues the
+	// times a participant abandoned its node and queued again (both optional: a history without
+	// them passes the belief and churn checks vacuously).
+	Holds    []Hold
+	Requeues []Requeue
 	// Committed is every committed transaction, in zxid order (checkers.History.Committed).
 	Committed []checkers.CommittedTxn
 	// Fencing says the resource checked fencing tokens.
@@ -193,7 +198,7 @@ func Validate(h *History) error {
 	if h == nil {
 		return invalid("nil history")
 	}
-	if len(h.Locks) > MaxLocks || len(h.Grants)+len(h.Attempts)+len(h.Watches)+len(h.Accesses) > MaxRecords {
+	if len(h.Locks) > MaxLocks || len(h.Grants)+len(h.Attempts)+len(h.Watches)+len(h.Accesses)+len(h.Holds)+len(h.Requeues) > MaxRecords {
 		return invalid("more than %d locks or %d records", MaxLocks, MaxRecords)
 	}
 	if err := validateLocks(h.Locks); err != nil {
@@ -270,6 +275,19 @@ func validateRecords(h *History) error {
 	}
 	for i, a := range h.Accesses {
 		if err := bad("access", i, a.Lock, ModeExclusive, a.Time); err != nil {
+			return err
+		}
+	}
+	for i, x := range h.Holds {
+		if err := bad("hold", i, x.Lock, x.Mode, x.Start); err != nil {
+			return err
+		}
+		if x.End < x.Start || x.End > h.End {
+			return invalid("hold %d ends at %s, before its start %s or after the run", i, x.End, x.Start)
+		}
+	}
+	for i, r := range h.Requeues {
+		if err := bad("requeue", i, r.Lock, ModeExclusive, r.Time); err != nil {
 			return err
 		}
 	}

@@ -280,7 +280,7 @@ func TestMalformedHistoriesAreErrors(t *testing.T) {
 	assert.ErrorIs(t, err, checkers.ErrInvalidHistory)
 	results, err := Run(good(), Options{})
 	require.NoError(t, err)
-	assert.Len(t, results, 6)
+	assert.Len(t, results, 9)
 }
 
 func zxidEntry(z int64) proto.TxnEntry {

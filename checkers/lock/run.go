@@ -25,6 +25,15 @@ const (
 	CheckerOrphans = "lock/orphans"
 	// CheckerProgress: after the faults healed, a live waiter was never granted the lock.
 	CheckerProgress = "lock/progress"
+	// CheckerExclusiveBelief: two clients believed at once that they held conflicting locks (from
+	// the recipes' own state), with no fencing at the resource.
+	CheckerExclusiveBelief = "lock/exclusive-belief"
+	// CheckerExclusiveBeliefFenced: the same with fencing on, where the resource's fencing kept
+	// the overlap from doing harm: "fencing saved you here". It fails the run all the same.
+	CheckerExclusiveBeliefFenced = "lock/exclusive-belief-fenced"
+	// CheckerChurn: a participant kept abandoning its node and queueing again, or a lock's queue
+	// kept changing with nobody holding it after the heal.
+	CheckerChurn = "lock/churn"
 )
 
 // Options configure the lock checkers.
@@ -32,6 +41,12 @@ type Options struct {
 	// ProgressBound is how long after the later of its start and the heal a waiter may wait;
 	// 0 means DefaultProgressBound.
 	ProgressBound clock.Duration
+	// ChurnBound is how many requeues one participant may make in one session; 0 means
+	// DefaultChurnBound.
+	ChurnBound int
+	// LivelockBound is how long after the heal a lock may go without a holder while its queue
+	// keeps changing; 0 means DefaultLivelockBound.
+	LivelockBound clock.Duration
 	// Stopwatch, if set, times each checker (host time, from outside the simulation).
 	Stopwatch func() time.Duration
 }
@@ -39,8 +54,17 @@ type Options struct {
 // DefaultProgressBound matches the scenario runner's default liveness bound.
 const DefaultProgressBound = 60 * clock.Second
 
+// Defaults of the churn check. A participant requeues once for each reconnect that finds its
+// create still in flight and for each parent the container manager deletes under it; 16 in one
+// session is beyond what a minute of faults causes.
+const (
+	DefaultChurnBound    = 16
+	DefaultLivelockBound = 30 * clock.Second
+)
+
 // Run validates the history and applies every lock checker, in a fixed order: mutual exclusion,
-// unsafe without fencing, fairness, herd, orphans, progress. An error means the history is
+// unsafe without fencing, fairness, herd, orphans, progress, exclusive belief (without fencing,
+// then with), churn. An error means the history is
 // malformed; a failing check is a result.
 func Run(h *History, opts Options) ([]checkers.Result, error) {
 	if err := Validate(h); err != nil {
@@ -48,10 +72,13 @@ func Run(h *History, opts Options) ([]checkers.Result, error) {
 	}
 	start := opts.elapsed()
 	t := newLockTree(h.Locks, h.Committed)
-	results := checkExclusion(h, t)
+	fenced := newCollector(CheckerExclusiveBeliefFenced)
+	results := checkExclusion(h, t, fenced)
 	for _, check := range []func(*History, *lockTree, Options) checkers.Result{checkFairness, checkHerd, checkOrphans, checkProgress} {
 		results = append(results, check(h, t, opts))
 	}
+	results = append(results, checkBelief(h, t, fenced)...)
+	results = append(results, checkChurn(h, t, opts))
 	if opts.Stopwatch != nil {
 		// The checks share the replay, so their time is reported once, on the first result.
 		results[0].Duration = opts.elapsed() - start

@@ -27,6 +27,9 @@ type node struct {
 	deleted   int64
 	deletedAt clock.Time
 	byClose   bool
+	// deletedBy is the session whose delete removed it (0 for a closeSession, a multi, or the
+	// container manager).
+	deletedBy int64
 }
 
 func (n *node) aliveAt(t clock.Time) bool { return n.deleted == 0 || n.deletedAt > t }
@@ -110,6 +113,9 @@ func (t *lockTree) apply(e *proto.TxnEntry, at clock.Time) {
 		t.create(body.Path, false, h, at)
 	case *proto.DeleteTxn:
 		t.delete(body.Path, h.Zxid, at, false)
+		if n := t.byPath[body.Path]; n != nil && n.deleted == h.Zxid {
+			n.deletedBy = h.ClientID
+		}
 	case *proto.SetDataTxn:
 		t.record(body.Path, change{zxid: h.Zxid, at: at, what: "the setData of " + body.Path})
 	case *proto.CloseSessionTxn:

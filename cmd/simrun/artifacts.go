@@ -88,11 +88,13 @@ func writeHTMLReport(env *environment, path string, recorder *report.Recorder, r
 }
 
 // linearizabilityClass reports whether a failure class is a linearizability check's verdict
-// (a violation, or "unknown:" when porcupine ran out of time), inside the fault model or not.
+// (a violation, or "unknown:" when porcupine ran out of time) or their cross-check, inside the
+// fault model or not.
 func linearizabilityClass(class string) bool {
 	class = strings.TrimPrefix(class, outsidePrefix)
 	class = strings.TrimPrefix(class, "unknown:")
-	return strings.HasPrefix(class, "linearizability/")
+	return strings.HasPrefix(class, "linearizability/") || strings.HasPrefix(class, "zxid-order/") ||
+		strings.HasPrefix(class, checkers.CheckerCrossCheck)
 }
 
 // visualizationSet collects the porcupine visualizations a run writes, in memory, so that they

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/zabsim/zabsim/checkers"
 	"github.com/zabsim/zabsim/checkers/zab"
 	"github.com/zabsim/zabsim/scenarios"
 )
@@ -38,6 +39,7 @@ type benchFlags struct {
 	parallel   int
 	cpuprofile string
 	memprofile string
+	checker    string
 }
 
 func newBenchFlags() (*flag.FlagSet, *benchFlags) {
@@ -47,6 +49,7 @@ func newBenchFlags() (*flag.FlagSet, *benchFlags) {
 	fs.Var(&f.seedStart, "seed-start", "first seed `S`")
 	fs.IntVar(&f.parallel, "parallel", 1, "seeds run at once (1 measures one core)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the benchmark to `FILE`")
+	fs.StringVar(&f.checker, "checker", "zxid", "how linearizability is decided: zxid, porcupine or both (to compare their cost)")
 	fs.StringVar(&f.memprofile, "memprofile", "", "write an allocation profile of the benchmark to `FILE` (every allocation is sampled, which slows the run)")
 	return fs, f
 }
@@ -72,6 +75,9 @@ func cmdBench(env *environment, args []string) int {
 	}
 	if f.parallel < 1 || f.parallel > maxParallel {
 		problems = append(problems, fmt.Errorf("--parallel must be 1 to %d, not %d", maxParallel, f.parallel))
+	}
+	if _, err := checkers.ParseLinearizabilityChecker(f.checker); err != nil {
+		problems = append(problems, fmt.Errorf("--checker: %w", err))
 	}
 	if err := errors.Join(problems...); err != nil {
 		usageFailed(env, "bench", err)
@@ -107,7 +113,9 @@ func runBench(env *environment, f *benchFlags) (totals, time.Duration, error) {
 	var setupErr error
 	began := time.Now()
 	seeds := seedRange{start: f.seedStart.value, count: f.seeds, shard: shard{index: 0, count: 1}}
-	sweep(env, benchOptions(), seeds, f.parallel, func(r seedResult) bool {
+	opts := benchOptions()
+	opts.Checker, _ = checkers.ParseLinearizabilityChecker(f.checker) // validated in cmdBench
+	sweep(env, opts, seeds, f.parallel, func(r seedResult) bool {
 		if r.err != nil {
 			setupErr = r.err
 			return false

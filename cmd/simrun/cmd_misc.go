@@ -209,17 +209,20 @@ func releaseRanges(names []string) string {
 
 const selfTestsUsage = `Usage: simrun selftests
 
-Lists the harness self-tests. Each breaks the server on purpose in a way that no ZAB invariant
-sees and one client-visible checker must: they test zabsim itself, not ZooKeeper, and are not part
-of the bug zoo ('simrun bugs', 'simrun hunt'). Switch one on with --selftest NAME, and switch the
-white-box ZAB checker off with --no-zab-checker to see the client-visible checker catch it alone.
-Each description names the checker expected to catch it; TestSelfTestsAreCaughtByTheirCheckers in
-package scenarios checks that it does.
+Lists the harness self-tests. A server self-test breaks the server on purpose in a way that no ZAB
+invariant sees and one client-visible checker must; a recipe self-test breaks a lock recipe (it acts
+only on the lock, rwlock and election workloads) so that a lock checker is seen firing. They test
+zabsim itself, not ZooKeeper, and are not part of the bug zoo ('simrun bugs', 'simrun hunt'). Switch
+one on with --selftest NAME, and, for a server self-test, switch the white-box ZAB checker off with
+--no-zab-checker to see the client-visible checker catch it alone. Each description names the
+checker expected to catch it; TestSelfTestsAreCaughtByTheirCheckers and the tests of
+lock_selftest_test.go in package scenarios check that it does.
 
 Examples:
   simrun selftests
   simrun run --seeds 40 --workload registers --selftest stale-read --no-zab-checker
   simrun run --seeds 40 --workload queue --selftest ack-failed-write --no-zab-checker
+  simrun run --workload election --seed 2 --selftest latch-yields
 `
 
 func cmdSelfTests(env *environment, args []string) int {
@@ -228,9 +231,12 @@ func cmdSelfTests(env *environment, args []string) int {
 		return flagExit(err)
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tDESCRIPTION")
+	fmt.Fprintln(tw, "NAME\tKIND\tDESCRIPTION")
 	for _, selfTest := range zabmodel.SelfTestList() {
-		fmt.Fprintf(tw, "%s\t%s\n", selfTest.Name, selfTest.Description)
+		fmt.Fprintf(tw, "%s\tserver\t%s\n", selfTest.Name, selfTest.Description)
+	}
+	for _, selfTest := range lockmodel.SelfTestList() {
+		fmt.Fprintf(tw, "%s\trecipe\t%s\n", selfTest.Name, selfTest.Description)
 	}
 	if err := tw.Flush(); err != nil {
 		fmt.Fprintf(env.stderr, "simrun selftests: %v\n", err)

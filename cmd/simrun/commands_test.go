@@ -312,6 +312,7 @@ func TestReplayArgumentsReproduceTheOptions(t *testing.T) {
 		pick("duration", "1s", "60s", "1m30s")
 		pick("liveness-bound", "10s", "1m")
 		pick("check-time-limit", "10s", "1m", "500ms")
+		pick("checker", "zxid", "porcupine", "both")
 		pick("bug", "ZK-3911", "zk-2845,ZK-3911", "none", "lock-herd", "rwlock-writer-skips-readers,ZK-4646,lock-herd")
 		pick("selftest", "stale-read", "drop-watch,ack-failed-write", "none")
 		pick("zk-version", "fixed", "3.8.0", "3.8.6", "master", "3.9.3")

@@ -95,12 +95,15 @@ func allBugNames() []string {
 }
 
 // selfTestFlag collects --selftest values: repeatable, each a comma-separated list of self-test
-// names. The self-tests break the server on purpose to test the harness (zabmodel.SelfTestList);
-// they are not bugs and 'simrun bugs' and 'simrun hunt' do not list them. A second table (recipe
-// self-tests, say) joins as bugFlag joins lockmodel's bugs: another field, one more parser tried in
-// Set, its names appended in canonicalNames and allSelfTestNames.
+// names. A self-test breaks zabsim on purpose to test the harness: a server self-test
+// (zabmodel.SelfTestList) breaks the server in a way only a client-visible checker can see; a
+// recipe self-test (lockmodel.SelfTestList) breaks a lock recipe so that a lock checker is seen
+// firing, and acts only on the lock workloads. They are not bugs, and 'simrun bugs' and 'simrun
+// hunt' do not list them. The two tables share no name, so one flag serves both, as --bug serves
+// the server and the recipe bugs.
 type selfTestFlag struct {
 	server zabmodel.SelfTests
+	recipe lockmodel.SelfTests
 }
 
 func (s *selfTestFlag) String() string {
@@ -111,10 +114,12 @@ func (s *selfTestFlag) String() string {
 }
 
 // empty reports whether no self-test is switched on.
-func (s *selfTestFlag) empty() bool { return s.server.Empty() }
+func (s *selfTestFlag) empty() bool { return s.server.Empty() && s.recipe.Empty() }
 
 // canonicalNames are the switched-on names in table order.
-func (s *selfTestFlag) canonicalNames() []string { return s.server.Names() }
+func (s *selfTestFlag) canonicalNames() []string {
+	return append(s.server.Names(), s.recipe.Names()...)
+}
 
 // Set parses one occurrence; an unknown name is refused at once, naming the known ones.
 func (s *selfTestFlag) Set(value string) error {
@@ -131,6 +136,14 @@ func (s *selfTestFlag) Set(value string) error {
 			}
 			continue
 		}
+		if recipe, err := lockmodel.ParseSelfTests(name); err == nil {
+			for _, info := range lockmodel.SelfTestList() {
+				if recipe.Has(info.SelfTest) {
+					s.recipe = s.recipe.With(info.SelfTest)
+				}
+			}
+			continue
+		}
 		return fmt.Errorf("unknown self-test %q (known: %s); 'simrun selftests' describes them", name,
 			strings.Join(allSelfTestNames(), ", "))
 	}
@@ -141,6 +154,9 @@ func (s *selfTestFlag) Set(value string) error {
 func allSelfTestNames() []string {
 	var names []string
 	for _, info := range zabmodel.SelfTestList() {
+		names = append(names, info.Name)
+	}
+	for _, info := range lockmodel.SelfTestList() {
 		names = append(names, info.Name)
 	}
 	return names
@@ -174,6 +190,7 @@ type scenarioFlags struct {
 	linearizableReadsAfterSync bool
 	datagramFaults             bool
 	checkTimeLimit             time.Duration
+	checker                    string
 	scriptPath                 string
 
 	// set records which flags the user gave, so that conflicts can be named.
@@ -192,7 +209,8 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.livenessBound, "liveness-bound", scenarios.DefaultLivenessBound, "virtual time allowed after healing for a leader and every pending operation (at most 1h)")
 	fs.Var(&f.bugs, "bug", "re-introduce a real bug by `NAME`: a server bug such as ZK-3911, or a lock recipe bug such as lock-herd, "+
 		"which acts only on the lock, rwlock and election workloads (repeatable or comma-separated; see 'simrun bugs')")
-	fs.Var(&f.selfTests, "selftest", "harness testing: break the server on purpose by `NAME` in a way only a client-visible checker can see "+
+	fs.Var(&f.selfTests, "selftest", "harness testing: break the server on purpose by `NAME` in a way only a client-visible checker can see, "+
+		"or a lock recipe so that a lock checker fires (those act only on the lock, rwlock and election workloads) "+
 		"(repeatable or comma-separated; see 'simrun selftests'); not a bug of the zoo")
 	fs.BoolVar(&f.noZabChecker, "no-zab-checker", false, "harness testing: the white-box ZAB checker's violations neither end nor fail a run, "+
 		"so that a self-test is seen caught by a client-visible checker alone; never for finding bugs")
@@ -202,6 +220,8 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.datagramFaults, "datagram-faults", false, "inject loss, duplication and reordering inside connections: OUTSIDE ZAB's fault model")
 	fs.DurationVar(&f.checkTimeLimit, "check-time-limit", checkers.DefaultTimeLimit, "host time each linearizability check may search before its verdict is Unknown (never a pass); "+
 		"the only verdict that depends on the machine's speed, not on the seed alone")
+	fs.StringVar(&f.checker, "checker", "zxid", "how linearizability is decided: zxid (verify the order the zxids give; never Unknown), "+
+		"porcupine (search for a linearization), or both (and cross-check them)")
 	fs.StringVar(&f.scriptPath, "script", "", "run this scenario script `FILE` instead of the one each seed draws")
 }
 
@@ -217,7 +237,7 @@ func (f *scenarioFlags) options() (scenarios.Options, error) {
 	opts := scenarios.Options{
 		Servers: f.servers, Observers: f.observers, Clients: f.clients, Duration: f.duration,
 		LivenessBound: f.livenessBound, Bugs: f.bugs.bugs, RecipeBugs: f.bugs.recipe,
-		SelfTests: f.selfTests.server, NoZabChecker: f.noZabChecker,
+		SelfTests: f.selfTests.server, RecipeSelfTests: f.selfTests.recipe, NoZabChecker: f.noZabChecker,
 		LinearizableReadsAfterSync: f.linearizableReadsAfterSync, DatagramFaults: f.datagramFaults,
 		CheckTimeLimit: f.checkTimeLimit,
 	}
@@ -241,6 +261,11 @@ func (f *scenarioFlags) options() (scenarios.Options, error) {
 	faults, err := scenarios.ParseFaults(f.faults)
 	if err != nil {
 		problems = append(problems, fmt.Errorf("--faults: %w", err))
+	}
+	if f.checker != "" || f.set["checker"] { // commands that do not register the flag keep the default
+		if opts.Checker, err = checkers.ParseLinearizabilityChecker(f.checker); err != nil {
+			problems = append(problems, fmt.Errorf("--checker: %w", err))
+		}
 	}
 	opts.Faults = orderedFaults(faults)
 	if err := errors.Join(problems...); err != nil {
@@ -359,6 +384,9 @@ func (f *scenarioFlags) replayArgs() []string {
 	}
 	if f.checkTimeLimit != checkers.DefaultTimeLimit {
 		add("check-time-limit", f.checkTimeLimit.String())
+	}
+	if f.checker != "" && f.checker != "zxid" {
+		add("checker", f.checker)
 	}
 	return args
 }

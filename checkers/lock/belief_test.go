@@ -1,0 +1,167 @@
+package lock
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zabsim/zabsim/checkers"
+	"github.com/zabsim/zabsim/clock"
+)
+
+const election = "/election"
+
+// electionHistory: c1 leads on node 0 from 1 s; c2's node 1 is created at 1.5 s. c1's node is
+// deleted at 2 s, by how (its own session's delete, the close of its session, or nobody: it
+// lives on), and c2 is granted at 2.1 s. c1 believes until c1End.
+func electionHistory(how string, c1End clock.Time, fencing bool) *History {
+	var b logBuilder
+	b.create(1, election, false, at(0.5))
+	n0 := election + "/_c_a-latch-0000000000"
+	n1 := election + "/_c_b-latch-0000000001"
+	t0 := b.create(1, n0, true, at(1))
+	t1 := b.create(2, n1, true, at(1.5))
+	switch how {
+	case "own-delete":
+		b.delete(1, n0, at(2))
+	case "expiry":
+		b.close(1, at(2))
+	}
+	return &History{
+		Locks: []Lock{{Path: election, Kind: KindElection}},
+		Holds: []Hold{
+			{Lock: election, Client: "c1", Session: 1, Node: n0, Token: t0, Mode: ModeExclusive, Start: at(1), End: c1End},
+			{Lock: election, Client: "c2", Session: 2, Node: n1, Token: t1, Mode: ModeExclusive, Start: at(2.1), End: at(3)},
+		},
+		Committed: b.log, Fencing: fencing, End: at(10),
+	}
+}
+
+func TestExclusiveBeliefFlagsALeaderWhoseOwnRecipeDeletedItsNode(t *testing.T) {
+	r := result(t, electionHistory("own-delete", at(2.6), false), CheckerExclusiveBelief)
+	require.Equal(t, checkers.Violation, r.Status, r.Summary)
+	require.Len(t, r.Findings, 1)
+	assert.Equal(t, "own-node-deleted", r.Findings[0].Rule)
+	assert.Equal(t, []string{"c1", "c2"}, r.Findings[0].Clients)
+	assert.Contains(t, r.Findings[0].Message, "its own session had deleted its node")
+}
+
+func TestExclusiveBeliefWithFencingIsItsOwnClass(t *testing.T) {
+	h := electionHistory("own-delete", at(2.6), true)
+	r := result(t, h, CheckerExclusiveBeliefFenced)
+	require.Equal(t, checkers.Violation, r.Status, "two believers fail the run even when fencing saved the resource")
+	assert.Contains(t, r.Summary, "fencing kept")
+	assert.Equal(t, checkers.Skipped, result(t, h, CheckerExclusiveBelief).Status)
+}
+
+func TestExclusiveBeliefFlagsTwoGrantsOnLiveNodes(t *testing.T) {
+	r := result(t, electionHistory("alive", at(2.6), false), CheckerExclusiveBelief)
+	require.Equal(t, checkers.Violation, r.Status)
+	assert.Equal(t, "two-believers", r.Findings[0].Rule)
+	assert.Contains(t, r.Findings[0].Message, "the recipe granted both")
+}
+
+func TestExclusiveBeliefPassesWhenTheLeaderLetGoInTime(t *testing.T) {
+	// c1 lets go at 2.1 s, the very instant c2 is granted: spans are half-open.
+	r := result(t, electionHistory("own-delete", at(2.1), false), CheckerExclusiveBelief)
+	assert.Equal(t, checkers.Pass, r.Status, "%v", r.Findings)
+	assert.Equal(t, 2, r.Checked)
+}
+
+func TestExclusiveBeliefExcusesAHolderWhoseSessionTheServerExpired(t *testing.T) {
+	// A paused c1 cannot know that its session expired: the resource checks judge what it does.
+	r := result(t, electionHistory("expiry", at(2.6), false), CheckerExclusiveBelief)
+	assert.Equal(t, checkers.Pass, r.Status, "%v", r.Findings)
+	assert.NotEmpty(t, r.Notes)
+}
+
+func TestExclusiveBeliefLetsReadersShare(t *testing.T) {
+	h := electionHistory("alive", at(2.6), false)
+	h.Locks[0].Kind = KindReadWrite
+	h.Holds[0].Mode, h.Holds[1].Mode = ModeRead, ModeRead
+	assert.Equal(t, checkers.Pass, result(t, h, CheckerExclusiveBelief).Status)
+	h.Holds[1].Mode = ModeWrite
+	assert.Equal(t, checkers.Violation, result(t, h, CheckerExclusiveBelief).Status)
+}
+
+// TestRejectionOfAHolderWhoseOwnRecipeDeletedItsNode: judgeRejection tells a holder whose own
+// session deleted its node while it believed (a recipe fault fencing caught) from one expired by
+// the server (fencing doing its job, nothing reported).
+func TestRejectionOfAHolderWhoseOwnRecipeDeletedItsNode(t *testing.T) {
+	for _, how := range []string{"own-delete", "expiry"} {
+		h := electionHistory(how, at(2.6), true)
+		t0, t1 := h.Holds[0].Token, h.Holds[1].Token
+		h.Accesses = []Access{
+			{Lock: election, Client: "c2", Session: 2, Token: t1, Write: true, Accepted: true, Newest: t0, Time: at(2.2)},
+			{Lock: election, Client: "c1", Session: 1, Token: t0, Write: true, Accepted: false, Newest: t1, Time: at(2.3)},
+		}
+		h.Holds[0].End = at(2.1) // only the rejection can tell
+		r := result(t, h, CheckerExclusiveBeliefFenced)
+		if how == "expiry" {
+			assert.Equal(t, checkers.Pass, r.Status, "%v", r.Findings)
+			continue
+		}
+		assert.Equal(t, checkers.Pass, r.Status, "c1 had let go before c2 came: %v", r.Findings)
+		h.Holds[0].End = at(2.6)
+		r = result(t, h, CheckerExclusiveBeliefFenced)
+		require.Equal(t, checkers.Violation, r.Status)
+		rules := []string{}
+		for _, f := range r.Findings {
+			rules = append(rules, f.Rule)
+		}
+		assert.Contains(t, rules, "own-node-deleted")
+		assert.Contains(t, r.Findings[0].Message+r.Findings[len(r.Findings)-1].Message, "which fencing caught")
+		assert.Equal(t, checkers.Pass, result(t, h, CheckerMutualExclusion).Status, "not a live holder fenced off")
+	}
+}
+
+func churnHistory(requeues int, holdFrom clock.Time) *History {
+	h := &History{Locks: []Lock{{Path: election, Kind: KindElection}}, End: at(200),
+		Liveness: &checkers.LivenessFacts{HealTime: at(60), LeaderTime: at(61), Completed: true}}
+	for i := range requeues {
+		h.Requeues = append(h.Requeues, Requeue{Lock: election, Client: "c1", Session: 1, Time: at(70 + float64(i))})
+	}
+	h.Holds = []Hold{{Lock: election, Client: "c2", Session: 2, Mode: ModeExclusive, Token: 9, Start: holdFrom, End: holdFrom + clock.Time(clock.Second)}}
+	return h
+}
+
+func TestChurnFlagsARequeueStorm(t *testing.T) {
+	// c2 holds from 61 s to 199 s, so that no span without a holder is long.
+	h := churnHistory(DefaultChurnBound+1, at(61))
+	h.Holds[0].End = at(199)
+	r := result(t, h, CheckerChurn)
+	require.Equal(t, checkers.Violation, r.Status)
+	require.Len(t, r.Findings, 1)
+	assert.Equal(t, "requeue-storm", r.Findings[0].Rule)
+	h = churnHistory(DefaultChurnBound, at(61))
+	h.Holds[0].End = at(199)
+	assert.Equal(t, checkers.Pass, result(t, h, CheckerChurn).Status)
+}
+
+func TestChurnFlagsALivelock(t *testing.T) {
+	// Nobody holds from the heal at 60 s until 150 s while c1 requeues 5 times.
+	r := result(t, churnHistory(5, at(150)), CheckerChurn)
+	require.Equal(t, checkers.Violation, r.Status)
+	assert.Equal(t, "livelock", r.Findings[0].Rule)
+	// The same requeues with a holder at 65 s: the gaps after it have no requeues, or are short.
+	h := churnHistory(5, at(65))
+	h.Holds[0].End = at(190)
+	assert.Equal(t, checkers.Pass, result(t, h, CheckerChurn).Status)
+	// Without requeues a lock nobody wants is idle, not livelocked.
+	assert.Equal(t, checkers.Pass, result(t, churnHistory(0, at(150)), CheckerChurn).Status)
+}
+
+// TestExclusiveBeliefExcusesAGrantToAnExpiredSession: c2 is granted at 2.1 s from a follower that
+// had not applied the expiry of c2's session (its node closed at 2 s): it cannot know either.
+func TestExclusiveBeliefExcusesAGrantToAnExpiredSession(t *testing.T) {
+	h := electionHistory("alive", at(2.6), false)
+	var b logBuilder
+	b.log = h.Committed
+	b.zxid = int64(len(h.Committed))
+	b.close(2, at(2))
+	h.Committed = b.log
+	r := result(t, h, CheckerExclusiveBelief)
+	assert.Equal(t, checkers.Pass, r.Status, "%v", r.Findings)
+	assert.NotEmpty(t, r.Notes)
+}

@@ -1,0 +1,123 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zabsim/zabsim/checkers"
+	"github.com/zabsim/zabsim/checkers/lock"
+	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/lockmodel"
+)
+
+func lockResult(t *testing.T, rep *Report, checker string) checkers.Result {
+	t.Helper()
+	res, ok := rep.Checks.Result(checker)
+	require.True(t, ok, "no result of %s: the checker is not wired", checker)
+	return res
+}
+
+// TestElectionSeed38TwoLeaders: in election seed 38, c1's create is still being retried when it
+// reconnects, so LeaderLatch starts a second create; the first makes c1 leader, the second
+// replaces (deletes) that node, and c5 is granted. LeaderLatch as it was before Curator 5.4.0 (the
+// latch-keeps-leadership self-test) keeps c1 leading on its deleted node for half a second, which
+// fencing rejects: lock/exclusive-belief-fenced fires, naming c1's own deletion. Curator 5.4.0's
+// checkLeadership gives up leadership at the next listing (CURATOR-653), and the seed passes.
+//
+// The seed is kept as a script (testdata/regressions/election-seed38-two-leaders.script): the
+// seed's own run changed when the lock workloads began to draw their timeouts.
+func TestElectionSeed38TwoLeaders(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "regressions", "election-seed38-two-leaders.script"))
+	require.NoError(t, err)
+	script, err := ParseScript(f)
+	require.NoError(t, f.Close())
+	require.NoError(t, err)
+	keeps := lockmodel.SelfTests{}.With(lockmodel.SelfTestLatchKeepsLeadership)
+	rep, err := Run(Options{Seed: 38, Script: script, RecipeSelfTests: keeps})
+	require.NoError(t, err)
+	require.Equal(t, lock.CheckerExclusiveBeliefFenced, rep.Failure(), rep.Explain())
+	res := lockResult(t, rep, lock.CheckerExclusiveBeliefFenced)
+	rules := map[string]bool{}
+	for _, f := range res.Findings {
+		rules[f.Rule] = true
+		assert.Contains(t, f.Clients, "c1")
+	}
+	assert.True(t, rules["own-node-deleted"], "%v", res.Findings)
+	assert.Equal(t, checkers.Pass, lockResult(t, rep, lock.CheckerMutualExclusion).Status, "fencing kept the resource safe")
+
+	// Without fencing the same two believers are the unfenced class.
+	noFencing := lockmodel.Bugs{}.With(lockmodel.BugNoFencing)
+	rep, err = Run(Options{Seed: 38, Script: script, RecipeSelfTests: keeps, RecipeBugs: noFencing})
+	require.NoError(t, err)
+	assert.Equal(t, checkers.Violation, lockResult(t, rep, lock.CheckerExclusiveBelief).Status, rep.Explain())
+
+	rep, err = Run(Options{Seed: 38, Script: script})
+	require.NoError(t, err)
+	assert.False(t, rep.Failed(), rep.Explain())
+	assert.Equal(t, checkers.Pass, lockResult(t, rep, lock.CheckerExclusiveBeliefFenced).Status)
+
+	// The same run with LeaderLatch as Curator 5.4.0-5.6.x have it (no owner check, which changes
+	// the schedule) follows the recorded seed up to the second create, and shows what 5.4.0 does:
+	// c1 gives up leadership at its next listing, one round trip after its second create replaced
+	// its node, before c5 is granted.
+	noOwnerCheck := lockmodel.SelfTests{}.With(lockmodel.SelfTestLatchNoOwnerCheck)
+	rep, l := runLock(t, Options{Seed: 38, Script: script, RecipeSelfTests: noOwnerCheck})
+	assert.False(t, rep.Failed(), rep.Explain())
+	var c1, c5 *lock.Hold
+	for i, x := range l.log.holds {
+		if x.Client == "c1" && x.Start > at(18) && x.Start < at(19) {
+			c1 = &l.log.holds[i]
+		}
+		if x.Client == "c5" && x.Start > at(18) && x.Start < at(19) {
+			c5 = &l.log.holds[i]
+		}
+	}
+	require.NotNil(t, c1, "c1 leads at about 18.7 s")
+	require.NotNil(t, c5, "c5 leads at about 18.7 s")
+	assert.LessOrEqual(t, c1.End, c5.Start, "c1 gave up leadership before c5 was granted")
+	assert.Less(t, c1.End.Sub(c1.Start), 50*clock.Millisecond, "within a few round trips")
+}
+
+func at(seconds float64) clock.Time { return clock.Time(seconds * float64(clock.Second)) }
+
+// TestLatchYieldsIsChurn: with the latch-yields self-test a participant that is first requeues
+// instead of leading while others wait, so nobody leads while the queue keeps changing, every
+// session healthy: lock/churn reports each participant's requeue storm and the livelock. The same
+// seed without the self-test has no churn.
+func TestLatchYieldsIsChurn(t *testing.T) {
+	yields := lockmodel.SelfTests{}.With(lockmodel.SelfTestLatchYields)
+	rep, err := Run(Options{Seed: 2, Workload: "election", Observers: -1, RecipeSelfTests: yields})
+	require.NoError(t, err)
+	res := lockResult(t, rep, lock.CheckerChurn)
+	require.Equal(t, checkers.Violation, res.Status, rep.Explain())
+	rules := map[string]int{}
+	for _, f := range res.Findings {
+		rules[f.Rule]++
+	}
+	assert.Positive(t, rules["requeue-storm"], "%v", res.Findings)
+	assert.Positive(t, rules["livelock"], "%v", res.Findings)
+
+	rep, err = Run(Options{Seed: 2, Workload: "election", Observers: -1})
+	require.NoError(t, err)
+	assert.False(t, rep.Failed(), rep.Explain())
+	assert.Equal(t, checkers.Pass, lockResult(t, rep, lock.CheckerChurn).Status)
+}
+
+// TestExclusiveLockRetriedDeleteSyncsFirst: lock seed 7106 (kept as a script) failed
+// lock/exclusive-belief-fenced when the exclusive lock's retried delete checked its node without
+// a sync and deleted the next holder's; it passes now.
+func TestExclusiveLockRetriedDeleteSyncsFirst(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "regressions", "lock-seed7106-retried-delete.script"))
+	require.NoError(t, err)
+	script, err := ParseScript(f)
+	require.NoError(t, f.Close())
+	require.NoError(t, err)
+	rep, err := Run(Options{Seed: 7106, Script: script})
+	require.NoError(t, err)
+	assert.False(t, rep.Failed(), rep.Explain())
+	assert.Equal(t, checkers.Pass, lockResult(t, rep, lock.CheckerExclusiveBeliefFenced).Status)
+}
