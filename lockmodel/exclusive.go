@@ -23,8 +23,9 @@ import (
 // After a connection loss the outcome of a create is unknown, and the retried create may find the
 // node its own lost reply made: the recipe recognises its own node by the node's ephemeral owner,
 // and also checks the owner before retrying a delete whose reply was lost, so that it never deletes
-// a node another holder created meanwhile. With BugUnprotectedCreate it does not look at the owner
-// when it finds the node, and waits for its own node to go away.
+// a node another holder created meanwhile. A release whose delete the retry policy gives up on
+// goes on deleting in the background, as delete().guaranteed() does. With BugUnprotectedCreate it
+// does not look at the owner when it finds the node, and waits for its own node to go away.
 type ExclusiveLock struct {
 	s        *Session
 	path     string
@@ -32,6 +33,9 @@ type ExclusiveLock struct {
 	held     *heldLock
 	acq      *exclusiveAcquisition
 	attempts int
+	// deleting is the czxid of a released node whose delete goes on in the background, or 0:
+	// an acquisition that finds it does not take it for a node of its own lost create.
+	deleting int64
 }
 
 type exclusiveAcquisition struct {
@@ -221,7 +225,7 @@ func (l *ExclusiveLock) check(a *exclusiveAcquisition) {
 		}
 		switch r.Err {
 		case proto.OK:
-			if !l.s.cfg.Bugs.Has(BugUnprotectedCreate) && r.Stat.EphemeralOwner == l.s.SessionID() && r.Stat.EphemeralOwner != 0 {
+			if !l.s.cfg.Bugs.Has(BugUnprotectedCreate) && r.Stat.EphemeralOwner == l.s.SessionID() && r.Stat.EphemeralOwner != 0 && r.Stat.Czxid != l.deleting {
 				l.emit(Event{Kind: EventCreated, Attempt: a.id, Node: l.path, Token: r.Stat.Czxid})
 				l.finish(a, r.Stat.Czxid, r.Zxid)
 				return
@@ -320,7 +324,47 @@ func (l *ExclusiveLock) Release(done func(error)) error {
 			err = &CodeError{Op: "delete", Path: l.path, Code: r.Err}
 		}
 		l.emit(Event{Kind: EventReleased, Node: l.path, Token: h.token, Err: err})
+		if retryable(r.Err) && l.s.state != StateLost {
+			l.deleteInBackground(h.token, 0)
+		}
 		done(err)
 	})
 	return nil
+}
+
+// deleteInBackground goes on deleting the released node (czxid) after the retry policy gave up
+// on a connection loss, as a Curator 5 application's delete().guaranteed() does (the DeleteBuilder
+// javadoc: the caller still gets the exception, and the framework records the failed deletion and
+// retries it in the background until it succeeds; DeleteBuilderImpl.pathInForeground hands the
+// path to FailedDeleteManager.addFailedOperation). The rounds end when the session is lost, since
+// its ephemeral node is gone then, or after maxBackgroundRuns, as deleteGuaranteed's do. Without it the node stays for as long as the session lives, and no one
+// holds the lock while every waiter waits for it (lock seed 1005265: c5's release ran out of
+// retries while partitioned, and c2 waited for c5's node to the end of the run). Each round
+// syncs and checks the node's czxid first, as deleteOurs's retries do, so that it never deletes
+// the next holder's node.
+func (l *ExclusiveLock) deleteInBackground(czxid int64, round int) {
+	if round >= maxBackgroundRuns {
+		l.deleting = 0
+		return
+	}
+	l.deleting = czxid
+	l.s.later(l.s.cfg.Retry.BaseSleep, func() {
+		retrying(l.s, codeOfResult, func(_ int, cb func(client.Result)) {
+			l.s.sync(l.path, func(r client.Result) {
+				if r.Err != proto.OK && r.Err != proto.NoNode {
+					cb(client.Result{Err: r.Err})
+					return
+				}
+				l.checkAndDelete(czxid, cb)
+			})
+		}, func(r client.Result) {
+			if r.Err == proto.OK || r.Err == proto.NoNode || !retryable(r.Err) || l.s.state == StateLost {
+				if l.deleting == czxid {
+					l.deleting = 0
+				}
+				return
+			}
+			l.deleteInBackground(czxid, round+1)
+		})
+	})
 }

@@ -224,3 +224,56 @@ func TestHerdBugWakesEveryWaiter(t *testing.T) {
 		}
 	}
 }
+
+// TestExclusiveReleaseGivenUpDeletesInTheBackground: a release whose delete the retry policy gave
+// up on (the connection reset before the delete reached a server) reports the failure and goes on
+// deleting in the background, as delete().guaranteed() does through Curator's FailedDeleteManager:
+// left alone, the node of a live session blocks the lock with no one holding it (lock seed
+// 1005265). Meanwhile the same session's next acquisition does not adopt the released node as
+// its own lost create, and gets a node of its own once the old one is gone.
+func TestExclusiveReleaseGivenUpDeletesInTheBackground(t *testing.T) {
+	h := newHarness(t, 12, 3, true)
+	h.ensure("/locks")
+	noRetries := RetryPolicy{BaseSleep: clock.Second, MaxRetries: 0, MaxSleep: clock.Second}
+	a := h.appWith("a", Config{Retry: noRetries})
+	b := h.app("b", Bugs{})
+	h.run(time2s)
+	la, err := NewExclusiveLock(a.s, "/locks/x", nil)
+	require.NoError(t, err)
+	lb, err := NewExclusiveLock(b.s, "/locks/x", nil)
+	require.NoError(t, err)
+	ga := acquire(t, la, 0)
+	h.run(time2s)
+	require.True(t, ga.Held)
+	gb := acquire(t, lb, 0)
+	h.run(time2s)
+	require.False(t, gb.Held, "b waits for a")
+
+	done := release(t, la)
+	for _, conn := range h.nw.Conns(a.node) {
+		if peer, _ := h.nw.Peer(a.node, conn); peer != h.res.Node() {
+			h.nw.Reset(conn)
+		}
+	}
+	for i := 0; i < 100 && *done == errPending; i++ {
+		h.run(10 * clock.Millisecond)
+	}
+	require.ErrorContains(t, *done, "CONNECTIONLOSS", "the policy gave up on the delete")
+	for _, txn := range h.commits {
+		if d, ok := txn.Txn.(*proto.DeleteTxn); ok {
+			require.NotEqual(t, "/locks/x", d.Path, "the delete was lost, not only its reply")
+		}
+	}
+	again := acquire(t, la, 0)
+	h.run(10 * clock.Second)
+	require.NotEqual(t, gb.Held, again.Held, "the background delete let one of a and b in: a %v, b %v", again.Err, gb.Err)
+	if again.Held {
+		assert.NotEqual(t, ga.Token, again.Token, "a node of its own, not the released one")
+		require.NoError(t, la.Release(func(error) {}))
+	} else {
+		require.NoError(t, lb.Release(func(error) {}))
+	}
+	h.run(10 * clock.Second)
+	require.True(t, again.Held && gb.Held, "then the other: a %v, b %v", again.Err, gb.Err)
+	assert.NotEqual(t, ga.Token, again.Token, "a node of its own, not the released one")
+}
