@@ -30,6 +30,7 @@ var regressions = []struct {
 	{"snap-leave-before-newleader", 1067370, zabmodel.Bugs{}, lockmodel.Bugs{}},
 	{"trunc-point-unreachable", 1000, zabmodel.Bugs{}, lockmodel.Bugs{}},
 	{"trunc-unreachable-1002382", 1002382, zabmodel.Bugs{}, lockmodel.Bugs{}},
+	{"latch-dead-waiter-expiry-1009649", 1009649, zabmodel.Bugs{}, lockmodel.Bugs{}},
 }
 
 // TestStaleNewLeaderAckIsThe3_8_0Behaviour: the stale-newleader-ack regression passes because the
