@@ -140,7 +140,7 @@ func beliefFinding(l Lock, older, newer Hold, n *node) checkers.Finding {
 //     session (so without losing it);
 //   - livelock: after the faults healed, a span longer than opts.LivelockBound during which nobody
 //     held the lock while its queue kept changing (at least livelockRequeues requeues in it).
-func checkChurn(h *History, _ *lockTree, opts Options) checkers.Result {
+func checkChurn(h *History, t *lockTree, opts Options) checkers.Result {
 	col := newCollector(CheckerChurn)
 	bound := opts.ChurnBound
 	if bound <= 0 {
@@ -175,7 +175,7 @@ func checkChurn(h *History, _ *lockTree, opts Options) checkers.Result {
 	}
 	livelocks := 0
 	if h.Liveness != nil {
-		livelocks = checkLivelock(h, opts, col)
+		livelocks = checkLivelock(h, t, opts, col)
 	}
 	return col.result(len(h.Requeues), fmt.Sprintf("%d requeues of %d participants judged against a bound of %d; %d spans without a holder judged", len(h.Requeues), len(order), bound, livelocks))
 }
@@ -185,9 +185,14 @@ func checkChurn(h *History, _ *lockTree, opts Options) checkers.Result {
 const livelockRequeues = 3
 
 // checkLivelock finds, for each lock, the spans after the heal in which no hold was open, and
-// flags one longer than the bound in which the queue kept changing. It returns how many spans it
-// judged.
-func checkLivelock(h *History, opts Options, col *collector) int {
+// flags one longer than the bound in which the queue kept changing. Time in which the first node
+// of the queue was one that only the end of its owner's session removed does not count: that is a
+// dead or cut-off client's ephemeral node, which no recipe can delete and which lives until the
+// leader's session tracker expires its session (SessionTrackerImpl), a full session timeout after
+// a new leader took over. The participants' requeues meanwhile are Curator's own answers to the
+// heal's reconnects (LeaderLatch.handleStateChange lists the children on RECONNECTED, and
+// checkLeadership resets when a create was still in flight). It returns how many spans it judged.
+func checkLivelock(h *History, t *lockTree, opts Options, col *collector) int {
 	bound := opts.LivelockBound
 	if bound <= 0 {
 		bound = DefaultLivelockBound
@@ -218,10 +223,18 @@ func checkLivelock(h *History, opts Options, col *collector) int {
 			if n < livelockRequeues {
 				return
 			}
+			orphaned := t.blockedByEndingSessions(l.Path, from, to)
+			if to.Sub(from)-orphaned <= bound {
+				return
+			}
+			excused := ""
+			if orphaned > 0 {
+				excused = fmt.Sprintf(" (%v of it not counted: the queue's first node was one its owner's session end removed)", orphaned)
+			}
 			col.add(checkers.Finding{
 				Rule: "livelock",
-				Message: fmt.Sprintf("%s: nobody held the lock from %s to %s (%v, longer than the bound %v) after the heal at %s, while its participants abandoned their nodes and queued again %d times",
-					l.Path, ts(from), ts(to), to.Sub(from), bound, ts(heal), n),
+				Message: fmt.Sprintf("%s: nobody held the lock from %s to %s (%v%s, longer than the bound %v) after the heal at %s, while its participants abandoned their nodes and queued again %d times",
+					l.Path, ts(from), ts(to), to.Sub(from), excused, bound, ts(heal), n),
 				Times: []clock.Time{from, to, heal},
 			})
 		}

@@ -152,6 +152,39 @@ func TestChurnFlagsALivelock(t *testing.T) {
 	assert.Equal(t, checkers.Pass, result(t, churnHistory(0, at(150)), CheckerChurn).Status)
 }
 
+// TestChurnExcusesAQueueBlockedByAnExpiringSession: seed 1009649's shape. A waiter (session 3) is
+// killed before the heal with its node first in the queue; the others' requeues at 70-74 s are
+// their answers to the heal's reconnects, and nobody can lead until the leader expires session 3
+// at 100 s, a session timeout after the heal. That wait is ZooKeeper's, not a livelock; the same
+// span with the node deleted by its owner instead (a live participant that keeps the queue stuck)
+// is still one, and so is a span whose blocked part is short.
+func TestChurnExcusesAQueueBlockedByAnExpiringSession(t *testing.T) {
+	blocked := func(how string, until clock.Time, holdFrom clock.Time) *History {
+		h := churnHistory(5, holdFrom)
+		var b logBuilder
+		b.create(1, election, false, at(1))
+		b.create(3, election+"/_c_x-latch-0000000000", true, at(55))
+		b.create(1, election+"/_c_y-latch-0000000001", true, at(75))
+		switch how {
+		case "expiry":
+			b.close(3, until)
+		case "own-delete":
+			b.delete(3, election+"/_c_x-latch-0000000000", until)
+		}
+		h.Committed = b.log
+		return h
+	}
+	r := result(t, blocked("expiry", at(100), at(101)), CheckerChurn)
+	assert.Equal(t, checkers.Pass, r.Status, "%v", r.Findings)
+	r = result(t, blocked("own-delete", at(100), at(101)), CheckerChurn)
+	require.Equal(t, checkers.Violation, r.Status)
+	assert.Equal(t, "livelock", r.Findings[0].Rule)
+	// Blocked by the expiring node until 70 s, then 80 s more without a holder: a livelock.
+	r = result(t, blocked("expiry", at(70), at(150)), CheckerChurn)
+	require.Equal(t, checkers.Violation, r.Status)
+	assert.Contains(t, r.Findings[0].Message, "10s of it not counted")
+}
+
 // TestExclusiveBeliefExcusesAGrantToAnExpiredSession: c2 is granted at 2.1 s from a follower that
 // had not applied the expiry of c2's session (its node closed at 2 s): it cannot know either.
 func TestExclusiveBeliefExcusesAGrantToAnExpiredSession(t *testing.T) {

@@ -22,7 +22,9 @@
 //     also takes a fenced-off holder whose own session deleted its node while it believed.
 //   - lock/churn: no participant abandons its node and queues again (History.Requeues) more than
 //     Options.ChurnBound times in one session, and no lock goes without a holder for more than
-//     Options.LivelockBound after the heal while its queue keeps changing.
+//     Options.LivelockBound after the heal while its queue keeps changing, not counting the time
+//     in which the queue's first node was one that only its owner's session end removed (a dead
+//     client's node waits for its session to expire, which no recipe can hasten).
 //
 // A queue's parent is a container that the server deletes once it is empty; the checks replay its
 // deletes and re-creates from the committed log, and order a queue by the parent's incarnation,

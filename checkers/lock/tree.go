@@ -247,6 +247,48 @@ func (t *lockTree) lowestAlive(lock string) *node {
 	return best
 }
 
+// firstAliveAt returns the first node in the queue of a queued lock (or the node of a lock that
+// is one node) alive at time at, or nil.
+func (t *lockTree) firstAliveAt(lock string, at clock.Time) *node {
+	var best *node
+	for _, n := range t.nodes {
+		if n.lock != lock || n.created > at || !n.aliveAt(at) {
+			continue
+		}
+		if best == nil || queueBefore(n.generation, sequenceKey(n.path), best.generation, sequenceKey(best.path)) {
+			best = n
+		}
+	}
+	return best
+}
+
+// blockedByEndingSessions returns how much of [from, to) the first node of a lock was an ephemeral
+// node that the close of its owner's session removed, rather than its owner's delete: a node no
+// participant could remove, which blocked the lock until its session ended.
+func (t *lockTree) blockedByEndingSessions(lock string, from, to clock.Time) clock.Duration {
+	cuts := []clock.Time{from, to}
+	for _, n := range t.nodes {
+		if n.lock != lock {
+			continue
+		}
+		if n.created > from && n.created < to {
+			cuts = append(cuts, n.created)
+		}
+		if n.deleted != 0 && n.deletedAt > from && n.deletedAt < to {
+			cuts = append(cuts, n.deletedAt)
+		}
+	}
+	slices.Sort(cuts)
+	cuts = slices.Compact(cuts)
+	var blocked clock.Duration
+	for i := 0; i+1 < len(cuts); i++ {
+		if n := t.firstAliveAt(lock, cuts[i]); n != nil && n.ephemeral && n.byClose {
+			blocked += cuts[i+1].Sub(cuts[i])
+		}
+	}
+	return blocked
+}
+
 // queueBefore reports whether a node of generation g1 with sequence number s1 comes before one of
 // generation g2 with s2 in a queue whose parent may have been deleted and made again.
 func queueBefore(g1, s1, g2, s2 int64) bool {
