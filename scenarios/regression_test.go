@@ -32,11 +32,15 @@ var regressions = []struct {
 	{"trunc-unreachable-1002382", 1002382, zabmodel.Bugs{}, lockmodel.Bugs{}},
 	{"lock-1005265-release-gave-up", 1005265, zabmodel.Bugs{}, lockmodel.Bugs{}},
 	{"latch-dead-waiter-expiry-1009649", 1009649, zabmodel.Bugs{}, lockmodel.Bugs{}},
+	{"stale-leader-later-epoch-1000187", 1000187, zabmodel.Bugs{}, lockmodel.Bugs{}},
 }
 
-// TestStaleNewLeaderAckIsThe3_8_0Behaviour: the stale-newleader-ack regression passes because the
-// leader forgets a departed learner's NEWLEADER ack; 3.8.0 as released (the stale-ack switch)
-// keeps it, and the same script breaks LeaderLogCompleteness.
+// TestStaleNewLeaderAckIsThe3_8_0Behaviour: the stale-newleader-ack regression passes with the
+// stale-ack switch too. 3.8.0 keeps a departed learner's NEWLEADER ack (Leader.waitForNewLeaderAck
+// never prunes its ack set), so zk5 is established in epoch 4 after epoch 5 committed 0x5:0x1; such
+// a stale leader cannot commit, and LeaderLogCompleteness does not owe it a later epoch's
+// transactions (seed 1000187 showed that even the fixed model establishes one on an ack it cannot
+// yet know to be stale).
 func TestStaleNewLeaderAckIsThe3_8_0Behaviour(t *testing.T) {
 	f, err := os.Open(filepath.Join("testdata", "regressions", "stale-newleader-ack.script"))
 	require.NoError(t, err)
@@ -45,7 +49,7 @@ func TestStaleNewLeaderAckIsThe3_8_0Behaviour(t *testing.T) {
 	require.NoError(t, err)
 	rep, err := Run(Options{Seed: 300034, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugStaleAck)})
 	require.NoError(t, err)
-	require.Equal(t, "zab:LeaderLogCompleteness", rep.Failure(), rep.Explain())
+	assert.False(t, rep.Failed(), rep.Explain())
 }
 
 // TestATruncToAnUnreachablePointEndsTheSync: in the trunc-point-unreachable regression a learner's
@@ -70,10 +74,10 @@ func TestATruncToAnUnreachablePointEndsTheSync(t *testing.T) {
 	assert.Contains(t, trace.String(), "truncated to 0x3:0x0, but the durable state only rebuilds 0x2:0x8")
 }
 
-// TestReleaseProfilesLoseWhatTheFixedModelKeeps: the stale-newleader-ack regression passes on the
+// TestReleaseProfilesLoseWhatTheFixedModelKeeps: the stale-ack-durability-413 script passes on the
 // fixed model and fails on every release profile, each of which has the stale-ack behaviour.
 func TestReleaseProfilesLoseWhatTheFixedModelKeeps(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "regressions", "stale-newleader-ack.script"))
+	f, err := os.Open(filepath.Join("testdata", "regressions", "stale-ack-durability-413.script"))
 	require.NoError(t, err)
 	defer f.Close()
 	script, err := ParseScript(f)
@@ -81,13 +85,17 @@ func TestReleaseProfilesLoseWhatTheFixedModelKeeps(t *testing.T) {
 	for _, version := range []string{"fixed", "3.8.0", "3.8.6", "master"} {
 		release, err := zabmodel.ParseRelease(version)
 		require.NoError(t, err)
-		rep, err := Run(Options{Seed: 300034, Script: script, Bugs: release.Bugs})
+		rep, err := Run(Options{Seed: 413, Script: script, Bugs: release.Bugs})
 		require.NoError(t, err)
 		assert.Equal(t, version != "fixed", rep.Failed(), "%s: %s", version, rep.Explain())
+		if version == "3.8.6" || version == "master" {
+			// 3.8.0 fails earlier, on ZOOKEEPER-4394's NullPointerException.
+			assert.Equal(t, "zab:CommittedLogDurability", rep.Failure(), version)
+		}
 	}
 
 	// A script may name the release itself.
-	text, err := os.ReadFile(filepath.Join("testdata", "regressions", "stale-newleader-ack.script"))
+	text, err := os.ReadFile(filepath.Join("testdata", "regressions", "stale-ack-durability-413.script"))
 	require.NoError(t, err)
 	script, err = ParseScript(strings.NewReader("zkversion 3.8.0\n" + string(text)))
 	require.NoError(t, err)
@@ -95,7 +103,7 @@ func TestReleaseProfilesLoseWhatTheFixedModelKeeps(t *testing.T) {
 	var formatted strings.Builder
 	require.NoError(t, script.Format(&formatted))
 	assert.Contains(t, formatted.String(), "zkversion 3.8.0\n")
-	rep, err := Run(Options{Seed: 300034, Script: script})
+	rep, err := Run(Options{Seed: 413, Script: script})
 	require.NoError(t, err)
 	assert.True(t, rep.Failed(), rep.Explain())
 

@@ -53,7 +53,8 @@ const (
 	// (they are above the leader's last commit) and logs them again; meanwhile its old ack still
 	// counts, and the leader may commit a proposal that a quorum no longer holds durably. It keeps
 	// a departed learner's NEWLEADER ack as well, and may be established on it after that learner
-	// has moved on to a newer epoch whose committed transactions the leader lacks.
+	// has moved on to a newer epoch; that alone is harmless (such a stale leader cannot commit, and
+	// a leader cannot always know an ack to be stale: seed 1000187).
 	BugStaleAck
 	// BugSnapLogGap is ZooKeeper 3.8.0's own behaviour, which this harness found to lose committed
 	// transactions: after a SNAP sync a learner keeps its old txn log, so the log jumps from its old

@@ -106,6 +106,29 @@ func TestLeaderLogCompleteness(t *testing.T) {
 		assert.Equal(t, []int64{3}, v.Servers)
 		assert.Equal(t, []int64{z(1, 1)}, v.Zxids)
 	})
+	// Server 3, leading epoch 2, has server 2's NEWLEADER ACK but pauses before counting it;
+	// meanwhile servers 1 and 2 establish epoch 3 and commit 3:1. Server 3 then resumes and
+	// establishes epoch 2, as Leader.waitForNewLeaderAck does in Java (seed 1000187).
+	staleLeader := func(lagging bool) *script {
+		s := newScript().start(1, 1, 2, 3).write(1, z(1, 1), 2, 3)
+		if lagging {
+			s.write(1, z(1, 2), 2)
+		}
+		s.add(zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 1},
+			zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 2},
+			zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 3})
+		s.elect(2, 3, 2).ackNewLeader(2, 3, 2)
+		s.elect(3, 1, 2).ackNewLeader(3, 1, 2).establish(3, 1, 2).write(1, z(3, 1), 2)
+		return s.add(zabmodel.Event{Kind: zabmodel.EventEstablished, Server: 3, Epoch: 2})
+	}
+	t.Run("a stale leader need not hold a later epoch's transactions", func(t *testing.T) {
+		staleLeader(false).requireClean(t, threeVoters)
+	})
+	t.Run("a stale leader must still hold its earlier epochs' transactions", func(t *testing.T) {
+		v := staleLeader(true).requireViolation(t, threeVoters, LeaderLogCompleteness)
+		assert.Equal(t, []int64{3}, v.Servers)
+		assert.Equal(t, []int64{z(1, 2)}, v.Zxids)
+	})
 }
 
 func TestMonotonicRead(t *testing.T) {

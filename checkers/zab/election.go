@@ -176,10 +176,24 @@ func (c *Checker) onEstablished(s *server, e zabmodel.Event) {
 }
 
 // checkLeaderComplete walks the committed transactions and the leader's history together, both
-// sorted by zxid, and reports the first committed transaction the leader lacks.
+// sorted by zxid, and reports the first committed transaction of an epoch up to the leader's own
+// that the leader lacks.
+//
+// Transactions of later epochs are not owed: a leader paused in synchronization may collect its
+// NEWLEADER quorum after a later epoch has been established and has committed. Java counts every
+// NEWLEADER ACK that reaches Leader.waitForNewLeaderAck (LearnerHandler.run reads it from the
+// socket even if the learner has since left, and the ack set is never pruned), so such a stale
+// leader does start serving, only to step down within a tick for want of a synced quorum (the ping
+// loop of Leader.lead). It cannot commit anything: a quorum of proposal acks would meet the later
+// epoch's quorum, whose members have a higher acceptedEpoch and follow another leader. The system
+// spec (ZkV3_7_0.tla) likewise checks LeaderLogCompleteness only for leaderOracle, the newest leader.
 func (c *Checker) checkLeaderComplete(s *server, history historyView, epoch int64) {
 	next := 0
 	for _, committed := range c.committedOrder {
+		if zabmodel.EpochOf(committed.zxid) > epoch {
+			// Sorted by zxid: every later committed transaction is of a later epoch too.
+			return
+		}
 		for next < history.length() && history.at(next).zxid < committed.zxid {
 			next++
 		}

@@ -38,7 +38,8 @@ const (
 	// CommittedLogDurability: a committed transaction is never truncated, and is always durable on
 	// a quorum of voters.
 	CommittedLogDurability Invariant = "CommittedLogDurability"
-	// LeaderLogCompleteness: an established leader's history holds every committed transaction.
+	// LeaderLogCompleteness: an established leader's history holds every committed transaction of
+	// its own and earlier epochs (a stale leader does not owe a later epoch's).
 	LeaderLogCompleteness Invariant = "LeaderLogCompleteness"
 	// ProcessConsistency: a learner that acknowledges NEWLEADER, persists the new currentEpoch or
 	// starts serving holds a prefix of its leader's history, durably where it promised so.
