@@ -32,6 +32,7 @@ var regressions = []struct {
 	{"trunc-unreachable-1002382", 1002382, zabmodel.Bugs{}, lockmodel.Bugs{}},
 	{"lock-1005265-release-gave-up", 1005265, zabmodel.Bugs{}, lockmodel.Bugs{}},
 	{"latch-dead-waiter-expiry-1009649", 1009649, zabmodel.Bugs{}, lockmodel.Bugs{}},
+	{"trunc-forwarded-proposal-1023103", 1023103, zabmodel.Bugs{}, lockmodel.Bugs{}},
 }
 
 // TestStaleNewLeaderAckIsThe3_8_0Behaviour: the stale-newleader-ack regression passes because the
