@@ -33,6 +33,7 @@ var regressions = []struct {
 	{"lock-1005265-release-gave-up", 1005265, zabmodel.Bugs{}, lockmodel.Bugs{}},
 	{"latch-dead-waiter-expiry-1009649", 1009649, zabmodel.Bugs{}, lockmodel.Bugs{}},
 	{"stale-leader-later-epoch-1000187", 1000187, zabmodel.Bugs{}, lockmodel.Bugs{}},
+	{"trunc-forwarded-proposal-1023103", 1023103, zabmodel.Bugs{}, lockmodel.Bugs{}},
 }
 
 // TestStaleNewLeaderAckIsThe3_8_0Behaviour: the stale-newleader-ack regression passes with the

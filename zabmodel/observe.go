@@ -73,7 +73,9 @@ const (
 	EventLogDeleted
 	// EventLearnerSync: a leader computed the synchronization (DIFF, TRUNC or SNAP) of the learner
 	// Learner on that learner's connection (LearnerHandler.syncFollower): everything the leader has
-	// applied now reaches that learner before the NEWLEADER this handler sends. It tells the checker
+	// applied now reaches that learner before the NEWLEADER this handler sends, followed by the
+	// proposals still in its pipeline (Leader.startForwarding; the checker knows them from the
+	// leader's EventPropose, so the event does not repeat them). It tells the checker
 	// which leader process a learner's NEWLEADER comes from, even when that process has since died
 	// or been restarted and its bytes arrive late.
 	EventLearnerSync

@@ -27,6 +27,9 @@ func (c *Checker) onPropose(s *server, e zabmodel.Event) {
 	if _, ok := c.proposals[t]; !ok {
 		c.proposals[t] = epoch
 	}
+	if n := len(s.proposed); n == 0 || s.proposed[n-1].zxid < t.zxid {
+		s.proposed = append(s.proposed, t)
+	}
 }
 
 // checkLocalOrder checks that an established leader's proposal is the next counter in its epoch.

@@ -207,3 +207,45 @@ func TestASnapFromALeaderThatCrashedAfterSendingIt(t *testing.T) {
 		zabmodel.Event{Kind: zabmodel.EventTreeLoaded, Server: 3, Zxid: z(1, 1), Source: zabmodel.SourceSnap})
 	s.requireClean(t, threeVoters)
 }
+
+// TestATruncMayRemoveAProposalItsLeaderForwardsBehindIt is the shape of seed 1023103: server 3
+// restarts with 1:2 logged, which leader 1 had proposed but not yet committed. The leader
+// synchronizes it (LearnerHandler.syncFollower) with a TRUNC to its committed log's end, 1:1, and
+// Leader.startForwarding queues the outstanding 1:2 right behind it. Server 2's ACK then commits
+// 1:2, and the leader crashes after writing the TRUNC but before writing the PROPOSAL; the TRUNC
+// reaches server 3. ZooKeeper does the same: 1:2 was not committed when the truncation point was
+// chosen, and a quorum (servers 1 and 2) still holds it. A TRUNC that removes a committed
+// transaction the (dead) leader process never had is still a violation.
+func TestATruncMayRemoveAProposalItsLeaderForwardsBehindIt(t *testing.T) {
+	t.Run("the outstanding proposal queued after the TRUNC", func(t *testing.T) {
+		s := newScript().start(1, 1, 2, 3).write(1, z(1, 1), 2, 3).propose(1, z(1, 2), 3).fsync(1).fsync(3)
+		s.add(zabmodel.Event{Kind: zabmodel.EventCrash, Server: 3},
+			zabmodel.Event{Kind: zabmodel.EventRestart, Server: 3},
+			zabmodel.Event{Kind: zabmodel.EventTreeLoaded, Server: 3, Source: zabmodel.SourceStartup})
+		s.apply(3, z(1, 1), zabmodel.SourceStartup)
+		s.add(zabmodel.Event{Kind: zabmodel.EventElected, Server: 3, Role: zabmodel.Following, Leader: 1, Epoch: 1},
+			zabmodel.Event{Kind: zabmodel.EventLearnerSync, Server: 1, Learner: 3, Zxid: z(1, 1)})
+		s.log(2, z(1, 2)).fsync(2).add(zabmodel.Event{Kind: zabmodel.EventAck, Server: 2, Zxid: z(1, 2)})
+		s.commit(1, z(1, 2))
+		s.add(zabmodel.Event{Kind: zabmodel.EventCrash, Server: 1},
+			zabmodel.Event{Kind: zabmodel.EventTruncate, Server: 3, Zxid: z(1, 1)},
+			zabmodel.Event{Kind: zabmodel.EventTreeLoaded, Server: 3, Source: zabmodel.SourceTruncate})
+		s.apply(3, z(1, 1), zabmodel.SourceTruncate)
+		s.add(zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 3})
+		s.requireClean(t, threeVoters)
+	})
+	t.Run("the dead leader process lacked the committed transaction", func(t *testing.T) {
+		// Leader 1 commits 1:2 with follower 2 only and dies; server 3, which lacks 1:2, wrongly
+		// synchronizes server 2 with a TRUNC to 1:1 and dies before the TRUNC arrives.
+		s := newScript().start(1, 1, 2, 3).write(1, z(1, 1), 2, 3).write(1, z(1, 2), 2)
+		s.add(zabmodel.Event{Kind: zabmodel.EventCrash, Server: 1},
+			zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 2},
+			zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 3})
+		s.elect(2, 3, 2).add(zabmodel.Event{Kind: zabmodel.EventLearnerSync, Server: 3, Learner: 2, Zxid: z(1, 1)},
+			zabmodel.Event{Kind: zabmodel.EventCrash, Server: 3},
+			zabmodel.Event{Kind: zabmodel.EventTruncate, Server: 2, Zxid: z(1, 1)})
+		v := s.requireViolation(t, threeVoters, CommittedLogDurability)
+		assert.Equal(t, []int64{2, 3}, v.Servers)
+		assert.Equal(t, []int64{z(1, 2), z(1, 1)}, v.Zxids)
+	})
+}

@@ -104,6 +104,11 @@ func (c *Checker) onLearnerSync(leader *server, e zabmodel.Event) {
 			generation: leader.generation, floor: len(leader.applied),
 			history: clip(leader.applied, len(leader.applied)), known: true}
 	}
+	// Every proposal above the applied history is still in the leader's pipeline (a proposal
+	// leaves outstandingProposals only for toBeApplied, and that only when it is applied), so
+	// Leader.startForwarding queues all of them behind this synchronization.
+	pipeline := countUpTo(leader.proposed, lastZxid(leader.applied))
+	binding.forwarded = leader.proposed[pipeline:len(leader.proposed):len(leader.proposed)]
 	learner.leader = binding
 }
 

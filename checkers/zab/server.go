@@ -56,6 +56,10 @@ type server struct {
 	leading     int64
 	established bool
 	lastCounter int64
+	// proposed is what this server proposed in its current leading role, in zxid order. Those
+	// above its applied history are its pipeline (Leader.outstandingProposals and toBeApplied),
+	// which Leader.startForwarding queues to every learner it synchronizes.
+	proposed []txn
 
 	primary   primaryCursor
 	monotonic monotonicCheck
@@ -80,7 +84,13 @@ type leaderBinding struct {
 	// holds when the learner reads it: the bytes of a leader that has since died, or been
 	// restarted and elected again, can still arrive (seeds 1005550 and 1069851).
 	history []txn
-	known   bool
+	// forwarded is what the bound leader process had proposed above history when it computed the
+	// learner's synchronization (EventLearnerSync): LearnerHandler.syncFollower ends with
+	// Leader.startForwarding, which queues these proposals right after the DIFF or TRUNC. A TRUNC
+	// may remove them: they were above the leader's committed log (ZKDatabase.committedLog, which
+	// the truncation point is taken from) when it chose that point.
+	forwarded []txn
+	known     bool
 }
 
 // promised is the part of the bound leader's history that a NEWLEADER ACK or a currentEpoch write
@@ -166,4 +176,5 @@ func (s *server) leaveRole() {
 	s.leading = 0
 	s.established = false
 	s.lastCounter = 0
+	s.proposed = nil
 }

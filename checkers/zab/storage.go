@@ -6,45 +6,49 @@ import (
 
 // onTruncate cuts the log as storage.Disk.Truncate does: it keeps every record up to and including
 // the first whose zxid is at least Zxid (the event reports the resulting last record, so normally
-// exactly Zxid). CommittedLogDurability forbids removing a committed transaction, with one
-// exception the real server allows: a transaction its leader still has. The leader computes a TRUNC
-// from its committed log when the learner connects and may commit the learner's last transaction
-// (with another quorum) before the learner executes the TRUNC; the leader then sends it again
-// with the outstanding proposals, and the quorum that committed it still holds it (which cutLog
-// re-checks).
+// exactly Zxid). CommittedLogDurability (ZAB.md: no committed transaction is ever truncated or
+// lost) forbids removing a committed transaction, with one exception the real server allows: a
+// transaction its leader has. The leader computes a TRUNC from its committed log when the learner
+// connects (LearnerHandler.syncFollower) and may commit the learner's last transaction (with
+// another quorum) before the learner executes the TRUNC; Leader.startForwarding queued it, as an
+// outstanding proposal, right behind the TRUNC, and the quorum that committed it still holds it
+// (which cutLog re-checks). That holds even if the leader dies between writing the TRUNC and
+// writing the proposal (seed 1023103): the transaction was not in the committed log the truncation
+// point was taken from, and what the invariant protects is the quorum's copies, not this learner's.
 func (c *Checker) onTruncate(s *server, e zabmodel.Event) {
 	i, _ := searchZxid(s.log, e.Zxid)
 	if i >= len(s.log) {
 		return // Nothing reaches Zxid: the real truncation fails and removes nothing.
 	}
 	keep := i + 1
-	leaderHistory, hasLeader := c.boundLeaderHistory(s)
 	for _, removed := range s.log[keep:] {
-		if !c.isCommitted(removed) || (hasLeader && leaderHistory.contains(removed)) {
+		if !c.isCommitted(removed) || c.leaderHas(s, removed) {
 			continue
 		}
 		c.report(CommittedLogDurability, finding{servers: []int64{s.sid, s.leader.sid}, zxids: []int64{removed.zxid, e.Zxid}},
 			"Server %d truncated its txn log to %s, removing the committed transaction %s (hash %#x), "+
-				"which its leader (server %d) does not have to send back. A TRUNC may only remove "+
-				"transactions that were never committed: the leader lacked a committed transaction "+
-				"(see LeaderLogCompleteness) or computed the truncation point wrongly.",
+				"which its leader (server %d) neither has nor had in the pipeline it forwards behind the "+
+				"TRUNC. A TRUNC may only remove transactions that are never committed or that the leader "+
+				"sends right behind it: the leader lacked a committed transaction (see "+
+				"LeaderLogCompleteness) or computed the truncation point wrongly.",
 			s.sid, zx(e.Zxid), zx(removed.zxid), removed.hash, s.leader.sid)
 		break
 	}
 	c.cutLog(s, keep, "truncated its log")
 }
 
-// boundLeaderHistory returns the history of the leader a learner is synchronizing with, if the
-// checker can still see the process and history it bound to.
-func (c *Checker) boundLeaderHistory(s *server) (historyView, bool) {
-	if s.leader.sid == s.sid {
-		return historyView{}, false
+// leaderHas reports whether the leader process a learner is synchronizing with has t, so that
+// the synchronization sends it after a TRUNC or SNAP that removed it: the process's history now if
+// it still runs, or else what the binding kept of it when it computed the synchronization (its
+// applied history and the proposals Leader.startForwarding queued behind the DIFF, TRUNC or SNAP).
+func (c *Checker) leaderHas(s *server, t txn) bool {
+	if s.leader.sid == s.sid || !s.leader.known {
+		return false
 	}
-	leader, ok := c.boundLeader(s, s.leader.sid)
-	if !ok {
-		return historyView{}, false
+	if leader, ok := c.boundLeader(s, s.leader.sid); ok && leader.history().contains(t) {
+		return true
 	}
-	return leader.history(), true
+	return contains(s.leader.history, t) || contains(s.leader.forwarded, t)
 }
 
 // onLost applies a crash's loss of the unsynced tail: records after Zxid are gone and what
@@ -222,9 +226,8 @@ func (c *Checker) resolveMonotonic(s *server, e zabmodel.Event) {
 	if after >= before {
 		return
 	}
-	leaderHistory, hasLeader := c.boundLeaderHistory(s)
 	for _, t := range m.before {
-		if t.zxid <= after || !c.isCommitted(t) || (hasLeader && leaderHistory.contains(t)) {
+		if t.zxid <= after || !c.isCommitted(t) || c.leaderHas(s, t) {
 			continue
 		}
 		c.report(MonotonicRead, finding{servers: []int64{s.sid}, zxids: []int64{before, after, t.zxid}},

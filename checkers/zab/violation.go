@@ -36,7 +36,8 @@ const (
 	// with a smaller zxid.
 	PrimaryIntegrity Invariant = "PrimaryIntegrity"
 	// CommittedLogDurability: a committed transaction is never truncated, and is always durable on
-	// a quorum of voters.
+	// a quorum of voters. A TRUNC may remove one only if the leader that sent it has it or forwards
+	// it right behind the TRUNC (it was above the committed log the truncation point came from).
 	CommittedLogDurability Invariant = "CommittedLogDurability"
 	// LeaderLogCompleteness: an established leader's history holds every committed transaction of
 	// its own and earlier epochs (a stale leader does not owe a later epoch's).
