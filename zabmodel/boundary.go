@@ -77,11 +77,7 @@ func (p *peer) boundary(name string, conn net.ConnID) bool {
 	if !p.alive() {
 		return true
 	}
-	if hook := p.ens.boundaryHook; hook != nil && name != "" && hook(p.sid, name, conn) {
-		p.note("fault", "crash at %s", name)
-		p.ens.w.Crash(p.s.node)
-	}
-	return !p.alive()
+	return p.h.boundary(name, conn) || !p.alive()
 }
 
 // sendBoundary returns the before-send (0) or after-send (1) name of an encoded quorum packet, or

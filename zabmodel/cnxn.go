@@ -24,11 +24,15 @@ type clientListener struct {
 
 func newClientListener(p *peer) *clientListener { return &clientListener{p: p} }
 
-func (l *clientListener) listen() { l.p.h.listen(ClientPort, l) }
+func (l *clientListener) listen() {
+	if err := l.p.h.listen(ClientPort, l); err != nil {
+		panic("zabmodel: " + err.Error()) // The port is the process's own: a bug.
+	}
+}
 
 // Accept implements net.Listener.
 func (l *clientListener) Accept(c net.ConnID, from sim.NodeID) net.Handler {
-	conn := &clientConn{l: l, id: c, remote: from, address: l.p.ens.clientAddress(from)}
+	conn := &clientConn{l: l, id: c, remote: from, address: l.p.h.clientAddress(from)}
 	conn.auth.Add(proto.ID{Scheme: "ip", ID: conn.address})
 	l.conns = append(l.conns, conn)
 	return conn
@@ -162,7 +166,7 @@ func (c *clientConn) processConnectRequest(zk *zkServer, payload []byte) {
 // processPacket is ZooKeeperServer.processPacket for an established connection.
 func (c *clientConn) processPacket(zk *zkServer, payload []byte) {
 	var h proto.RequestHeader
-	offset, err := c.p().h.decodeRequestHeader(payload, &h)
+	offset, err := c.p().mem.decodeRequestHeader(payload, &h)
 	if err != nil {
 		c.close(fmt.Sprintf("bad request header: %v", err))
 		return
@@ -172,7 +176,7 @@ func (c *clientConn) processPacket(zk *zkServer, payload []byte) {
 		c.processAuth(h, body)
 		return
 	}
-	r := c.p().h.requests.New()
+	r := c.p().mem.requests.New()
 	*r = request{
 		sessionID: c.sessionID, cxid: h.Xid, op: h.Type, body: body, auth: c.auth.IDs(), conn: c, owner: ownerLocal,
 	}
@@ -205,10 +209,10 @@ func (c *clientConn) sendReply(h proto.ReplyHeader, body proto.Record) {
 	// every reply's header to the heap; sendRecords encodes it at once and keeps nothing.
 	c.replyHeader = h
 	if body == nil {
-		c.p().h.sendRecords(c.id, &c.replyHeader)
+		c.p().sendRecords(c.id, &c.replyHeader)
 		return
 	}
-	c.p().h.sendRecords(c.id, &c.replyHeader, body)
+	c.p().sendRecords(c.id, &c.replyHeader, body)
 }
 
 // Process implements datatree.Watcher: a notification, sent at once (NIOServerCnxn.process).
@@ -236,13 +240,13 @@ func (c *clientConn) finishSessionInit(valid bool) {
 	if valid {
 		resp.TimeoutMilliseconds, resp.SessionID, resp.Password = c.sessionTimeoutMs, c.sessionID, generatePasswd(c.sessionID)
 	}
-	p.h.sendRecords(c.id, &resp)
+	p.sendRecords(c.id, &resp)
 	if !valid {
-		p.note("session", "invalid session %#x for client %s, probably expired", c.sessionID, p.ens.w.Name(c.remote))
+		p.note("session", "invalid session %#x for client %s, probably expired", c.sessionID, p.h.nodeName(c.remote))
 		c.close("session invalid")
 		return
 	}
-	p.note("session", "established session %#x with timeout %dms for %s", c.sessionID, c.sessionTimeoutMs, p.ens.w.Name(c.remote))
+	p.note("session", "established session %#x with timeout %dms for %s", c.sessionID, c.sessionTimeoutMs, p.h.nodeName(c.remote))
 	c.enableRecv()
 }
 

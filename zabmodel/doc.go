@@ -4,8 +4,9 @@
 // session tracker and the request pipeline, and, in its sub-packages, the jute records (proto),
 // the data tree (datatree), durable storage (storage) and the client library (client).
 //
-// Every effect a server has on the world (a message, a timer, a disk write) goes through the
-// simulator, so that a run is decided by its seed alone. A crash (sim.World.Crash) drops a
+// Every effect a server has on the world (a message, a timer, a disk write) goes through its host
+// (host.go), an interface that simHost (simhost.go) implements over the simulator, so that a run
+// is decided by its seed alone. A crash (sim.World.Crash) drops a
 // server's memory and keeps its disk as the storage package's fsync frontier leaves it; a restart
 // replays the disk as ZooKeeper's startup does. Config.Observer receives the servers' protocol
 // events (proposals, logs, fsyncs, acks, commits, epochs, elections), which checkers/zab judges

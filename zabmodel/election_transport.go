@@ -22,7 +22,7 @@ import (
 // Connections are dialed with the 5 s cnxTO timeout. Nothing here retries on its own: a lost
 // connection is re-established when the election next sends, as in the real server.
 type cnxManager struct {
-	host    *host
+	host    host
 	sid     int64
 	peers   map[int64]sim.NodeID // every server of the ensemble that takes part in elections, by sid
 	deliver func(from int64, payload []byte)
@@ -41,7 +41,7 @@ const (
 	electionConnectTimeout        = 5 * clock.Second
 )
 
-func newCnxManager(h *host, sid int64, peers map[int64]sim.NodeID, deliver func(int64, []byte)) *cnxManager {
+func newCnxManager(h host, sid int64, peers map[int64]sim.NodeID, deliver func(int64, []byte)) *cnxManager {
 	return &cnxManager{
 		host: h, sid: sid, peers: peers, deliver: deliver,
 		senders: map[int64]net.ConnID{}, inbound: map[net.ConnID]int64{}, dialing: map[int64]net.ConnID{},
@@ -51,7 +51,7 @@ func newCnxManager(h *host, sid int64, peers map[int64]sim.NodeID, deliver func(
 
 // listen starts accepting election connections; called when the server process starts.
 func (m *cnxManager) listen() error {
-	return m.host.nw.Listen(m.host.node, ElectionPort, m)
+	return m.host.listen(ElectionPort, m)
 }
 
 // toSend queues a notification for sid, or delivers it locally if sid is this server.

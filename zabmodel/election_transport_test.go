@@ -32,7 +32,7 @@ func newTransportFixture(t *testing.T, sids ...int64) *transportFixture {
 	}
 	for _, sid := range sids {
 		sid := sid
-		h := &host{w: w, nw: nw, node: f.node[sid], disk: storage.New()}
+		h := newSimHost(&Server{ens: &Ensemble{w: w, nw: nw}, sid: sid, node: f.node[sid], disk: storage.New()})
 		f.m[sid] = newCnxManager(h, sid, f.node, func(from int64, b []byte) {
 			f.got[sid] = append(f.got[sid], fmt.Sprintf("%d:%s", from, b))
 		})

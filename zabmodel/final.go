@@ -191,7 +191,7 @@ func (zk *zkServer) response(r *request, res applyResult) (proto.Record, error) 
 		return &proto.SetDataResponse{Stat: derefStat(res.res.Stat)}, res.errOrNil()
 	case proto.OpSync:
 		var req proto.SyncRequest
-		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.mem.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		return &proto.SyncResponse{Path: req.Path}, nil
@@ -208,7 +208,7 @@ func (zk *zkServer) pretendSuccess(r *request) (proto.Record, bool) {
 	switch r.op {
 	case proto.OpCreate, proto.OpCreate2:
 		var req proto.CreateRequest
-		if err := zk.p.h.decodeLenient(r.body, &req); err != nil || req.Flags.IsSequential() {
+		if err := zk.p.mem.decodeLenient(r.body, &req); err != nil || req.Flags.IsSequential() {
 			return nil, false
 		}
 		if r.op == proto.OpCreate {
@@ -218,7 +218,7 @@ func (zk *zkServer) pretendSuccess(r *request) (proto.Record, bool) {
 		return &proto.Create2Response{Path: req.Path, Stat: stat}, true
 	case proto.OpSetData:
 		var req proto.SetDataRequest
-		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.mem.decodeLenient(r.body, &req); err != nil {
 			return nil, false
 		}
 		stat, _ := t.exists(req.Path, nil)
@@ -267,7 +267,7 @@ func (zk *zkServer) readResponse(r *request) (proto.Record, error) {
 	switch r.op {
 	case proto.OpExists:
 		var req proto.ExistsRequest
-		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.mem.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		if strings.IndexByte(req.Path, 0) >= 0 {
@@ -280,7 +280,7 @@ func (zk *zkServer) readResponse(r *request) (proto.Record, error) {
 		return &proto.ExistsResponse{Stat: stat}, nil
 	case proto.OpGetData:
 		var req proto.GetDataRequest
-		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.mem.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		data, stat, err := t.getData(req.Path, r.auth, watcher(req.Watch))
@@ -290,7 +290,7 @@ func (zk *zkServer) readResponse(r *request) (proto.Record, error) {
 		return &proto.GetDataResponse{Data: data, Stat: stat}, nil
 	case proto.OpGetChildren:
 		var req proto.GetChildrenRequest
-		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.mem.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		children, _, err := t.getChildren(req.Path, r.auth, watcher(req.Watch))
@@ -300,7 +300,7 @@ func (zk *zkServer) readResponse(r *request) (proto.Record, error) {
 		return &proto.GetChildrenResponse{Children: children}, nil
 	case proto.OpGetChildren2:
 		var req proto.GetChildren2Request
-		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.mem.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		children, stat, err := t.getChildren(req.Path, r.auth, watcher(req.Watch))
@@ -312,7 +312,7 @@ func (zk *zkServer) readResponse(r *request) (proto.Record, error) {
 		return zk.multiRead(r)
 	case proto.OpGetACL:
 		var req proto.GetACLRequest
-		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.mem.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		acl, stat, err := t.getACL(req.Path, r.auth)
@@ -331,7 +331,7 @@ func (zk *zkServer) connectionRequest(r *request) (proto.Record, error) {
 	switch r.op {
 	case proto.OpGetAllChildrenNumber:
 		var req proto.GetAllChildrenNumberRequest
-		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.mem.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		n, err := t.allChildrenNumber(req.Path, r.auth)
@@ -341,28 +341,28 @@ func (zk *zkServer) connectionRequest(r *request) (proto.Record, error) {
 		return &proto.GetAllChildrenNumberResponse{TotalNumber: n}, nil
 	case proto.OpSetWatches:
 		var req proto.SetWatches
-		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.mem.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		t.setWatches(req.RelativeZxid, req.DataWatches, req.ExistWatches, req.ChildWatches, nil, nil, c)
 		return nil, nil
 	case proto.OpSetWatches2:
 		var req proto.SetWatches2
-		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.mem.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		t.setWatches(req.RelativeZxid, req.DataWatches, req.ExistWatches, req.ChildWatches, req.PersistentWatches, req.PersistentRecursiveWatches, c)
 		return nil, nil
 	case proto.OpAddWatch:
 		var req proto.AddWatchRequest
-		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.mem.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		t.addWatch(req.Path, proto.AddWatchMode(req.Mode), c)
 		return &proto.ErrorResponse{Err: proto.OK}, nil
 	case proto.OpCheckWatches, proto.OpRemoveWatches:
 		var req proto.CheckWatchesRequest
-		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.mem.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		var found bool
@@ -379,7 +379,7 @@ func (zk *zkServer) connectionRequest(r *request) (proto.Record, error) {
 		return &proto.WhoAmIResponse{ClientInfo: clientInfos(r.auth)}, nil
 	case proto.OpGetEphemerals:
 		var req proto.GetEphemeralsRequest
-		if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
+		if err := zk.p.mem.decodeLenient(r.body, &req); err != nil {
 			return nil, proto.MarshallingError
 		}
 		return &proto.GetEphemeralsResponse{Ephemerals: t.ephemeralsWithPrefix(r.sessionID, req.PrefixPath)}, nil
@@ -403,7 +403,7 @@ func clientInfos(auth []proto.ID) []proto.ClientInfo {
 // op alone fails the loop ("Invalid type of readOp"): both answer MARSHALLINGERROR.
 func (zk *zkServer) multiRead(r *request) (proto.Record, error) {
 	var req proto.MultiRequest
-	if err := zk.p.h.decodeLenient(r.body, &req); err != nil {
+	if err := zk.p.mem.decodeLenient(r.body, &req); err != nil {
 		return nil, proto.MarshallingError
 	}
 	t := zk.p.db.tree

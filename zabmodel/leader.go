@@ -104,7 +104,9 @@ func (p *peer) lead() {
 	p.leader, p.zk = l, zk
 	zk.hzxid = zk.loadData()
 	l.leaderSummary = stateSummary{currentEpoch: p.currentEpoch, lastZxid: p.db.lastProcessedZxid()}
-	p.h.listen(QuorumPort, l)
+	if err := p.h.listen(QuorumPort, l); err != nil {
+		panic("zabmodel: " + err.Error()) // The port is the process's own: a bug.
+	}
 	l.epoch = -1
 	l.getEpochToPropose(p.sid, p.acceptedEpoch, func(epoch int64) {
 		zk.hzxid = MakeZxid(epoch, 0)
@@ -347,12 +349,12 @@ func (l *leader) proposalRequest(r *request) {
 
 // propose is Leader.propose.
 func (l *leader) propose(r *request) {
-	lp := l.p.h.leaderProposals.New()
-	*lp = leaderProposal{proposal: newProposal(l.p, r.entry), req: r, acks: l.p.h.acks.Make(l.p.cfg.Voters)}
+	lp := l.p.mem.leaderProposals.New()
+	*lp = leaderProposal{proposal: newProposal(l.p, r.entry), req: r, acks: l.p.mem.acks.Make(l.p.cfg.Voters)}
 	l.lastProposed = lp.zxid
 	l.outstanding[lp.zxid] = lp
 	l.p.observe(Event{Kind: EventPropose, Zxid: lp.zxid, Hash: lp.hash, Epoch: l.epoch, Txn: lp.entry, TxnData: lp.data})
-	pkt := l.p.h.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: lp.zxid, Data: lp.data})
+	pkt := l.p.mem.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: lp.zxid, Data: lp.data})
 	for _, h := range l.handlers {
 		if h.forwarding && !h.observer {
 			h.queuePacket(pkt)
@@ -410,7 +412,7 @@ func (l *leader) tryToCommit(lp *leaderProposal, zxid int64) bool {
 	l.toBeApplied = append(l.toBeApplied, lp)
 	l.lastCommitted = zxid
 	l.p.observe(Event{Kind: EventCommit, Zxid: zxid, Hash: lp.hash, Epoch: l.epoch, Txn: lp.entry})
-	commit := l.p.h.encodePacket(&proto.QuorumPacket{Type: pktCommit, Zxid: zxid})
+	commit := l.p.mem.encodePacket(&proto.QuorumPacket{Type: pktCommit, Zxid: zxid})
 	var inform []byte // Encoded for the first observer, if there is one.
 	for _, h := range l.handlers {
 		if !h.forwarding {
@@ -418,7 +420,7 @@ func (l *leader) tryToCommit(lp *leaderProposal, zxid int64) bool {
 		}
 		if h.observer {
 			if inform == nil {
-				inform = l.p.h.encodePacket(&proto.QuorumPacket{Type: pktInform, Zxid: zxid, Data: lp.data})
+				inform = l.p.mem.encodePacket(&proto.QuorumPacket{Type: pktInform, Zxid: zxid, Data: lp.data})
 			}
 			h.queuePacket(inform)
 		} else {
@@ -454,15 +456,15 @@ func (l *leader) startForwarding(h *learnerHandler, lastSeenZxid int64) int64 {
 			if lp.zxid <= lastSeenZxid {
 				continue
 			}
-			h.queuePacket(l.p.h.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: lp.zxid, Data: lp.data}))
-			h.queuePacket(l.p.h.encodePacket(&proto.QuorumPacket{Type: pktCommit, Zxid: lp.zxid}))
+			h.queuePacket(l.p.mem.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: lp.zxid, Data: lp.data}))
+			h.queuePacket(l.p.mem.encodePacket(&proto.QuorumPacket{Type: pktCommit, Zxid: lp.zxid}))
 		}
 		if !h.observer {
 			for _, zxid := range sortedKeys(l.outstanding) {
 				if zxid <= lastSeenZxid {
 					continue
 				}
-				h.queuePacket(l.p.h.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: zxid, Data: l.outstanding[zxid].data}))
+				h.queuePacket(l.p.mem.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: zxid, Data: l.outstanding[zxid].data}))
 				h.proposalSent(zxid)
 			}
 		}
@@ -502,7 +504,7 @@ func (l *leader) revalidateSession(h *learnerHandler, qp proto.QuorumPacket) err
 			valid = false
 		}
 	}
-	h.queuePacket(l.p.h.encodePacket(&proto.QuorumPacket{Type: pktRevalidate, Zxid: -1, Data: revalidateReplyData(id, valid)}))
+	h.queuePacket(l.p.mem.encodePacket(&proto.QuorumPacket{Type: pktRevalidate, Zxid: -1, Data: revalidateReplyData(id, valid)}))
 	return nil
 }
 

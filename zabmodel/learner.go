@@ -80,7 +80,7 @@ func (l *learner) connect() {
 		l.fail("connectToLeader exceeded on retries")
 		return
 	}
-	node, ok := l.p.ens.nodes[l.leaderSid]
+	node, ok := l.p.nodes[l.leaderSid]
 	if !ok {
 		l.fail(fmt.Sprintf("no server %d to follow", l.leaderSid))
 		return
@@ -139,7 +139,7 @@ func (l *learner) sendObserved(qp *proto.QuorumPacket, ev Event, observed bool) 
 	if l.p.boundary(sendBoundary(qp.Type, 0), l.conn) {
 		return
 	}
-	l.p.h.sendPacket(l.conn, qp)
+	l.p.h.send(l.conn, l.p.mem.encodePacketScratch(qp))
 	if observed {
 		l.p.observe(ev)
 	}
@@ -194,7 +194,7 @@ func (l *learner) Received(_ net.ConnID, payload []byte) {
 		err = l.snapshotArrived(payload)
 	} else {
 		var qp proto.QuorumPacket
-		if qp, err = l.p.h.decodePacket(payload); err == nil {
+		if qp, err = l.p.mem.decodePacket(payload); err == nil {
 			err = l.handle(qp)
 		}
 	}
@@ -317,7 +317,7 @@ func (l *learner) syncPacket(qp proto.QuorumPacket) error {
 	p := l.p
 	switch qp.Type {
 	case pktProposal, pktInform:
-		entry, err := l.p.h.decodeTxnEntry(qp.Data)
+		entry, err := l.p.mem.decodeTxnEntry(qp.Data)
 		if err != nil {
 			return err
 		}
@@ -380,7 +380,7 @@ func (l *learner) applyDuringSync(entry *proto.TxnEntry) {
 		l.p.db.applyTxn(entry, SourceSync)
 		return
 	}
-	l.zk.processTxn(l.p.h.requestFromTxn(entry), SourceSync)
+	l.zk.processTxn(l.p.mem.requestFromTxn(entry), SourceSync)
 }
 
 // newLeader is the NEWLEADER case: persist what was committed, then the epoch, then ACK. The order
@@ -436,7 +436,7 @@ func (l *learner) newLeader() {
 	// asynchronous logging (ZOOKEEPER-4646, -4394) its ACKs of the synced proposals race the
 	// NEWLEADER ACK, as in Java.
 	l.busy = true
-	latency := p.ens.w.Between(p.cfg.FsyncLatencyMin, p.cfg.FsyncLatencyMax, 100*clock.Microsecond)
+	latency := p.h.between(p.cfg.FsyncLatencyMin, p.cfg.FsyncLatencyMax, 100*clock.Microsecond)
 	p.h.after(latency, func() {
 		if l.state != lsSyncing || !p.alive() {
 			return
@@ -497,7 +497,7 @@ func (l *learner) persistCommitted(async bool) {
 		}
 		l.notLogged = l.notLogged[1:]
 		if async {
-			l.zk.sync.processRequest(l.p.h.requestFromTxn(head))
+			l.zk.sync.processRequest(l.p.mem.requestFromTxn(head))
 		} else {
 			p.db.append(head)
 			if p.crashPoint("newleader-appended") {
@@ -508,7 +508,7 @@ func (l *learner) persistCommitted(async bool) {
 			l.zk.processTxnForSessionEvents(head)
 			p.db.applyTxn(head, SourceSync)
 		} else {
-			l.zk.processTxn(l.p.h.requestFromTxn(head), SourceSync)
+			l.zk.processTxn(l.p.mem.requestFromTxn(head), SourceSync)
 		}
 	}
 	if !async {
@@ -555,7 +555,7 @@ func (l *learner) followerPacket(qp proto.QuorumPacket) error {
 	case pktPing:
 		l.ping(qp)
 	case pktProposal:
-		entry, err := l.p.h.decodeTxnEntry(qp.Data)
+		entry, err := l.p.mem.decodeTxnEntry(qp.Data)
 		if err != nil {
 			return err
 		}
@@ -584,7 +584,7 @@ func (l *learner) observerPacket(qp proto.QuorumPacket) error {
 	case pktPing:
 		l.ping(qp)
 	case pktInform:
-		entry, err := l.p.h.decodeTxnEntry(qp.Data)
+		entry, err := l.p.mem.decodeTxnEntry(qp.Data)
 		if err != nil {
 			return err
 		}
@@ -647,14 +647,14 @@ func (l *learner) revalidated(qp proto.QuorumPacket) {
 
 // commitRequest is ObserverZooKeeperServer.commitRequest: log it (asynchronously) and apply it.
 func (zk *zkServer) commitRequest(entry *proto.TxnEntry) {
-	r := zk.p.h.requestFromTxn(entry)
+	r := zk.p.mem.requestFromTxn(entry)
 	zk.sync.processRequest(r)
 	zk.commits.commit(r)
 }
 
-func (h *host) decodeTxnEntry(b []byte) (*proto.TxnEntry, error) {
-	entry := h.entries.New()
-	if err := h.decodeLenient(b, entry); err != nil {
+func (m *memory) decodeTxnEntry(b []byte) (*proto.TxnEntry, error) {
+	entry := m.entries.New()
+	if err := m.decodeLenient(b, entry); err != nil {
 		return nil, fmt.Errorf("%w: txn: %v", errPacket, err)
 	}
 	return entry, nil

@@ -101,7 +101,7 @@ func (h *learnerHandler) Received(_ net.ConnID, payload []byte) {
 	if h.state == hsDead || h.l.stopped || !h.p().alive() {
 		return
 	}
-	qp, err := h.p().h.decodePacket(payload)
+	qp, err := h.p().mem.decodePacket(payload)
 	if err == nil {
 		err = h.handle(qp)
 	}
@@ -142,7 +142,7 @@ func (h *learnerHandler) learnerInfo(qp proto.QuorumPacket) error {
 		return fmt.Errorf("first packet %s is not FOLLOWERINFO or OBSERVERINFO", packetName(qp.Type))
 	}
 	var li proto.LearnerInfo
-	if err := h.p().h.decodeLenient(qp.Data, &li); err != nil {
+	if err := h.p().mem.decodeLenient(qp.Data, &li); err != nil {
 		return fmt.Errorf("%w: learner info: %v", errPacket, err)
 	}
 	h.sid = li.ServerID
@@ -154,7 +154,7 @@ func (h *learnerHandler) learnerInfo(qp proto.QuorumPacket) error {
 		}
 		h.newEpoch, h.newLeaderZxid = epoch, MakeZxid(epoch, 0)
 		h.state = hsAwaitAckEpoch
-		h.write(h.p().h.encodePacket(&proto.QuorumPacket{Type: pktLeaderInfo, Zxid: h.newLeaderZxid, Data: int32Data(protocolVersion)}), pktLeaderInfo)
+		h.write(h.p().mem.encodePacket(&proto.QuorumPacket{Type: pktLeaderInfo, Zxid: h.newLeaderZxid, Data: int32Data(protocolVersion)}), pktLeaderInfo)
 		h.expectRead()
 	}, func() { h.shutdown("timeout while waiting for epoch from quorum") })
 	return nil
@@ -187,10 +187,10 @@ func (h *learnerHandler) synchronize(peerLastZxid int64) {
 		p.note("sync", "sending SNAP at %s to %d (peer at %s)", FormatZxid(zxid), h.sid, FormatZxid(peerLastZxid))
 		// The handler thread writes SNAP and the serialized tree itself, before the sender
 		// thread starts: two writes, with a boundary between them.
-		h.write(p.h.encodePacket(&proto.QuorumPacket{Type: pktSnap, Zxid: zxid}), pktSnap)
+		h.write(p.mem.encodePacket(&proto.QuorumPacket{Type: pktSnap, Zxid: zxid}), pktSnap)
 		h.write(p.db.serializeSnapshot(), snapshotPayload)
 	}
-	h.queuePacket(h.p().h.encodePacket(&proto.QuorumPacket{Type: pktNewLeader, Zxid: h.newLeaderZxid}))
+	h.queuePacket(h.p().mem.encodePacket(&proto.QuorumPacket{Type: pktNewLeader, Zxid: h.newLeaderZxid}))
 	h.state = hsAwaitNewLeaderAck
 	h.startSending()
 	h.expectRead()
@@ -287,7 +287,7 @@ func (h *learnerHandler) queueCommittedProposals(log []*proposal, peerLastZxid, 
 		if pr.zxid <= queuedZxid {
 			continue
 		}
-		h.queuePacket(h.p().h.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: pr.zxid, Data: pr.encoded(h.p().h)}))
+		h.queuePacket(h.p().mem.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: pr.zxid, Data: pr.encoded(h.p().mem)}))
 		h.queueOp(pktCommit, pr.zxid)
 		queuedZxid = pr.zxid
 	}
@@ -299,7 +299,7 @@ func (h *learnerHandler) queueCommittedProposals(log []*proposal, peerLastZxid, 
 }
 
 func (h *learnerHandler) queueOp(t int32, zxid int64) {
-	h.queuePacket(h.p().h.encodePacket(&proto.QuorumPacket{Type: t, Zxid: zxid}))
+	h.queuePacket(h.p().mem.encodePacket(&proto.QuorumPacket{Type: t, Zxid: zxid}))
 }
 
 // queuePacket is LearnerHandler.queuePacket: into the sender's queue, sent once the sender runs.
@@ -417,7 +417,7 @@ func (h *learnerHandler) waitForStartup() {
 		h.expectRead()
 		return
 	}
-	delay := h.p().ens.w.Between(0, 20*clock.Millisecond, clock.Millisecond)
+	delay := h.p().h.between(0, 20*clock.Millisecond, clock.Millisecond)
 	h.p().h.after(delay, h.waitForStartup)
 }
 

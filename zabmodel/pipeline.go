@@ -271,7 +271,7 @@ func (zk *zkServer) followerAck(r *request) {
 
 // logRequest logs a proposal; a COMMIT for it will follow.
 func (zk *zkServer) logRequest(entry *proto.TxnEntry) {
-	r := zk.p.h.requestFromTxn(entry)
+	r := zk.p.mem.requestFromTxn(entry)
 	if CounterOf(entry.Header.Zxid) != 0 {
 		zk.pendingTxns = append(zk.pendingTxns, r)
 	}
@@ -308,8 +308,8 @@ func (zk *zkServer) syncArrived() {
 	zk.commits.commit(r)
 }
 
-func (h *host) requestFromTxn(entry *proto.TxnEntry) *request {
-	r := h.requests.New()
+func (m *memory) requestFromTxn(entry *proto.TxnEntry) *request {
+	r := m.requests.New()
 	*r = request{sessionID: entry.Header.ClientID, cxid: entry.Header.Cxid, op: entry.Header.Type, entry: entry}
 	return r
 }

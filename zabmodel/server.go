@@ -3,250 +3,21 @@ package zabmodel
 import (
 	"fmt"
 
-	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/electionmodel"
-	"github.com/zabsim/zabsim/internal/slab"
 	"github.com/zabsim/zabsim/net"
 	"github.com/zabsim/zabsim/sim"
 	"github.com/zabsim/zabsim/zabmodel/proto"
 	"github.com/zabsim/zabsim/zabmodel/storage"
 )
 
-// internedStringsMax bounds the strings (paths, scheme names, identities) the ensemble's decoder
-// keeps to return again: a workload's paths number in the hundreds.
-const internedStringsMax = 4096
-
-// Ensemble is a set of simulated ZooKeeper servers sharing one world and one network.
-type Ensemble struct {
-	w       *sim.World
-	nw      *net.Network
-	cfg     Config
-	servers []*Server
-	nodes   map[int64]sim.NodeID // every server's node, by sid: the election transport's peers
-
-	boundaryHook  BoundaryHook
-	tap           func(Event)
-	clientAddress func(sim.NodeID) string
-
-	// scratch is the encoder of every encoding that does not outlive the call that made it: the
-	// bytes hashed by TxnHash, and messages handed to the network, which copies what it is sent.
-	// decoder is the decoder of every decoding (decoded records copy what they keep). A world runs
-	// on one goroutine and no encoding or decoding calls back into a server, so the servers of an
-	// ensemble can share them.
-	scratch proto.Encoder
-	decoder proto.Decoder
-	// decoded holds the decoder's copies of buffers (packet and transaction data), carved from
-	// shared chunks: each copy is its own bytes, so servers still share no memory (package slab).
-	decoded slab.Bytes
-}
-
-// SetCrashHook installs the scenario's crash points: hook is asked, at each effect boundary of a
-// server (see Boundaries), whether the server crashes there. Points are named like
-// "epoch-file-renamed:currentEpoch", "newleader-appended" and "after-send:SNAP".
-func (e *Ensemble) SetCrashHook(hook func(sid int64, point string) bool) {
-	e.boundaryHook = func(sid int64, point string, _ net.ConnID) bool { return hook(sid, point) }
-}
-
-// SetClientAddress decides the IP address a server sees for a client node (for "ip" ACLs and auth).
-// The default gives node n the address 10.0.(n/256).(n%256).
-func (e *Ensemble) SetClientAddress(fn func(sim.NodeID) string) { e.clientAddress = fn }
-
-// NewEnsemble validates cfg, registers one node per server ("zk1", "zk2", ...) and returns the
-// ensemble, not yet started.
-func NewEnsemble(w *sim.World, nw *net.Network, cfg Config) (*Ensemble, error) {
-	cfg = cfg.WithDefaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	e := &Ensemble{w: w, nw: nw, cfg: cfg, nodes: map[int64]sim.NodeID{}}
-	e.decoder.SetCopies(&e.decoded)
-	e.decoder.InternStrings(internedStringsMax)
-	e.clientAddress = func(n sim.NodeID) string { return fmt.Sprintf("10.0.%d.%d", n/256, n%256) }
-	for _, sid := range cfg.Sids() {
-		s := &Server{ens: e, sid: sid, disk: storage.New()}
-		s.node = w.AddNode(fmt.Sprintf("zk%d", sid), s)
-		e.servers = append(e.servers, s)
-		e.nodes[sid] = s.node
-	}
-	nw.Describe(QuorumPort, describePacket)
-	return e, nil
-}
-
-// Config returns the ensemble's configuration, defaults applied.
-func (e *Ensemble) Config() Config { return e.cfg }
-
-// Start starts every server process, in sid order.
-func (e *Ensemble) Start() {
-	for _, s := range e.servers {
-		s.start()
-	}
-}
-
-// Servers returns the servers in sid order.
-func (e *Ensemble) Servers() []*Server { return e.servers }
-
-// Server returns the server with the given sid.
-func (e *Ensemble) Server(sid int64) *Server {
-	if sid < 1 || int(sid) > len(e.servers) {
-		panic(fmt.Sprintf("zabmodel: no server %d", sid))
-	}
-	return e.servers[sid-1]
-}
-
-// Nodes returns every server's node, in sid order: the connect string of a client.
-func (e *Ensemble) Nodes() []sim.NodeID {
-	out := make([]sim.NodeID, len(e.servers))
-	for i, s := range e.servers {
-		out[i] = s.node
-	}
-	return out
-}
-
-// Leader returns the sid and epoch of a server that is leading and serving, if any. With a
-// partition there may be an old leader that has not noticed yet; Leader returns the one with the
-// highest epoch.
-func (e *Ensemble) Leader() (sid, epoch int64, ok bool) {
-	for _, s := range e.servers {
-		if p := s.p; p != nil && p.role == Leading && p.serving && p.currentEpoch >= epoch {
-			sid, epoch, ok = s.sid, p.currentEpoch, true
-		}
-	}
-	return sid, epoch, ok
-}
-
-func (e *Ensemble) observe(ev Event) {
-	ev.Time = e.w.Now()
-	if e.tap != nil {
-		e.tap(ev)
-	}
-	if e.cfg.Observer != nil {
-		e.cfg.Observer.Observe(ev)
-	}
-}
-
-// SetEventTap installs a second observer of every event, for debugging and tests.
-func (e *Ensemble) SetEventTap(fn func(Event)) { e.tap = fn }
-
-// Server is one ZooKeeper server process (QuorumPeer) in the world. Its disk is durable: it survives
-// crashes; everything else lives in the current incarnation and is lost with it.
-type Server struct {
-	ens  *Ensemble
-	sid  int64
-	node sim.NodeID
-	disk *storage.Disk
-	p    *peer // the running incarnation; nil while crashed or halted
-
-	// exit says why the process stopped on its own (a refused start, System.exit), if it did.
-	exit string
-}
-
-// Sid returns the server's id.
-func (s *Server) Sid() int64 { return s.sid }
-
-// Node returns the server's node in the world.
-func (s *Server) Node() sim.NodeID { return s.node }
-
-// Disk returns the server's durable storage, for inspection.
-func (s *Server) Disk() *storage.Disk { return s.disk }
-
-// Exit says why the process stopped on its own, or "" if it did not.
-func (s *Server) Exit() string { return s.exit }
-
-// State is a snapshot of a server's state for reports and tests.
-type State struct {
-	Sid                 int64
-	Up                  bool
-	Role                Role
-	Serving             bool
-	AcceptedEpoch       int64
-	CurrentEpoch        int64
-	LastProcessedZxid   int64
-	LastLoggedZxid      int64
-	Digest              int64
-	Leader              int64
-	ElectionRound       int64
-	SessionCount        int
-	ClientConnections   int
-	OutstandingRequests int
-	// LastCommitted is, on an established leader, the zxid of the last txn it committed.
-	LastCommitted int64
-	// ElectionTimeout is, while LOOKING, the notification timeout of the election round: how long
-	// the server may wait before it sends its vote again.
-	ElectionTimeout clock.Duration
-}
-
-// State returns the server's current state.
-func (s *Server) State() State {
-	st := State{Sid: s.sid, LastLoggedZxid: s.disk.LastZxid()}
-	p := s.p
-	if p == nil {
-		return st
-	}
-	st.Up, st.Role, st.Serving = true, p.role, p.serving
-	st.AcceptedEpoch, st.CurrentEpoch = p.acceptedEpoch, p.currentEpoch
-	st.LastProcessedZxid, st.Digest = p.db.lastProcessedZxid(), p.db.digest()
-	st.Leader, st.ElectionRound = p.vote.Leader, p.election.LogicalClock()
-	if p.db.tree != nil {
-		st.SessionCount = len(p.db.sessions)
-	}
-	st.ClientConnections = len(p.clients.conns)
-	if p.leader != nil && p.leader.established {
-		st.LastCommitted = p.leader.lastCommitted
-	}
-	if p.role == Looking {
-		st.ElectionTimeout = p.election.NotificationTimeout()
-	}
-	return st
-}
-
-// start runs the process for the first time or after a crash (sim.Process.Restart).
-func (s *Server) start() {
-	s.exit = ""
-	p := newPeer(s)
-	s.p = p
-	p.start()
-}
-
-// Crash implements sim.Process: the incarnation's memory is gone; of the txn log's unsynced tail,
-// the operating system may have written some records (chosen by the world) and lost the rest.
-func (s *Server) Crash() {
-	if s.p != nil {
-		s.p.die()
-		s.p = nil
-	}
-	unsynced := s.disk.Unsynced()
-	kept := s.ens.w.Choose(unsynced + 1)
-	if lost := s.disk.Crash(kept); lost > 0 {
-		s.ens.observe(Event{Kind: EventLost, Server: s.sid, Zxid: s.disk.LastZxid(), Count: lost})
-	}
-	// Snapshot files written without fsync fare with the log's unsynced tail (storage.Disk.Crash).
-	if partial, missing := s.disk.CrashedSnapshots(); partial+missing > 0 {
-		s.ens.w.Note(s.node, "crash", "unsynced snapshot files lost: %d partly written, %d missing", partial, missing)
-	}
-	s.ens.observe(Event{Kind: EventCrash, Server: s.sid})
-}
-
-// Restart implements sim.Process.
-func (s *Server) Restart() {
-	s.ens.observe(Event{Kind: EventRestart, Server: s.sid})
-	s.start()
-}
-
-// halt stops the process on its own, as System.exit or a refused start does: the node is crashed,
-// and a supervisor (the scenario) may start it again.
-func (s *Server) halt(reason string) {
-	s.ens.w.Note(s.node, "exit", "%s", reason)
-	s.ens.w.Crash(s.node)
-	s.exit = reason
-}
-
 // peer is one incarnation of a server process: QuorumPeer and everything it owns in memory.
 type peer struct {
-	s   *Server
-	ens *Ensemble
 	cfg *Config
-	h   *host
+	h   host
+	mem *memory
 	sid int64
+	// nodes is every server's node, by sid: where a learner finds its leader.
+	nodes map[int64]sim.NodeID
 
 	dead bool
 
@@ -307,22 +78,23 @@ func (p *peer) txnHash(entry *proto.TxnEntry) uint64 {
 	if slot.entry == entry {
 		return slot.hash
 	}
-	hash := txnHashWith(p.h.scratch, entry)
+	hash := txnHashWith(p.mem.scratch, entry)
 	slot.entry, slot.hash = entry, hash
 	return hash
 }
 
-func newPeer(s *Server) *peer {
-	e := s.ens
-	p := &peer{s: s, ens: e, cfg: &e.cfg, sid: s.sid, h: newHost(e.w, e.nw, s.node, s.disk, &e.scratch, &e.decoder)}
+// newPeer makes a new incarnation of server sid of an ensemble configured by cfg, whose servers'
+// nodes are nodes, acting through h.
+func newPeer(cfg *Config, sid int64, h host, mem *memory, nodes map[int64]sim.NodeID) *peer {
+	p := &peer{cfg: cfg, sid: sid, h: h, mem: mem, nodes: nodes}
 	election, err := electionmodel.New(electionmodel.Config{
-		ID: s.sid, Voters: e.cfg.VoterSids(), Participant: e.cfg.IsVoter(s.sid),
+		ID: sid, Voters: cfg.VoterSids(), Participant: cfg.IsVoter(sid),
 	})
 	if err != nil {
 		panic(err) // The ensemble's configuration was validated: this is a bug.
 	}
 	p.election = election
-	p.cnx = newCnxManager(p.h, s.sid, e.nodes, p.onNotification)
+	p.cnx = newCnxManager(p.h, sid, nodes, p.onNotification)
 	p.db = newZKDatabase(p)
 	p.clients = newClientListener(p)
 	return p
@@ -336,7 +108,7 @@ func (p *peer) observe(ev Event) {
 		if ev.Role == 0 {
 			ev.Role = p.role
 		}
-		p.ens.observe(ev)
+		p.h.observe(ev)
 	}
 }
 
@@ -348,13 +120,13 @@ func (p *peer) die() { p.dead = true }
 // start is QuorumPeer.start: load the database and the epochs, open the ports, start electing.
 func (p *peer) start() {
 	if err := p.loadDataBase(); err != nil {
-		p.s.halt(err.Error())
+		p.h.halt(err.Error())
 		return
 	}
 	if !p.alive() {
 		return // A crash point fired while the epoch files were written.
 	}
-	if err := p.cnx.listen(); err != nil {
+	if err := p.cnx.listen(); err != nil { // The port is the process's own: a bug.
 		panic(err)
 	}
 	p.clients.listen()
@@ -425,7 +197,7 @@ func (p *peer) loadDataBase() error {
 }
 
 func (p *peer) readEpochFile(name string) (int64, bool) {
-	b, ok := p.s.disk.ReadFile(name)
+	b, ok := p.h.disk().ReadFile(name)
 	if !ok {
 		return 0, false
 	}
@@ -448,12 +220,12 @@ func (p *peer) writeEpochFile(name string, v int64) {
 		return
 	}
 	tmp := name + ".tmp"
-	p.s.disk.WriteFile(tmp, []byte(fmt.Sprint(v)))
+	p.h.disk().WriteFile(tmp, []byte(fmt.Sprint(v)))
 	if p.crashPoint(points[1]) {
 		return
 	}
-	p.s.disk.WriteFile(name, []byte(fmt.Sprint(v)))
-	p.s.disk.DeleteFile(tmp)
+	p.h.disk().WriteFile(name, []byte(fmt.Sprint(v)))
+	p.h.disk().DeleteFile(tmp)
 	p.crashPoint(points[2])
 }
 
@@ -640,34 +412,13 @@ func (p *peer) exit(format string, args ...any) {
 	if !p.alive() {
 		return
 	}
-	p.s.halt(fmt.Sprintf(format, args...))
+	p.h.halt(fmt.Sprintf(format, args...))
 }
 
-// TracksSession reports whether the server's session tracker holds the session: on a leader or a
-// standalone server, whether the session lives; on a learner, always false.
-func (s *Server) TracksSession(id int64) bool {
-	p := s.p
-	if p == nil || p.zk == nil || p.zk.global == nil {
-		return false
+// sendRecords sends the concatenated encoding of records, encoded in the scratch encoder: the host
+// copies the payload, so the message costs one allocation of its exact size.
+func (p *peer) sendRecords(c net.ConnID, records ...proto.Record) {
+	if p.h.alive() {
+		p.h.send(c, p.mem.encodeScratch(records...))
 	}
-	return p.zk.global.isTracking(id)
-}
-
-// LastProcessedZxid returns the zxid of the last txn the server applied, 0 while it is down.
-func (s *Server) LastProcessedZxid() int64 {
-	if s.p == nil {
-		return 0
-	}
-	return s.p.db.lastProcessedZxid()
-}
-
-// LoggedTxns returns the transactions in the server's txn log after zxid, decoded, in order. A new
-// leader's log beyond the last committed zxid is what its establishment commits.
-func (s *Server) LoggedTxns(after int64) []*proto.TxnEntry {
-	records := s.disk.Records(after)
-	out := make([]*proto.TxnEntry, 0, len(records))
-	for _, r := range records {
-		out = append(out, decodeLogRecord(r))
-	}
-	return out
 }

@@ -31,14 +31,14 @@ func TestTheSessionTableIsTheDatabasesNotTheTrees(t *testing.T) {
 	db.processTransaction(next(proto.OpCreateSession, 0x42, &proto.CreateSessionTxn{TimeoutMilliseconds: 5000}), SourceStartup)
 	assert.Equal(t, int32(5000), db.sessions[0x42], "log replay does")
 
-	p.zk.processTxn(p.h.requestFromTxn(next(proto.OpCreateSession, 0x43, &proto.CreateSessionTxn{TimeoutMilliseconds: 6000})), SourceCommit)
+	p.zk.processTxn(p.mem.requestFromTxn(next(proto.OpCreateSession, 0x43, &proto.CreateSessionTxn{TimeoutMilliseconds: 6000})), SourceCommit)
 	assert.Equal(t, int32(6000), db.sessions[0x43], "and so does the session tracker")
 	assert.True(t, p.zk.global.isTracking(0x43))
 
 	db.applyTxn(next(proto.OpCloseSession, 0x42, &proto.CloseSessionTxn{}), SourceCommit)
 	assert.Contains(t, db.sessions, int64(0x42), "a closeSession applied to the tree alone leaves the session in the table")
 
-	p.zk.processTxn(p.h.requestFromTxn(next(proto.OpCloseSession, 0x43, &proto.CloseSessionTxn{})), SourceCommit)
+	p.zk.processTxn(p.mem.requestFromTxn(next(proto.OpCloseSession, 0x43, &proto.CloseSessionTxn{})), SourceCommit)
 	assert.NotContains(t, db.sessions, int64(0x43))
 	assert.False(t, p.zk.global.isTracking(0x43))
 

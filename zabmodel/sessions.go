@@ -17,7 +17,7 @@ type sessionTouch struct {
 // initialSessionID is SessionTrackerImpl.initializeNextSessionId: the server's elapsed milliseconds
 // shifted into the middle bits, the sid in the top byte.
 func initialSessionID(p *peer, sid int64) int64 {
-	next := int64(uint64(p.h.elapsedMillis()<<24) >> 8)
+	next := int64(uint64(elapsedMillis(p.h)<<24) >> 8)
 	next |= sid << 56
 	if next == containerEphemeralOwner {
 		next++
@@ -58,7 +58,7 @@ func newGlobalTracker(p *peer, expire func(int64, int32)) *globalTracker {
 		p: p, sessions: map[int64]*trackedSession{}, buckets: map[int64][]int64{},
 		nextID: initialSessionID(p, p.sid), expire: expire,
 	}
-	t.nextExpiry = t.roundToInterval(p.h.elapsedMillis())
+	t.nextExpiry = t.roundToInterval(elapsedMillis(p.h))
 	// Every session the database knows starts with a full timeout: this is why sessions survive a
 	// leader change.
 	sessions := p.db.sessions
@@ -78,7 +78,7 @@ func (t *globalTracker) arm() {
 	if t.stopped {
 		return
 	}
-	wait := t.nextExpiry - t.p.h.elapsedMillis()
+	wait := t.nextExpiry - elapsedMillis(t.p.h)
 	t.timer = t.p.h.after(clock.Duration(max(wait, 0))*clock.Millisecond, t.tick)
 }
 
@@ -87,7 +87,7 @@ func (t *globalTracker) tick() {
 	if t.stopped || !t.p.alive() {
 		return
 	}
-	now := t.p.h.elapsedMillis()
+	now := elapsedMillis(t.p.h)
 	for now >= t.nextExpiry {
 		due := t.buckets[t.nextExpiry]
 		delete(t.buckets, t.nextExpiry)
@@ -108,12 +108,12 @@ func (t *globalTracker) tick() {
 func (t *globalTracker) update(s *trackedSession, timeoutMs int32) {
 	if t.p.cfg.SelfTests.Has(SelfTestNoSessionRenewal) {
 		if s.expiry == 0 {
-			s.expiry = t.roundToInterval(t.p.h.elapsedMillis() + 3*int64(timeoutMs))
+			s.expiry = t.roundToInterval(elapsedMillis(t.p.h) + 3*int64(timeoutMs))
 			t.buckets[s.expiry] = append(t.buckets[s.expiry], s.id)
 		}
 		return // The self-test: a session is never renewed.
 	}
-	expiry := t.roundToInterval(t.p.h.elapsedMillis() + int64(timeoutMs))
+	expiry := t.roundToInterval(elapsedMillis(t.p.h) + int64(timeoutMs))
 	if expiry == s.expiry {
 		return
 	}

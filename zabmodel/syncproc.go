@@ -46,7 +46,7 @@ func newSyncProcessor(p *peer, next func(*request)) *syncProcessor {
 // resetSnapshotStats draws the randomized snapshot threshold, as Java does with ThreadLocalRandom.
 func (sp *syncProcessor) resetSnapshotStats() {
 	half := sp.p.cfg.SnapCount / 2
-	sp.randRoll = sp.p.ens.w.Choose(max(half, 1))
+	sp.randRoll = sp.p.h.choose(max(half, 1))
 }
 
 func (sp *syncProcessor) shouldSnapshot() bool {
@@ -118,10 +118,10 @@ func (sp *syncProcessor) flush() {
 		return
 	}
 	sp.flushing = true
-	covered := sp.p.s.disk.Len()
+	covered := sp.p.h.disk().Len()
 	batch := sp.toFlush
 	sp.toFlush, sp.spareBatch = sp.spareBatch[:0], nil
-	latency := sp.p.ens.w.Between(sp.p.cfg.FsyncLatencyMin, sp.p.cfg.FsyncLatencyMax, 100*clock.Microsecond)
+	latency := sp.p.h.between(sp.p.cfg.FsyncLatencyMin, sp.p.cfg.FsyncLatencyMax, 100*clock.Microsecond)
 	sp.flushCovered, sp.flushBatch = covered, batch
 	sp.p.h.after(latency, sp.flushedFunc)
 }
@@ -131,7 +131,7 @@ func (sp *syncProcessor) flushed(covered int, batch []*request) {
 	if !sp.p.alive() {
 		return
 	}
-	d := sp.p.s.disk
+	d := sp.p.h.disk()
 	d.Synced(covered)
 	sp.p.observe(Event{Kind: EventFsync, Zxid: d.SyncedZxid(), Count: d.SyncedLen()})
 	if sp.p.crashPoint("fsynced-before-ack") {

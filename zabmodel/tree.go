@@ -174,7 +174,7 @@ func (pr *preparer) prepare(r *request) {
 		body = &proto.DeleteRequest{Path: string(r.body)}
 	} else if r.op != proto.OpCreateSession && r.op != proto.OpCloseSession {
 		if rec := proto.NewRequest(r.op); rec != nil {
-			if zk.p.h.decodeLenient(r.body, rec) == nil {
+			if zk.p.mem.decodeLenient(r.body, rec) == nil {
 				body = rec
 			}
 		}

@@ -62,7 +62,7 @@ func drawTxnEntry(t *rapid.T) *proto.TxnEntry {
 }
 
 // newHashingPeer is the part of a peer that txnHash uses.
-func newHashingPeer() *peer { return &peer{h: &host{scratch: &proto.Encoder{}}} }
+func newHashingPeer() *peer { return &peer{mem: &memory{scratch: &proto.Encoder{}}} }
 
 func TestTxnHashIsFNVOfTheEncodingWithoutDigest(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {

@@ -20,8 +20,8 @@ type proposal struct {
 // newProposal wraps a transaction of server p, encoded as it is now: a leader's new proposal, whose
 // PROPOSAL goes out at once, before the apply that rewrites a failed multi's sub-txn types.
 func newProposal(p *peer, entry *proto.TxnEntry) *proposal {
-	pr := p.h.proposals.New()
-	*pr = proposal{zxid: entry.Header.Zxid, hash: p.txnHash(entry), entry: entry, data: p.h.encode(entry)}
+	pr := p.mem.proposals.New()
+	*pr = proposal{zxid: entry.Header.Zxid, hash: p.txnHash(entry), entry: entry, data: p.mem.encode(entry)}
 	return pr
 }
 
@@ -30,16 +30,16 @@ func newProposal(p *peer, entry *proto.TxnEntry) *proposal {
 // second apply would rewrite nothing more) or never applied (read back from the txn log for a
 // DIFF), so encoding it later gives the bytes encoding it now would.
 func newCommittedProposal(p *peer, entry *proto.TxnEntry) *proposal {
-	pr := p.h.proposals.New()
+	pr := p.mem.proposals.New()
 	*pr = proposal{zxid: entry.Header.Zxid, hash: p.txnHash(entry), entry: entry}
 	return pr
 }
 
-// encoded returns the proposal's data, encoding it on first use with h (the bytes proto.Marshal
-// gives, copied into h's slab).
-func (pr *proposal) encoded(h *host) []byte {
+// encoded returns the proposal's data, encoding it on first use with m (the bytes proto.Marshal
+// gives, copied into m's slab).
+func (pr *proposal) encoded(m *memory) []byte {
 	if pr.data == nil {
-		pr.data = h.encode(pr.entry)
+		pr.data = m.encode(pr.entry)
 	}
 	return pr.data
 }
@@ -65,7 +65,7 @@ func newZKDatabase(p *peer) *zkDatabase {
 	return &zkDatabase{p: p, sessions: map[int64]int32{}}
 }
 
-func (db *zkDatabase) disk() *storage.Disk { return db.p.s.disk }
+func (db *zkDatabase) disk() durable { return db.p.h.disk() }
 
 func (db *zkDatabase) lastProcessedZxid() int64 {
 	if db.tree == nil {
@@ -239,7 +239,7 @@ func (db *zkDatabase) append(entry *proto.TxnEntry) bool {
 	if db.p.crashPoint("before-append") {
 		return false
 	}
-	if err := db.disk().Append(storage.Record{Zxid: entry.Header.Zxid, Data: db.p.h.encodeScratch(entry)}); err != nil { // Append copies the data.
+	if err := db.disk().Append(storage.Record{Zxid: entry.Header.Zxid, Data: db.p.mem.encodeScratch(entry)}); err != nil { // Append copies the data.
 		db.p.note("log", "append refused: %v", err)
 		return false
 	}
