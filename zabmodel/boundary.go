@@ -72,13 +72,9 @@ type BoundaryHook func(sid int64, point string, conn net.ConnID) bool
 // SetBoundaryHook installs the scenario's hook for every effect boundary (see Boundaries).
 func (e *Ensemble) SetBoundaryHook(hook BoundaryHook) { e.boundaryHook = hook }
 
-// boundary asks the hook about one effect boundary and reports whether the process is now dead.
-func (p *peer) boundary(name string, conn net.ConnID) bool {
-	if !p.alive() {
-		return true
-	}
-	return p.h.boundary(name, conn) || !p.alive()
-}
+// boundary asks the host about one effect boundary: a fault may end the process there, and then
+// nothing after the call runs (see host.boundary).
+func (p *peer) boundary(name string, conn net.ConnID) { p.h.boundary(name, conn) }
 
 // sendBoundary returns the before-send (0) or after-send (1) name of an encoded quorum packet, or
 // of the snapshot payload when kind is snapshotPayload.

@@ -100,7 +100,7 @@ func (c *clientConn) Closed(_ net.ConnID, err error) { c.closed() }
 // Received implements net.Handler: one packet from the client.
 func (c *clientConn) Received(_ net.ConnID, payload []byte) {
 	p := c.p()
-	if !p.alive() || c.state == connClosed {
+	if c.state == connClosed {
 		return
 	}
 	if err := proto.CheckPacketLength(len(payload)); err != nil {

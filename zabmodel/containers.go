@@ -48,7 +48,7 @@ func (cm *containerManager) stop() {
 
 // fire is the fixed-rate timer: a check starts now, or when the running one is done.
 func (cm *containerManager) fire() {
-	if cm.stopped || !cm.zk.p.alive() {
+	if cm.stopped {
 		return
 	}
 	interval := cm.zk.p.cfg.ContainerCheckInterval
@@ -75,7 +75,7 @@ func (cm *containerManager) check() {
 // submitNext submits the next candidate's deleteContainer and sleeps the minimum interval before
 // the one after (the submission itself takes no time).
 func (cm *containerManager) submitNext() {
-	if cm.stopped || !cm.zk.p.alive() {
+	if cm.stopped {
 		return
 	}
 	if len(cm.pending) == 0 {

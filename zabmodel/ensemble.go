@@ -202,16 +202,16 @@ func (s *Server) State() State {
 func (s *Server) start() {
 	s.exit = ""
 	e := s.ens
-	p := newPeer(&e.cfg, s.sid, newSimHost(s), newMemory(&e.scratch, &e.decoder), e.nodes)
+	h := newSimHost(s)
+	p := newPeer(&e.cfg, s.sid, h, newMemory(&e.scratch, &e.decoder), e.nodes)
 	s.p = p
-	p.start()
+	h.step(p.start)
 }
 
 // Crash implements sim.Process: the incarnation's memory is gone; of the txn log's unsynced tail,
 // the operating system may have written some records (chosen by the world) and lost the rest.
 func (s *Server) Crash() {
 	if s.p != nil {
-		s.p.die()
 		s.p = nil
 	}
 	unsynced := s.disk.Unsynced()

@@ -50,9 +50,6 @@ func (zk *zkServer) reopenSession(c *clientConn, id int64, passwd []byte, timeou
 // finalProcess applies a request's txn, if any, and answers its connection, if it has one here.
 func (zk *zkServer) finalProcess(r *request) {
 	p := zk.p
-	if !p.alive() {
-		return
-	}
 	var res applyResult
 	if r.entry != nil {
 		res = zk.processTxn(r, SourceCommit)

@@ -25,18 +25,18 @@ const (
 // event of the world; an adapter over real TCP connections and a real disk would implement it too
 // (see the README's "The ZAB core and its host").
 //
-// A host belongs to one incarnation. Once that incarnation has crashed, every effect is dropped:
-// code that was running when a crash point fired may go on executing on the dead incarnation's
-// objects, but it can no longer write the disk, send, or arm timers, exactly as a killed process
-// can do nothing more.
+// A host belongs to one incarnation, and every entry into the process's code (a timer, a posted
+// step, a connection's callback, the start) is a step of that host. The host decides where a
+// process dies: at an effect boundary or at a halt, it ends the step there, so that no code of a
+// dead incarnation ever runs on and the protocol code needs no guard against its own death.
 type host interface {
-	// alive reports whether the incarnation this host belongs to is still running.
-	alive() bool
 	// boundary is asked at each effect boundary (see Boundaries) with the connection the boundary
-	// writes to (0 for a persistence step); a fault may crash, pause or reset there. It reports
-	// whether the incarnation is now dead.
-	boundary(name string, conn net.ConnID) bool
-	// halt stops the process on its own, as System.exit or a refused start does.
+	// writes to (0 for a persistence step); a fault may pause the process or reset the
+	// connection there, or end the process: then boundary does not return, and nothing the
+	// process would have done after it happens.
+	boundary(name string, conn net.ConnID)
+	// halt stops the process on its own, as System.exit or a refused start does. It does not
+	// return.
 	halt(reason string)
 
 	// elapsed is System.nanoTime: the process's monotonic clock.

@@ -114,9 +114,6 @@ func (p *peer) lead() {
 		l.newLeaderZxid = zk.hzxid
 		l.waitForEpochAck(p.sid, l.leaderSummary, func() {
 			p.setCurrentEpoch(epoch)
-			if !p.alive() {
-				return
-			}
 			l.waitForNewLeaderAck(p.sid, l.newLeaderZxid, l.startZkServer, func() {
 				l.fail("waiting for a quorum of followers, only synced with sids " + fmt.Sprint(l.newLeaderAcks))
 			})
@@ -169,9 +166,6 @@ func (l *leader) getEpochToPropose(sid, lastAcceptedEpoch int64, release func(in
 	if quorum {
 		l.waitingForNewEpoch = false
 		l.p.setAcceptedEpoch(l.epoch)
-		if !l.p.alive() {
-			return
-		}
 		waiters := l.epochWaiters
 		l.epochWaiters = nil
 		release(l.epoch)
@@ -244,7 +238,7 @@ func (l *leader) waitForNewLeaderAck(sid, zxid int64, release, timeout func()) {
 // and ticks every half tickTime.
 func (l *leader) startZkServer() {
 	p := l.p
-	if l.stopped || !p.alive() {
+	if l.stopped {
 		return
 	}
 	l.lastCommitted = l.zk.hzxid
@@ -268,7 +262,7 @@ func (l *leader) scheduleTick() {
 // onTick is one turn of lead()'s loop: every other half tick the tick advances and the leader checks
 // that a quorum is still synced; every half tick it pings its learners.
 func (l *leader) onTick() {
-	if l.stopped || !l.p.alive() {
+	if l.stopped {
 		return
 	}
 	if !l.tickSkip {

@@ -136,9 +136,7 @@ func (l *learner) send(qp *proto.QuorumPacket) { l.sendObserved(qp, Event{}, fal
 // sendObserved is send that also tells the observer of ev once the packet is written, before the
 // boundary after the write: a crash there comes after an acknowledgement the leader will receive.
 func (l *learner) sendObserved(qp *proto.QuorumPacket, ev Event, observed bool) {
-	if l.p.boundary(sendBoundary(qp.Type, 0), l.conn) {
-		return
-	}
+	l.p.boundary(sendBoundary(qp.Type, 0), l.conn)
 	l.p.h.send(l.conn, l.p.mem.encodePacketScratch(qp))
 	if observed {
 		l.p.observe(ev)
@@ -177,7 +175,7 @@ func (l *learner) shutdown() {
 
 // Received implements net.Handler: one packet from the leader.
 func (l *learner) Received(_ net.ConnID, payload []byte) {
-	if l.state == lsDead || !l.p.alive() {
+	if l.state == lsDead {
 		return
 	}
 	if l.busy {
@@ -232,9 +230,6 @@ func (l *learner) leaderInfo(qp proto.QuorumPacket) error {
 	case newEpoch > p.acceptedEpoch:
 		epochBytes = int32(p.currentEpoch)
 		p.setAcceptedEpoch(newEpoch)
-		if !p.alive() {
-			return nil
-		}
 	case newEpoch == p.acceptedEpoch && !p.cfg.Bugs.Has(BugZK335):
 		epochBytes = -1
 	case newEpoch == p.acceptedEpoch:
@@ -418,9 +413,7 @@ func (l *learner) newLeader() {
 	case !l.observer:
 		l.persistCommitted(bugs.Has(BugZK4646))
 	}
-	if p.crashPoint("newleader-before-epoch") {
-		return
-	}
+	p.crashPoint("newleader-before-epoch")
 	if bugs.Has(BugZK4643) {
 		l.ackNewLeader()
 		return
@@ -438,7 +431,7 @@ func (l *learner) newLeader() {
 	l.busy = true
 	latency := p.h.between(p.cfg.FsyncLatencyMin, p.cfg.FsyncLatencyMax, 100*clock.Microsecond)
 	p.h.after(latency, func() {
-		if l.state != lsSyncing || !p.alive() {
+		if l.state != lsSyncing {
 			return
 		}
 		p.setCurrentEpoch(l.newEpoch)
@@ -459,9 +452,6 @@ func (l *learner) syncThreadBusy() bool {
 // ackNewLeader is the end of the NEWLEADER case: the ACK, once the epoch is written.
 func (l *learner) ackNewLeader() {
 	p := l.p
-	if !p.alive() {
-		return
-	}
 	l.sendObserved(&proto.QuorumPacket{Type: pktAck, Zxid: l.newLeaderZxid},
 		Event{Kind: EventNewLeaderAck, Epoch: l.newEpoch, Leader: l.leaderSid, Zxid: p.db.lastProcessedZxid()}, true)
 }
@@ -470,7 +460,7 @@ func (l *learner) ackNewLeader() {
 // in order, as it was waiting in the socket.
 func (l *learner) readHeld() {
 	l.busy = false
-	for len(l.held) > 0 && !l.busy && l.state != lsDead && l.p.alive() {
+	for len(l.held) > 0 && !l.busy && l.state != lsDead {
 		payload := l.held[0]
 		l.held[0] = nil
 		l.held = l.held[1:]
@@ -500,9 +490,7 @@ func (l *learner) persistCommitted(async bool) {
 			l.zk.sync.processRequest(l.p.mem.requestFromTxn(head))
 		} else {
 			p.db.append(head)
-			if p.crashPoint("newleader-appended") {
-				return
-			}
+			p.crashPoint("newleader-appended")
 		}
 		if p.cfg.Bugs.Has(BugZK4925) {
 			l.zk.processTxnForSessionEvents(head)

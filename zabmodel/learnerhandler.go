@@ -98,7 +98,7 @@ func (h *learnerHandler) expectRead() {
 
 // Received implements net.Handler: one packet from the learner.
 func (h *learnerHandler) Received(_ net.ConnID, payload []byte) {
-	if h.state == hsDead || h.l.stopped || !h.p().alive() {
+	if h.state == hsDead || h.l.stopped {
 		return
 	}
 	qp, err := h.p().mem.decodePacket(payload)
@@ -376,9 +376,7 @@ func (h *learnerHandler) writeStep() {
 // sender for writeCost.
 func (h *learnerHandler) transmit(b []byte, kind int32) {
 	p := h.p()
-	if p.boundary(sendBoundary(kind, 0), h.conn) {
-		return
-	}
+	p.boundary(sendBoundary(kind, 0), h.conn)
 	p.h.send(h.conn, b)
 	h.writingUntil = p.h.elapsed().Add(writeCost(len(b)))
 	p.boundary(sendBoundary(kind, 1), h.conn)

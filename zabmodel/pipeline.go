@@ -181,7 +181,7 @@ func (zk *zkServer) touch(r *request) bool {
 
 // submit is ZooKeeperServer.submitRequestNow: the entry of the chain.
 func (zk *zkServer) submit(r *request) {
-	if !zk.running || !zk.p.alive() {
+	if !zk.running {
 		return
 	}
 	if !zk.touch(r) {

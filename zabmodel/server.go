@@ -19,8 +19,6 @@ type peer struct {
 	// nodes is every server's node, by sid: where a learner finds its leader.
 	nodes map[int64]sim.NodeID
 
-	dead bool
-
 	acceptedEpoch, currentEpoch int64
 	db                          *zkDatabase
 
@@ -100,31 +98,21 @@ func newPeer(cfg *Config, sid int64, h host, mem *memory, nodes map[int64]sim.No
 	return p
 }
 
-func (p *peer) alive() bool { return !p.dead && p.h.alive() }
-
 func (p *peer) observe(ev Event) {
-	if p.alive() {
-		ev.Server = p.sid
-		if ev.Role == 0 {
-			ev.Role = p.role
-		}
-		p.h.observe(ev)
+	ev.Server = p.sid
+	if ev.Role == 0 {
+		ev.Role = p.role
 	}
+	p.h.observe(ev)
 }
 
 func (p *peer) note(kind, format string, args ...any) { p.h.note(kind, format, args...) }
-
-// die marks the incarnation dead. Nothing it still runs has any effect.
-func (p *peer) die() { p.dead = true }
 
 // start is QuorumPeer.start: load the database and the epochs, open the ports, start electing.
 func (p *peer) start() {
 	if err := p.loadDataBase(); err != nil {
 		p.h.halt(err.Error())
 		return
-	}
-	if !p.alive() {
-		return // A crash point fired while the epoch files were written.
 	}
 	if err := p.cnx.listen(); err != nil { // The port is the process's own: a bug.
 		panic(err)
@@ -181,9 +169,6 @@ func (p *peer) loadDataBase() error {
 		default:
 			return fmt.Errorf("the current epoch, %d, is older than the last zxid, %s", current, FormatZxid(p.db.lastProcessedZxid()))
 		}
-		if !p.alive() {
-			return nil
-		}
 	}
 	if !acceptedOK {
 		accepted = epochOfZxid
@@ -212,18 +197,11 @@ func (p *peer) readEpochFile(name string) (int64, bool) {
 // temporary file that is then renamed over the real one. A crash point sits between the two steps;
 // a crash there leaves the temporary file behind, which is what ZOOKEEPER-1653's startup check reads.
 func (p *peer) writeEpochFile(name string, v int64) {
-	if !p.alive() {
-		return
-	}
 	points := epochFilePoints[name]
-	if p.crashPoint(points[0]) {
-		return
-	}
+	p.crashPoint(points[0])
 	tmp := name + ".tmp"
 	p.h.disk().WriteFile(tmp, []byte(fmt.Sprint(v)))
-	if p.crashPoint(points[1]) {
-		return
-	}
+	p.crashPoint(points[1])
 	p.h.disk().WriteFile(name, []byte(fmt.Sprint(v)))
 	p.h.disk().DeleteFile(tmp)
 	p.crashPoint(points[2])
@@ -238,25 +216,18 @@ var epochFilePoints = map[string][3]string{
 
 func (p *peer) setCurrentEpoch(e int64) {
 	p.writeEpochFile(storage.CurrentEpochFile, e)
-	if !p.alive() {
-		return
-	}
 	p.currentEpoch = e
 	p.observe(Event{Kind: EventCurrentEpoch, Epoch: e})
 }
 
 func (p *peer) setAcceptedEpoch(e int64) {
 	p.writeEpochFile(storage.AcceptedEpochFile, e)
-	if !p.alive() {
-		return
-	}
 	p.acceptedEpoch = e
 	p.observe(Event{Kind: EventAcceptedEpoch, Epoch: e})
 }
 
-// crashPoint is a boundary between two persistence steps (see boundary). It returns true if the
-// process is now dead.
-func (p *peer) crashPoint(name string) bool { return p.boundary(name, 0) }
+// crashPoint is a boundary between two persistence steps (see boundary).
+func (p *peer) crashPoint(name string) { p.boundary(name, 0) }
 
 // --- Election -------------------------------------------------------------------------------------
 
@@ -269,7 +240,7 @@ func (p *peer) self() electionmodel.Self {
 // and their checks included (QuorumPeer.loadDataBase). The process stops if they fail, as at
 // startup; in Java the RuntimeException would leave the peer looping in LOOKING, no more useful.
 func (p *peer) lastLoggedZxid() int64 {
-	if !p.db.initialized && p.alive() {
+	if !p.db.initialized {
 		p.note("peer", "the database was cleared: loading it from disk")
 		if err := p.loadDataBase(); err != nil {
 			p.exit("%v", err)
@@ -281,9 +252,6 @@ func (p *peer) lastLoggedZxid() int64 {
 
 // startElection enters LOOKING and starts a round (QuorumPeer's loop reaching lookForLeader).
 func (p *peer) startElection() {
-	if !p.alive() {
-		return
-	}
 	p.role = Looking
 	p.roleGeneration++
 	p.note("peer", "LOOKING")
@@ -291,9 +259,6 @@ func (p *peer) startElection() {
 }
 
 func (p *peer) onNotification(from int64, payload []byte) {
-	if !p.alive() {
-		return
-	}
 	n, err := electionmodel.Decode(from, payload)
 	if err != nil {
 		p.note("election", "dropped a notification: %v", err)
@@ -308,9 +273,6 @@ func (p *peer) onElectionTimer() {
 }
 
 func (p *peer) handleElection(out electionmodel.Output) {
-	if !p.alive() {
-		return
-	}
 	if p.role == Looking {
 		if v := p.election.Proposal(); v.Leader != p.lastVote.Leader || v.Zxid != p.lastVote.Zxid ||
 			v.PeerEpoch != p.lastVote.PeerEpoch || p.election.LogicalClock() != p.lastVote.ElectionEpoch {
@@ -362,7 +324,7 @@ func (p *peer) decided(v electionmodel.Vote) {
 // endRole is what QuorumPeer's loop does when lead() or followLeader() returns: shut the role down
 // and go back to LOOKING. The new round starts as its own event, as the Java loop iterates.
 func (p *peer) endRole(reason string) {
-	if !p.alive() || p.role == Looking {
+	if p.role == Looking {
 		return
 	}
 	p.note("peer", "leaving %s: %s", p.role, reason)
@@ -380,7 +342,7 @@ func (p *peer) endRole(reason string) {
 	p.roleGeneration++
 	generation := p.roleGeneration
 	p.h.post(func() {
-		if p.alive() && p.role == Looking && p.roleGeneration == generation {
+		if p.role == Looking && p.roleGeneration == generation {
 			p.startElection()
 		}
 	})
@@ -409,16 +371,11 @@ func (p *peer) startServing() {
 
 // exit is ServiceUtils.requestSystemExit: the JVM stops.
 func (p *peer) exit(format string, args ...any) {
-	if !p.alive() {
-		return
-	}
 	p.h.halt(fmt.Sprintf(format, args...))
 }
 
 // sendRecords sends the concatenated encoding of records, encoded in the scratch encoder: the host
 // copies the payload, so the message costs one allocation of its exact size.
 func (p *peer) sendRecords(c net.ConnID, records ...proto.Record) {
-	if p.h.alive() {
-		p.h.send(c, p.mem.encodeScratch(records...))
-	}
+	p.h.send(c, p.mem.encodeScratch(records...))
 }

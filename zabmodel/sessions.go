@@ -84,7 +84,7 @@ func (t *globalTracker) arm() {
 
 // tick is SessionTrackerImpl.run: expire the sessions of the bucket that is due.
 func (t *globalTracker) tick() {
-	if t.stopped || !t.p.alive() {
+	if t.stopped {
 		return
 	}
 	now := elapsedMillis(t.p.h)

@@ -30,27 +30,63 @@ func newSimHost(s *Server) *simHost {
 	return &simHost{s: s, w: w, nw: s.ens.nw, node: s.node, inc: w.Incarnation(s.node)}
 }
 
+// alive reports whether the incarnation this host belongs to is still running. Server code never
+// runs in a dead incarnation (see step), so only the host's own defences ask.
 func (h *simHost) alive() bool { return h.w.IsUp(h.node) && h.w.Incarnation(h.node) == h.inc }
 
-// boundary asks the ensemble's hook about one effect boundary and crashes the node if it says so.
-// The crash happens here, with the server's code still on the stack: the code after the boundary
-// runs on, but its effects are dropped (alive is false).
-func (h *simHost) boundary(name string, conn net.ConnID) bool {
-	if !h.alive() {
-		return true
-	}
-	if hook := h.s.ens.boundaryHook; hook != nil && name != "" && hook(h.s.sid, name, conn) {
-		h.note("fault", "crash at %s", name)
-		h.w.Crash(h.node)
-	}
-	return !h.alive()
+// Steps and deaths. Every entry into a server's code (a timer, a posted step, a connection's
+// callback, the process's start) runs as a step of its host (step). When the process dies inside a
+// step, at an effect boundary whose hook says crash or at a halt, the host ends the step there: it
+// unwinds the server's stack with a death panic, which the step recovers, and only then crashes the
+// node in the world. Nothing after the point of death runs, as nothing runs in a killed process,
+// and the world never calls back into a server while that server's own code is on the stack.
+
+// death is the panic value with which a host ends a step at the point where its process dies.
+type death struct {
+	h *simHost
+	// exit is the reason of a halt (System.exit, a refused start); "" for a crash at a boundary.
+	exit string
 }
 
-func (h *simHost) halt(reason string) { h.s.halt(reason) }
+// step runs fn, one step of the server, and applies its death if it dies in it.
+func (h *simHost) step(fn func()) {
+	defer h.settle()
+	fn()
+}
+
+// settle is deferred by every step: it recovers the step's own death and crashes the node (or halts
+// it); any other panic goes on.
+func (h *simHost) settle() {
+	r := recover()
+	if r == nil {
+		return
+	}
+	d, ok := r.(*death)
+	if !ok || d.h != h {
+		panic(r)
+	}
+	if d.exit != "" {
+		h.s.halt(d.exit)
+		return
+	}
+	h.w.Crash(h.node)
+}
+
+// boundary asks the ensemble's hook about one effect boundary, and ends the step there if it says
+// crash.
+func (h *simHost) boundary(name string, conn net.ConnID) {
+	if hook := h.s.ens.boundaryHook; hook != nil && name != "" && h.alive() && hook(h.s.sid, name, conn) {
+		h.note("fault", "crash at %s", name)
+		panic(&death{h: h})
+	}
+}
+
+// halt ends the step and stops the process, which the scenario may start again.
+func (h *simHost) halt(reason string) { panic(&death{h: h, exit: reason}) }
 
 func (h *simHost) post(fn func()) {
 	if h.alive() {
-		h.w.AfterFunc(h.node, 0, fn)
+		h.w.AfterFunc(h.node, 0, func() { h.step(fn) })
 	}
 }
 
@@ -58,7 +94,7 @@ func (h *simHost) after(d clock.Duration, fn func()) sim.TimerID {
 	if !h.alive() {
 		return 0
 	}
-	return h.w.AfterFunc(h.node, d, fn)
+	return h.w.AfterFunc(h.node, d, func() { h.step(fn) })
 }
 
 func (h *simHost) cancel(t sim.TimerID) { h.w.CancelTimer(t) }
@@ -136,7 +172,7 @@ func (h *simHost) dial(to sim.NodeID, port net.Port, timeout clock.Duration, han
 	if !h.alive() {
 		return 0
 	}
-	c, err := h.nw.Dial(h.node, to, port, timeout, handler)
+	c, err := h.nw.Dial(h.node, to, port, timeout, stepHandler{h: h, handler: handler})
 	if err != nil {
 		panic("zabmodel: dial from a running server failed: " + err.Error())
 	}
@@ -147,11 +183,46 @@ func (h *simHost) listen(port net.Port, l net.Listener) error {
 	if !h.alive() {
 		return nil
 	}
-	return h.nw.Listen(h.node, port, l)
+	return h.nw.Listen(h.node, port, stepListener{h: h, listener: l})
 }
 
 func (h *simHost) unlisten(port net.Port) {
 	if h.alive() {
 		h.nw.Unlisten(h.node, port)
 	}
+}
+
+// stepListener runs a listener's Accept as a step of its host, and the handler it returns likewise.
+type stepListener struct {
+	h        *simHost
+	listener net.Listener
+}
+
+func (l stepListener) Accept(c net.ConnID, from sim.NodeID) (handler net.Handler) {
+	defer l.h.settle()
+	if accepted := l.listener.Accept(c, from); accepted != nil {
+		handler = stepHandler{h: l.h, handler: accepted}
+	}
+	return handler
+}
+
+// stepHandler runs a connection's callbacks as steps of its host.
+type stepHandler struct {
+	h       *simHost
+	handler net.Handler
+}
+
+func (s stepHandler) Connected(c net.ConnID) {
+	defer s.h.settle()
+	s.handler.Connected(c)
+}
+
+func (s stepHandler) Received(c net.ConnID, payload []byte) {
+	defer s.h.settle()
+	s.handler.Received(c, payload)
+}
+
+func (s stepHandler) Closed(c net.ConnID, err error) {
+	defer s.h.settle()
+	s.handler.Closed(c, err)
 }

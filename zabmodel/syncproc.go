@@ -75,7 +75,7 @@ func (sp *syncProcessor) schedule() {
 // turn drains the queue: it is the body of SyncRequestProcessor.run between two flushes.
 func (sp *syncProcessor) turn() {
 	sp.scheduled = false
-	if sp.flushing || !sp.p.alive() {
+	if sp.flushing {
 		return
 	}
 	// Requests may join the queue while it drains (a commit the loop passes on can lead to a new
@@ -85,9 +85,6 @@ func (sp *syncProcessor) turn() {
 		sp.queue[sp.queueHead] = nil
 		sp.queueHead++
 		appended := r.entry != nil && sp.p.db.append(r.entry)
-		if !sp.p.alive() {
-			return // A boundary of the append crashed the process.
-		}
 		if appended {
 			if sp.shouldSnapshot() {
 				sp.resetSnapshotStats()
@@ -106,17 +103,18 @@ func (sp *syncProcessor) turn() {
 	if sp.queueHead == len(sp.queue) {
 		sp.queue, sp.queueHead = sp.queue[:0], 0 // Drained: the array is reused.
 	}
-	if len(sp.toFlush) > 0 && sp.p.crashPoint("log-appended") {
-		return
+	if len(sp.toFlush) > 0 {
+		sp.p.crashPoint("log-appended")
 	}
 	sp.flush()
 }
 
 // flush starts an fsync covering everything appended so far; the batch moves on when it completes.
 func (sp *syncProcessor) flush() {
-	if len(sp.toFlush) == 0 || sp.flushing || sp.p.crashPoint("before-fsync") {
+	if len(sp.toFlush) == 0 || sp.flushing {
 		return
 	}
+	sp.p.crashPoint("before-fsync")
 	sp.flushing = true
 	covered := sp.p.h.disk().Len()
 	batch := sp.toFlush
@@ -128,15 +126,10 @@ func (sp *syncProcessor) flush() {
 
 func (sp *syncProcessor) flushed(covered int, batch []*request) {
 	sp.flushBatch = nil
-	if !sp.p.alive() {
-		return
-	}
 	d := sp.p.h.disk()
 	d.Synced(covered)
 	sp.p.observe(Event{Kind: EventFsync, Zxid: d.SyncedZxid(), Count: d.SyncedLen()})
-	if sp.p.crashPoint("fsynced-before-ack") {
-		return
-	}
+	sp.p.crashPoint("fsynced-before-ack")
 	sp.flushing = false
 	if !sp.stopped {
 		for _, r := range batch {

@@ -225,7 +225,7 @@ func (db *zkDatabase) truncateLog(zxid int64) bool {
 
 // clearLog deletes the txn log after a SNAP sync's snapshot is durable.
 func (db *zkDatabase) clearLog() {
-	if !db.p.alive() || db.disk().Len() == 0 {
+	if db.disk().Len() == 0 {
 		return
 	}
 	db.disk().ClearLog()
@@ -236,23 +236,20 @@ func (db *zkDatabase) clearLog() {
 // append writes a txn to the log, unsynced (ZKDatabase.append). It reports false for a zxid that is
 // not above the last logged one, which FileTxnLog refuses.
 func (db *zkDatabase) append(entry *proto.TxnEntry) bool {
-	if db.p.crashPoint("before-append") {
-		return false
-	}
+	db.p.crashPoint("before-append")
 	if err := db.disk().Append(storage.Record{Zxid: entry.Header.Zxid, Data: db.p.mem.encodeScratch(entry)}); err != nil { // Append copies the data.
 		db.p.note("log", "append refused: %v", err)
 		return false
 	}
 	db.txnsSinceSnapshot++
 	db.p.observe(Event{Kind: EventLog, Zxid: entry.Header.Zxid, Hash: db.p.txnHash(entry)})
-	return !db.p.crashPoint("after-append")
+	db.p.crashPoint("after-append")
+	return true
 }
 
 // fsyncNow makes the whole log durable at once (ZKDatabase.commit called synchronously).
 func (db *zkDatabase) fsyncNow() {
-	if db.p.crashPoint("before-fsync") {
-		return
-	}
+	db.p.crashPoint("before-fsync")
 	n := db.disk().Len()
 	db.disk().Synced(n)
 	db.p.observe(Event{Kind: EventFsync, Zxid: db.disk().LastZxid(), Count: db.disk().SyncedLen()})
@@ -267,9 +264,10 @@ func (db *zkDatabase) snapshot() { db.takeSnapshot(false) }
 // (FileSnap.serialize through SnapStream's AtomicFileOutputStream); without, a crash may keep it,
 // leave it partly written or lose it, and the restore then takes the newest valid snapshot.
 func (db *zkDatabase) takeSnapshot(syncSnap bool) {
-	if db.tree == nil || db.p.crashPoint("before-snapshot") {
+	if db.tree == nil {
 		return
 	}
+	db.p.crashPoint("before-snapshot")
 	zxid := db.tree.lastProcessedZxid()
 	db.disk().SaveSnapshot(storage.Snapshot{Zxid: zxid, Data: serializeTree(db.tree, db.sessions)}, syncSnap)
 	db.txnsSinceSnapshot = 0
