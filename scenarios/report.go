@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -45,7 +46,8 @@ type Stats struct {
 func (r *Report) Failed() bool { return r.Failure() != "" }
 
 // Failure names what failed first, as a class a sweep can count: "zab:<Invariant>",
-// "<checker>" (e.g. "linearizability/register"), "unknown:<checker>", "panic", "budget:<kind>",
+// "<checker>" (e.g. "linearizability/register"), "unknown:<checker>", "assertion:<invariant>" (an
+// assertion in a server's code, zabmodel.AssertionError), "panic", "budget:<kind>",
 // "history", or "" for a passing run.
 func (r *Report) Failure() string {
 	if len(r.Zab) > 0 {
@@ -57,6 +59,10 @@ func (r *Report) Failure() string {
 	case sim.EventBudget, sim.TimeBudget, sim.QueueBudget:
 		return "budget:" + r.Outcome.Kind.String()
 	case sim.Failure:
+		var assertion *zabmodel.AssertionError
+		if errors.As(r.Outcome.Err, &assertion) {
+			return "assertion:" + assertion.Invariant // A bug of the model, not of ZooKeeper.
+		}
 		return "failure"
 	}
 	if r.CheckErr != nil {

@@ -38,6 +38,9 @@ type host interface {
 	// halt stops the process on its own, as System.exit or a refused start does. It does not
 	// return.
 	halt(reason string)
+	// fail ends the run as a failure with err, a broken assertion (see assert.go). It does not
+	// return.
+	fail(err error)
 
 	// elapsed is System.nanoTime: the process's monotonic clock.
 	elapsed() clock.Time

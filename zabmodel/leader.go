@@ -345,6 +345,7 @@ func (l *leader) proposalRequest(r *request) {
 func (l *leader) propose(r *request) {
 	lp := l.p.mem.leaderProposals.New()
 	*lp = leaderProposal{proposal: newProposal(l.p, r.entry), req: r, acks: l.p.mem.acks.Make(l.p.cfg.Voters)}
+	l.p.assert(lp.zxid > l.lastProposed, InvariantProposalOrder, "proposing %s after %s", FormatZxid(lp.zxid), FormatZxid(l.lastProposed))
 	l.lastProposed = lp.zxid
 	l.outstanding[lp.zxid] = lp
 	l.p.observe(Event{Kind: EventPropose, Zxid: lp.zxid, Hash: lp.hash, Epoch: l.epoch, Txn: lp.entry, TxnData: lp.data})
@@ -402,6 +403,7 @@ func (l *leader) tryToCommit(lp *leaderProposal, zxid int64) bool {
 	if zxid != l.lastCommitted+1 {
 		l.p.note("leader", "committing %s, not first: first is %s", FormatZxid(zxid), FormatZxid(l.lastCommitted+1))
 	}
+	l.p.assert(zxid > l.lastCommitted, InvariantCommitFrontier, "committing %s after %s", FormatZxid(zxid), FormatZxid(l.lastCommitted))
 	delete(l.outstanding, zxid)
 	l.toBeApplied = append(l.toBeApplied, lp)
 	l.lastCommitted = zxid

@@ -603,6 +603,8 @@ func (l *learner) sendAck(zxid int64) {
 	if l.state != lsBroadcast && l.state != lsSyncing {
 		return
 	}
+	synced := l.p.h.disk().SyncedZxid()
+	l.p.assert(zxid <= synced, InvariantAckDurable, "acknowledging %s with the log durable to %s", FormatZxid(zxid), FormatZxid(synced))
 	l.sendObserved(&proto.QuorumPacket{Type: pktAck, Zxid: zxid}, Event{Kind: EventAck, Zxid: zxid}, true)
 }
 

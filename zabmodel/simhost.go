@@ -46,6 +46,8 @@ type death struct {
 	h *simHost
 	// exit is the reason of a halt (System.exit, a refused start); "" for a crash at a boundary.
 	exit string
+	// failure is a broken assertion: the run ends as a failure, and the node stays as it is.
+	failure error
 }
 
 // step runs fn, one step of the server, and applies its death if it dies in it.
@@ -65,6 +67,11 @@ func (h *simHost) settle() {
 	if !ok || d.h != h {
 		panic(r)
 	}
+	if d.failure != nil {
+		h.w.Note(h.node, "assert", "%v", d.failure)
+		h.w.Fail(d.failure)
+		return
+	}
 	if d.exit != "" {
 		h.s.halt(d.exit)
 		return
@@ -83,6 +90,9 @@ func (h *simHost) boundary(name string, conn net.ConnID) {
 
 // halt ends the step and stops the process, which the scenario may start again.
 func (h *simHost) halt(reason string) { panic(&death{h: h, exit: reason}) }
+
+// fail ends the step and the run: a broken assertion.
+func (h *simHost) fail(err error) { panic(&death{h: h, failure: err}) }
 
 func (h *simHost) post(fn func()) {
 	if h.alive() {

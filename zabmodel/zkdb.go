@@ -112,8 +112,12 @@ func (db *zkDatabase) loadDataBase(source Source) int64 {
 // replayLog applies every logged txn above the tree's last processed zxid (FileTxnSnapLog.restore's
 // and fastForwardFromEdits' loop), each through processTransaction.
 func (db *zkDatabase) replayLog(source Source) {
-	for _, r := range db.disk().Records(db.tree.lastProcessedZxid()) {
+	previous := db.tree.lastProcessedZxid()
+	for _, r := range db.disk().Records(previous) {
 		entry := decodeLogRecord(r)
+		db.p.assert(r.Zxid > previous && entry.Header.Zxid == r.Zxid, InvariantReplayedLog,
+			"the record after %s is %s and holds the txn %s", FormatZxid(previous), FormatZxid(r.Zxid), FormatZxid(entry.Header.Zxid))
+		previous = r.Zxid
 		db.processTransaction(entry, source)
 		db.addCommittedProposal(newCommittedProposal(db.p, entry))
 	}
