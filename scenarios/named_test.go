@@ -1,6 +1,11 @@
 package scenarios
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,27 +14,55 @@ import (
 	"github.com/zabsim/zabsim/checkers"
 )
 
-// namedProtocolScripts are the classic protocol scenarios in testdata/named, each a hand-written
-// script with a comment that says what should happen. Every seed must pass every checker.
-var namedProtocolScripts = []struct {
-	name string
-	// leaders is the least number of leaders a run of the script establishes: 2 or more where the
-	// script takes the leader away.
+// namedExpectation is what a protocol script of testdata/named expects of every run, stated in the
+// script itself on a comment line such as
+//
+//	# expect pass leaders>=2 first-leader=zk5
+//
+// pass: every checker passes; leaders>=N: the least number of leaders a run establishes (2 or more
+// where the script takes the leader away); first-leader=zkN: the server the script's comment
+// expects to lead when its first action comes (the script cuts that server off by name).
+type namedExpectation struct {
+	name    string
 	leaders int
-	// leader, if not zero, is the server the script's comment expects to lead when its first
-	// action comes: the script cuts that server off by name.
-	leader int64
-}{
-	{"leader-crash-during-broadcast", 2, 0},
-	{"minority-partition", 2, 5},
-	{"zk-1675-sync-not-quorum", 2, 5},
-	{"rolling-restart", 2, 0},
-	{"power-loss", 2, 0},
-	{"clock-skew", 2, 0},
-	{"session-expiry-partition", 1, 0},
-	{"oneway-leader", 2, 3},
-	{"crash-inside-newleader", 2, 0},
-	{"forced-expiry", 1, 0},
+	leader  int64
+}
+
+// namedProtocolScripts reads the expectation of every script of testdata/named that states one.
+func namedProtocolScripts(t *testing.T) []namedExpectation {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("testdata", "named", "*.script"))
+	require.NoError(t, err)
+	var out []namedExpectation
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		for _, line := range strings.Split(string(b), "\n") {
+			fields := strings.Fields(line)
+			if len(fields) < 2 || fields[0] != "#" || fields[1] != "expect" {
+				continue
+			}
+			e := namedExpectation{name: strings.TrimSuffix(filepath.Base(path), ".script")}
+			for _, f := range fields[2:] {
+				var n int
+				switch {
+				case f == "pass":
+				case strings.HasPrefix(f, "leaders>="):
+					n, err = strconv.Atoi(strings.TrimPrefix(f, "leaders>="))
+					e.leaders = n
+				case strings.HasPrefix(f, "first-leader=zk"):
+					n, err = strconv.Atoi(strings.TrimPrefix(f, "first-leader=zk"))
+					e.leader = int64(n)
+				default:
+					err = fmt.Errorf("unknown expectation %q", f)
+				}
+				require.NoError(t, err, "%s: %s", path, line)
+			}
+			require.Contains(t, fields[2:], "pass", "%s: only passing runs can be expected yet", path)
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // TestNamedProtocolScenarios runs each script on several seeds. Besides passing every checker, each
@@ -43,7 +76,9 @@ func TestNamedProtocolScenarios(t *testing.T) {
 	if testing.Short() {
 		seeds = 1
 	}
-	for _, c := range namedProtocolScripts {
+	cases := namedProtocolScripts(t)
+	require.GreaterOrEqual(t, len(cases), 10, "the protocol scripts of testdata/named that state their expectation")
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			script := namedScript(t, c.name)
 			for seed := uint64(1); seed <= seeds; seed++ {
