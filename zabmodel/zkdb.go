@@ -201,6 +201,7 @@ func (db *zkDatabase) maxCommittedLog() int64 {
 // truncateLog is ZKDatabase.truncateLog: truncate the txn log and rebuild the tree from disk.
 func (db *zkDatabase) truncateLog(zxid int64) bool {
 	db.clear()
+	db.p.crashPoint("before-truncate")
 	if db.p.cfg.Bugs.Has(BugSnapLogGap) {
 		// FileTxnLog.truncate as in 3.8.0: it keeps the first record at or after zxid, so a log
 		// that lacks zxid keeps one record beyond it; with no record that far it fails.
@@ -216,12 +217,17 @@ func (db *zkDatabase) truncateLog(zxid int64) bool {
 	} else {
 		db.p.observe(Event{Kind: EventTruncate, Zxid: db.disk().LastZxid()})
 	}
+	db.p.crashPoint("after-truncate")
 	if !db.p.cfg.Bugs.Has(BugTruncSnapshot) {
 		// FileTxnSnapLog.truncateLog leaves snapshots above the truncation point in place, and
-		// the reload below would restore from them: their trees may hold truncated txns.
+		// the reload below would restore from them: their trees may hold truncated txns. The
+		// boundaries bracket the search for them even when it finds none, as a crash between
+		// the truncation and the search is a state of its own.
+		db.p.crashPoint("before-snapshot-delete")
 		if n := db.disk().DeleteSnapshotsAfter(zxid); n > 0 {
 			db.p.note("sync", "deleted %d snapshot(s) above the truncation point %s", n, FormatZxid(zxid))
 		}
+		db.p.crashPoint("after-snapshot-delete")
 	}
 	db.loadDataBase(SourceTruncate)
 	return true
@@ -232,9 +238,11 @@ func (db *zkDatabase) clearLog() {
 	if db.disk().Len() == 0 {
 		return
 	}
+	db.p.crashPoint("before-log-delete")
 	db.disk().ClearLog()
 	db.p.observe(Event{Kind: EventLogDeleted})
 	db.p.note("sync", "deleted the txn log: the SNAP's snapshot covers it")
+	db.p.crashPoint("after-log-delete")
 }
 
 // append writes a txn to the log, unsynced (ZKDatabase.append). It reports false for a zxid that is
