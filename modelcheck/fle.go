@@ -131,9 +131,9 @@ type fleState struct {
 	m         *FLEModel
 	processes []fleProcess
 	// channels[from*n+to] are the notifications in flight from one process to another.
-	channels [][]electionmodel.Notification
+	channels                              [][]electionmodel.Notification
 	crashes, restarts, timeouts, abandons int
-	fp        Fingerprint
+	fp                                    Fingerprint
 }
 
 // Init implements Model: every process starts its first round.

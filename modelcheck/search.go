@@ -96,13 +96,13 @@ type Options struct {
 
 // Stats are the figures TLC and stateright print.
 type Stats struct {
-	Generated int64 // states generated: every successor computed, duplicates included
-	Distinct  int64 // distinct states found
-	Depth     int   // the deepest level reached (BFS) or the longest path (DFS)
-	Queue     int   // states waiting to be expanded
-	Terminal  int64 // distinct states with no enabled action
+	Generated   int64 // states generated: every successor computed, duplicates included
+	Distinct    int64 // distinct states found
+	Depth       int   // the deepest level reached (BFS) or the longest path (DFS)
+	Queue       int   // states waiting to be expanded
+	Terminal    int64 // distinct states with no enabled action
 	CutTerminal int64 // of those, states where a bound disabled an action
-	Elapsed   time.Duration
+	Elapsed     time.Duration
 }
 
 // PerSecond returns distinct states per second of wall time.
