@@ -151,10 +151,22 @@ func buildModel(settings map[string]string) (Model, error) {
 	return f(settings)
 }
 
+// PathReplayer is implemented by models that replay a path themselves, with a trace of their own
+// (the ZAB model renders the simulator's trace of the whole path).
+type PathReplayer interface {
+	ReplayPath(path []Action, w io.Writer) (*Violation, error)
+}
+
 // Replay runs path from the initial state, printing one line per step and the state after it
 // when w is not nil, and judges every state as the search did. It returns the first violation,
 // or nil, and fails when a step is not enabled where the path takes it.
 func Replay(m Model, path []Action, w io.Writer) (*Violation, error) {
+	if r, ok := m.(PathReplayer); ok {
+		if w == nil {
+			w = io.Discard
+		}
+		return r.ReplayPath(path, w)
+	}
 	st, err := m.Init()
 	if err != nil {
 		return nil, err

@@ -131,7 +131,11 @@ type fleState struct {
 	m         *FLEModel
 	processes []fleProcess
 	// channels[from*n+to] are the notifications in flight from one process to another.
-	channels                              [][]electionmodel.Notification
+	channels [][]electionmodel.Notification
+	// latest[from*n+to] is the last notification from queued for to (QuorumCnxManager's send
+	// slot, or lastMessageSent once sent): when to starts again and the two connect, it is sent
+	// (again), because the old connection may have lost it.
+	latest                                []*electionmodel.Notification
 	crashes, restarts, timeouts, abandons int
 	fp                                    Fingerprint
 }
@@ -139,7 +143,13 @@ type fleState struct {
 // Init implements Model: every process starts its first round.
 func (m *FLEModel) Init() (State, error) {
 	n := m.processes()
-	s := &fleState{m: m, processes: make([]fleProcess, n), channels: make([][]electionmodel.Notification, n*n)}
+	s := &fleState{m: m, processes: make([]fleProcess, n), channels: make([][]electionmodel.Notification, n*n),
+		latest: make([]*electionmodel.Notification, n*n)}
+	// Every process is up before any sends, as servers started together would connect to each
+	// other whatever their order.
+	for i := range n {
+		s.processes[i].up = true
+	}
 	for i := range n {
 		if err := s.start(i); err != nil {
 			return nil, err
@@ -166,10 +176,17 @@ func (s *fleState) apply(i int, out electionmodel.Output) {
 	n := len(s.processes)
 	for _, o := range out.Send {
 		to := int(o.To - 1)
-		if to < 0 || to >= n || !s.processes[to].up {
+		if to < 0 || to >= n {
 			continue
 		}
 		k := i*n + to
+		if to != i {
+			nt := o.Notification
+			s.latest[k] = &nt
+		}
+		if !s.processes[to].up {
+			continue // The connection is refused; the send slot keeps it (latest).
+		}
 		ch := make([]electionmodel.Notification, len(s.channels[k]), len(s.channels[k])+1)
 		copy(ch, s.channels[k])
 		s.channels[k] = append(ch, o.Notification)
@@ -186,6 +203,7 @@ func (s *fleState) clone() *fleState {
 	c := *s
 	c.processes = append([]fleProcess(nil), s.processes...)
 	c.channels = append([][]electionmodel.Notification(nil), s.channels...)
+	c.latest = append([]*electionmodel.Notification(nil), s.latest...)
 	return &c
 }
 
@@ -323,14 +341,23 @@ func (s *fleState) Step(a Action) (State, error) {
 		}
 		next.crashes++
 		next.processes[i] = fleProcess{}
-		for from := range n {
-			next.channels[from*n+i] = nil
+		for other := range n {
+			next.channels[other*n+i] = nil // Lost with the connections.
+			next.latest[i*n+other] = nil   // The process's memory.
 		}
 	case fleRestart:
 		if s.processes[i].up {
 			return nil, fmt.Errorf("modelcheck: restart zk%d: already up", i+1)
 		}
 		next.restarts++
+		// The peers connect to the restarted process and send what their send slots hold, or
+		// their last message again, before its own first notifications reach them.
+		for from := range n {
+			if nt := next.latest[from*n+i]; nt != nil && next.processes[from].up {
+				k := from*n + i
+				next.channels[k] = append(append([]electionmodel.Notification(nil), next.channels[k]...), *nt)
+			}
+		}
 		if err := next.start(i); err != nil {
 			return nil, err
 		}
@@ -373,17 +400,29 @@ func (s *fleState) encode(b []byte) []byte {
 			b = p.election.AppendState(b)
 		}
 	}
+	for _, nt := range s.latest {
+		if nt == nil {
+			b = append(b, 0)
+			continue
+		}
+		b = append(b, 1)
+		b = appendNotification(b, *nt)
+	}
 	for _, ch := range s.channels {
 		b = binary.AppendUvarint(b, uint64(len(ch)))
 		for _, nt := range ch {
-			b = binary.AppendVarint(b, int64(nt.State))
-			b = binary.AppendVarint(b, nt.Leader)
-			b = binary.AppendVarint(b, nt.Zxid)
-			b = binary.AppendVarint(b, nt.ElectionEpoch)
-			b = binary.AppendVarint(b, nt.PeerEpoch)
+			b = appendNotification(b, nt)
 		}
 	}
 	return b
+}
+
+func appendNotification(b []byte, nt electionmodel.Notification) []byte {
+	b = binary.AppendVarint(b, int64(nt.State))
+	b = binary.AppendVarint(b, nt.Leader)
+	b = binary.AppendVarint(b, nt.Zxid)
+	b = binary.AppendVarint(b, nt.ElectionEpoch)
+	return binary.AppendVarint(b, nt.PeerEpoch)
 }
 
 func (s *fleState) fingerprint() Fingerprint {

@@ -262,6 +262,9 @@ func expand(st State, atDepthBound bool, buf []Action) (expansion, bool) {
 	return out, false
 }
 
+// bfsChunk is how many frontier states are expanded between two merges.
+const bfsChunk = 4096
+
 type frontierEntry struct {
 	state State
 	index int32
@@ -274,50 +277,54 @@ func (s *searcher) bfs(init State) (Result, error) {
 	s.stats.Distinct = 1
 	s.stats.Generated = 1
 	frontier := []frontierEntry{{state: init, index: 0}}
-	results := make([]expansion, 0)
+	results := make([]expansion, bfsChunk)
 	for depth := 0; len(frontier) > 0; depth++ {
 		s.stats.Depth = depth
 		s.stats.Queue = len(frontier)
 		atBound := s.opts.MaxDepth > 0 && depth >= s.opts.MaxDepth
-		results = results[:0]
-		results = append(results, make([]expansion, len(frontier))...)
-		depthCut := s.expandAll(frontier, results, atBound)
-		if depthCut {
-			s.cutBy("depth")
-		}
 		var next []frontierEntry
-		for i, ex := range results {
-			if ex.err != nil {
-				return s.result(), ex.err
+		// The level is expanded a chunk at a time, each chunk on every worker and then merged in
+		// frontier order: the chunks' size is fixed, so the merge order (and with it every count
+		// and the counterexample) does not depend on the number of workers, and only one chunk's
+		// successors are alive at once.
+		for lo := 0; lo < len(frontier); lo += bfsChunk {
+			chunk := frontier[lo:min(lo+bfsChunk, len(frontier))]
+			out := results[:len(chunk)]
+			if s.expandAll(chunk, out, atBound) {
+				s.cutBy("depth")
 			}
-			if ex.violation != nil {
-				r := s.result()
-				r.Violation = ex.violation
-				r.Path = s.path(frontier[i].index)
-				return r, nil
-			}
-			if ex.terminal {
-				s.stats.Terminal++
-				if ex.cut {
-					s.stats.CutTerminal++
+			for i, ex := range out {
+				if ex.err != nil {
+					return s.result(), ex.err
+				}
+				if ex.violation != nil {
+					r := s.result()
+					r.Violation = ex.violation
+					r.Path = s.path(chunk[i].index)
+					return r, nil
+				}
+				if ex.terminal {
+					s.stats.Terminal++
+					if ex.cut {
+						s.stats.CutTerminal++
+					}
 				}
 			}
-		}
-		for i, ex := range results {
-			for _, sc := range ex.succ {
-				s.stats.Generated++
-				if visited.contains(sc.fp) {
-					continue
+			for i, ex := range out {
+				for _, sc := range ex.succ {
+					s.stats.Generated++
+					if visited.contains(sc.fp) {
+						continue
+					}
+					idx := int32(len(s.parents))
+					visited.insert(sc.fp, idx)
+					s.parents = append(s.parents, parentLink{parent: chunk[i].index, action: sc.action})
+					next = append(next, frontierEntry{state: sc.state, index: idx})
+					s.stats.Distinct++
 				}
-				idx := int32(len(s.parents))
-				visited.insert(sc.fp, idx)
-				s.parents = append(s.parents, parentLink{parent: frontier[i].index, action: sc.action})
-				next = append(next, frontierEntry{state: sc.state, index: idx})
-				s.stats.Distinct++
+				out[i] = expansion{}
+				chunk[i] = frontierEntry{} // Let the expanded state go.
 			}
-		}
-		for i := range results {
-			results[i] = expansion{}
 		}
 		frontier = next
 		if len(frontier) > 0 && s.overBudget() {
@@ -332,7 +339,7 @@ func (s *searcher) bfs(init State) (Result, error) {
 // expandAll expands the frontier on the configured workers; each result lands at its state's
 // index, so the merge that follows sees the same order whatever the number of workers.
 func (s *searcher) expandAll(frontier []frontierEntry, results []expansion, atBound bool) (depthCut bool) {
-	workers := min(s.opts.Workers, max(1, len(frontier)/64))
+	workers := min(s.opts.Workers, max(1, len(frontier)/16))
 	workers = min(workers, runtime.GOMAXPROCS(0)*4)
 	if workers <= 1 {
 		var buf []Action
@@ -465,7 +472,7 @@ func (s *searcher) dfs(init State) (Result, error) {
 		if v := push(next, a); v != nil {
 			r := s.result()
 			r.Violation = v
-			r.Path = pathOf()
+			r.Path = append(pathOf(), a)
 			return r, nil
 		}
 		s.stats.Queue = len(stack)
