@@ -2,6 +2,7 @@ package modelcheck
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -33,7 +34,15 @@ type ZABConfig struct {
 	EarlyTimeouts int
 	// Bugs re-introduces bug-zoo switches in every server.
 	Bugs zabmodel.Bugs
+	// Warmup starts the exploration from the state a canonical schedule reaches once a leader is
+	// established, every server serves and the client is connected: the first due event each
+	// step, else the earliest timer. Without it the search starts at the servers' boot.
+	Warmup bool
 }
+
+// maxWarmupSteps bounds the canonical warm-up; an ensemble that has not settled by then is
+// reported as an error.
+const maxWarmupSteps = 100_000
 
 // Validate rejects bounds that make no sense.
 func (c ZABConfig) Validate() error {
@@ -182,7 +191,61 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 		return nil, err
 	}
 	zw.refresh()
+	if m.cfg.Warmup {
+		if err := zw.warmup(); err != nil {
+			return nil, err
+		}
+	}
 	return zw, nil
+}
+
+// warmup runs the canonical schedule until the ensemble serves and the client is connected.
+func (zw *zabWorld) warmup() error {
+	for range maxWarmupSteps {
+		if zw.ready() {
+			return nil
+		}
+		pick := -1
+		for i := range zw.enabled {
+			if zw.due(i) {
+				pick = i
+				break
+			}
+		}
+		if pick < 0 {
+			pick = zw.earliest
+		}
+		if pick < 0 {
+			return errors.New("modelcheck: the warm-up ran out of events before the ensemble served")
+		}
+		if _, err := zw.w.FireEnabled(zw.enabled[pick].Seq); err != nil {
+			return err
+		}
+		zw.refresh()
+		if v := zw.check(); v != nil {
+			return fmt.Errorf("modelcheck: the warm-up itself violates %s: %s", v.Invariant, v.Explanation)
+		}
+	}
+	return fmt.Errorf("modelcheck: the ensemble did not serve within %d warm-up steps", maxWarmupSteps)
+}
+
+// ready reports whether a leader is established, every server serves, the client is connected
+// and nothing is due.
+func (zw *zabWorld) ready() bool {
+	if _, _, ok := zw.ens.Leader(); !ok || !zw.client.State().IsConnected() {
+		return false
+	}
+	for _, s := range zw.ens.Servers() {
+		if !s.State().Serving {
+			return false
+		}
+	}
+	for i := range zw.enabled {
+		if zw.due(i) {
+			return false
+		}
+	}
+	return true
 }
 
 // refresh lists the enabled events and finds the earliest pending timer.
@@ -392,13 +455,14 @@ func (zw *zabWorld) describe(a Action) (string, string) {
 
 // eventName renders an enabled event's key: a delivery names its connection's ends and port.
 func (zw *zabWorld) eventName(ev sim.EnabledEvent) string {
-	if rest, ok := strings.CutPrefix(ev.Key, "target "); ok {
+	key := zw.w.EventKey(ev.Seq)
+	if rest, ok := strings.CutPrefix(key, "target "); ok {
 		if key, err := strconv.ParseUint(rest, 10, 64); err == nil {
 			from, to, port := sim.NodeID(key>>40), sim.NodeID(key>>20&0xfffff), key&0xfffff
 			return fmt.Sprintf("receives from %s->%s:%d", zw.w.Name(from), zw.w.Name(to), port)
 		}
 	}
-	return ev.Key
+	return key
 }
 
 // zabState is a path from the initial state, with what its world showed when it was built.
@@ -551,6 +615,7 @@ func (m *ZABModel) Settings() [][2]string {
 		{"servers", strconv.Itoa(c.Servers)}, {"writes", strconv.Itoa(c.Writes)},
 		{"crashes", strconv.Itoa(c.Crashes)}, {"restarts", strconv.Itoa(c.Restarts)},
 		{"early-timeouts", strconv.Itoa(c.EarlyTimeouts)}, {"bugs", bugs},
+		{"warmup", strconv.FormatBool(c.Warmup)},
 	}
 }
 
@@ -567,6 +632,14 @@ func zabFromSettings(settings map[string]string) (Model, error) {
 				return nil, fmt.Errorf("%s: %w", key, err)
 			}
 			*p = v
+			continue
+		}
+		if key == "warmup" {
+			v, err := strconv.ParseBool(value)
+			if err != nil {
+				return nil, fmt.Errorf("warmup: %w", err)
+			}
+			cfg.Warmup = v
 			continue
 		}
 		if key != "bugs" {

@@ -38,9 +38,17 @@ type EnabledEvent struct {
 	At    clock.Time
 	Node  NodeID
 	Timer bool
-	// Key names the event without path-dependent numbers: the timer's handler type and tag, or
-	// the target's ScheduleKey or type.
-	Key string
+}
+
+// EventKey names a pending event without path-dependent numbers: the timer's handler type and
+// tag, or the target's ScheduleKey or type. It is "" for an event that is not pending.
+func (w *World) EventKey(seq uint64) string {
+	for i := range w.sched {
+		if w.sched[i].seq == seq {
+			return w.eventKey(&w.sched[i])
+		}
+	}
+	return ""
 }
 
 // EnableScheduleMode switches the world to schedule mode. It must be called before anything is
@@ -91,7 +99,7 @@ func (w *World) Enabled(buf []EnabledEvent) []EnabledEvent {
 		if !w.live(ev) {
 			continue
 		}
-		buf = append(buf, EnabledEvent{Seq: ev.seq, At: ev.at, Node: ev.node, Timer: ev.kind == evTimer, Key: w.eventKey(ev)})
+		buf = append(buf, EnabledEvent{Seq: ev.seq, At: ev.at, Node: ev.node, Timer: ev.kind == evTimer})
 	}
 	return buf
 }
@@ -106,6 +114,18 @@ func (w *World) eventKey(ev *event) string {
 		return fmt.Sprintf("target %d", k.ScheduleKey())
 	}
 	return fmt.Sprintf("target %s %d", reflect.TypeOf(ev.target), ev.arg)
+}
+
+// eventHash folds what eventKey renders into h, without rendering it.
+func (w *World) eventHash(h uint64, ev *event) uint64 {
+	if ev.kind == evTimer {
+		s := &w.timers[ev.arg]
+		return mixWord(mixString(h, reflect.TypeOf(s.handler).String()), s.tag)
+	}
+	if k, ok := ev.target.(ScheduleKeyer); ok {
+		return mixWord(h, k.ScheduleKey())
+	}
+	return mixWord(mixString(h, reflect.TypeOf(ev.target).String()), ev.arg)
 }
 
 // FireEnabled dispatches the pending event seq, which Enabled listed. A timer moves the clock
@@ -136,9 +156,9 @@ func (w *World) FireEnabled(seq uint64) (alive bool, err error) {
 		w.now = ev.at
 	}
 	if ev.node != NoNode {
-		w.mixHistory(ev.node, hashString(mixWord(uint64(w.now), 0x5ced), w.eventKey(&ev)))
+		w.mixHistory(ev.node, w.eventHash(mixWord(uint64(w.now), 0x5ced), &ev))
 	} else {
-		w.globalHistory = hashString(mixWord(w.globalHistory, uint64(w.now)), w.eventKey(&ev))
+		w.globalHistory = w.eventHash(mixWord(w.globalHistory, uint64(w.now)), &ev)
 	}
 	defer func() {
 		if r := recover(); r != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zabsim/zabsim/modelcheck"
+	"github.com/zabsim/zabsim/zabmodel"
 )
 
 const checkUsage = `Usage: simrun check [--model fle] [bounds] [--strategy bfs|dfs] [--out FILE]
@@ -27,6 +28,14 @@ Models:
   fle   Fast Leader Election (package electionmodel) among --servers voters and --observers
         observers; faults: --crashes, --restarts; --timeouts bounds notification-timeout expiries,
         --abandons how often a decided server gives up its role (ZAB's initLimit / syncLimit).
+  zab   the ZooKeeper ensemble itself (package zabmodel) with one client that issues --writes
+        creates, through the simulator's schedule mode: each step is a due event (a connection's
+        oldest message, a server's own hand-off), the earliest timer, or within the bounds another
+        timer (--early-timeouts), a write, a crash now or at a server's next effect boundary
+        (--crashes), a restart (--restarts). --bug switches bug-zoo bugs on. Every state is judged
+        by checkers/zab; a path ends when every write is answered and nothing is due. States are
+        paths re-executed from the start (after a canonical warm-up to a serving ensemble unless
+        --warmup=false), so this model is far slower than fle; bound it with --depth.
 
 It prints the figures TLC prints (states generated, distinct states, depth, queue, distinct states
 per second) and whether the bounds were exhausted or a budget (--max-states, --time-limit) cut the
@@ -60,18 +69,22 @@ type checkFlags struct {
 	maxStates int64
 	timeLimit time.Duration
 	out       string
+	writes    int
+	early     int
+	warmup    bool
+	bugs      string
 }
 
 func newCheckFlags() (*flag.FlagSet, *checkFlags) {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	f := &checkFlags{}
-	fs.StringVar(&f.model, "model", "fle", "the `MODEL` to explore: fle")
+	fs.StringVar(&f.model, "model", "fle", "the `MODEL` to explore: fle or zab")
 	fs.IntVar(&f.servers, "servers", 3, "voting servers (1 to 9)")
 	fs.IntVar(&f.observers, "observers", 0, "observers")
 	fs.IntVar(&f.crashes, "crashes", 0, "crashes a path may take")
 	fs.IntVar(&f.restarts, "restarts", 0, "restarts a path may take (at most --crashes)")
-	fs.IntVar(&f.timeouts, "timeouts", 0, "notification-timeout expiries a path may take")
-	fs.IntVar(&f.abandons, "abandons", 1, "times a decided server may give up its role")
+	fs.IntVar(&f.timeouts, "timeouts", 0, "fle: notification-timeout expiries a path may take")
+	fs.IntVar(&f.abandons, "abandons", 1, "fle: times a decided server may give up its role")
 	fs.StringVar(&f.zxids, "zxids", "", "each process's last logged zxid, comma-separated (default all 0)")
 	fs.StringVar(&f.epochs, "epochs", "", "each process's current epoch, comma-separated (default all 0)")
 	fs.StringVar(&f.strategy, "strategy", "bfs", "bfs (shortest counterexample) or dfs")
@@ -80,6 +93,10 @@ func newCheckFlags() (*flag.FlagSet, *checkFlags) {
 	fs.Int64Var(&f.maxStates, "max-states", 0, "stop after this many distinct states (0: no bound)")
 	fs.DurationVar(&f.timeLimit, "time-limit", 0, "stop after this much wall time (0: no limit)")
 	fs.StringVar(&f.out, "out", "", "save a counterexample to `FILE`")
+	fs.IntVar(&f.writes, "writes", 1, "zab: creates the client issues")
+	fs.IntVar(&f.early, "early-timeouts", 0, "zab: timers a path may fire before the earliest pending one")
+	fs.BoolVar(&f.warmup, "warmup", true, "zab: start from the state where a leader serves and the client is connected")
+	fs.StringVar(&f.bugs, "bug", "", "zab: bug-zoo switches, comma-separated ('simrun bugs' lists them)")
 	return fs, f
 }
 
@@ -124,10 +141,30 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 				return nil, opts, fmt.Errorf("--epochs: %w", err)
 			}
 		}
+		if f.bugs != "" || f.writes != 1 || f.early != 0 {
+			return nil, opts, errors.New("--bug, --writes and --early-timeouts apply to --model zab only")
+		}
 		m, err := modelcheck.NewFLE(cfg)
 		return m, opts, err
+	case "zab":
+		if f.observers != 0 || f.timeouts != 0 || f.zxids != "" || f.epochs != "" {
+			return nil, opts, errors.New("--observers, --timeouts, --zxids and --epochs apply to --model fle only")
+		}
+		cfg := modelcheck.ZABConfig{
+			Servers: f.servers, Writes: f.writes, Crashes: f.crashes, Restarts: f.restarts,
+			EarlyTimeouts: f.early, Warmup: f.warmup,
+		}
+		if f.bugs != "" {
+			bugs, err := zabmodel.ParseBugs(f.bugs)
+			if err != nil {
+				return nil, opts, fmt.Errorf("--bug: %w", err)
+			}
+			cfg.Bugs = bugs
+		}
+		m, err := modelcheck.NewZAB(cfg)
+		return m, opts, err
 	}
-	return nil, opts, fmt.Errorf("--model %q: want fle", f.model)
+	return nil, opts, fmt.Errorf("--model %q: want fle or zab", f.model)
 }
 
 func cmdCheck(env *environment, args []string) int {
