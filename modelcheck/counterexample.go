@@ -230,6 +230,9 @@ func (m *FLEModel) Settings() [][2]string {
 	if len(c.CurrentEpochs) > 0 {
 		out = append(out, [2]string{"epochs", joinInts(c.CurrentEpochs)})
 	}
+	if c.NeverAbandon {
+		out = append(out, [2]string{"selftest", "never-abandon"})
+	}
 	return out
 }
 
@@ -275,6 +278,11 @@ func fleFromSettings(settings map[string]string) (Model, error) {
 			cfg.LastZxids, err = ParseInts(value)
 		case "epochs":
 			cfg.CurrentEpochs, err = ParseInts(value)
+		case "selftest":
+			if value != "never-abandon" {
+				err = fmt.Errorf("unknown self-test %q (known: never-abandon)", value)
+			}
+			cfg.NeverAbandon = true
 		default:
 			return nil, fmt.Errorf("unknown setting %q for model fle", key)
 		}

@@ -29,6 +29,10 @@ type FLEConfig struct {
 	// LastZxids and CurrentEpochs are each server's durable state as the election reads it
 	// (getLastLoggedZxid, getCurrentEpoch); empty means zero for every server.
 	LastZxids, CurrentEpochs []int64
+	// NeverAbandon is a self-test of the checker, not an FLE behaviour: a decided server never
+	// gives up its role, as if ZAB had no initLimit and syncLimit timeouts. A follower of a server
+	// that does not lead then waits for ever, and the liveness judge must say so.
+	NeverAbandon bool
 }
 
 // Limits on FLEConfig, which keep actions encodable and runs small.
@@ -280,7 +284,7 @@ func (s *fleState) established(i int) bool {
 // follower or observer whose leader is not leading, or a leader that is not established.
 func (s *fleState) canAbandon(i int) bool {
 	p := s.processes[i]
-	if !p.up {
+	if !p.up || s.m.cfg.NeverAbandon {
 		return false
 	}
 	switch p.election.State() {

@@ -73,6 +73,7 @@ type checkFlags struct {
 	early     int
 	warmup    bool
 	bugs      string
+	selftest  string
 }
 
 func newCheckFlags() (*flag.FlagSet, *checkFlags) {
@@ -96,6 +97,7 @@ func newCheckFlags() (*flag.FlagSet, *checkFlags) {
 	fs.IntVar(&f.writes, "writes", 1, "zab: creates the client issues")
 	fs.IntVar(&f.early, "early-timeouts", 0, "zab: timers a path may fire before the earliest pending one")
 	fs.BoolVar(&f.warmup, "warmup", true, "zab: start from the state where a leader serves and the client is connected")
+	fs.StringVar(&f.selftest, "selftest", "", "fle: never-abandon, a deliberately broken driver whose followers never give up (the liveness judge must fail)")
 	fs.StringVar(&f.bugs, "bug", "", "zab: bug-zoo switches, comma-separated ('simrun bugs' lists them)")
 	return fs, f
 }
@@ -144,11 +146,18 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 		if f.bugs != "" || f.writes != 1 || f.early != 0 {
 			return nil, opts, errors.New("--bug, --writes and --early-timeouts apply to --model zab only")
 		}
+		switch f.selftest {
+		case "":
+		case "never-abandon":
+			cfg.NeverAbandon = true
+		default:
+			return nil, opts, fmt.Errorf("--selftest %q: want never-abandon", f.selftest)
+		}
 		m, err := modelcheck.NewFLE(cfg)
 		return m, opts, err
 	case "zab":
-		if f.observers != 0 || f.timeouts != 0 || f.zxids != "" || f.epochs != "" {
-			return nil, opts, errors.New("--observers, --timeouts, --zxids and --epochs apply to --model fle only")
+		if f.observers != 0 || f.timeouts != 0 || f.zxids != "" || f.epochs != "" || f.selftest != "" {
+			return nil, opts, errors.New("--observers, --timeouts, --zxids, --epochs and --selftest apply to --model fle only")
 		}
 		cfg := modelcheck.ZABConfig{
 			Servers: f.servers, Writes: f.writes, Crashes: f.crashes, Restarts: f.restarts,
