@@ -38,6 +38,10 @@ type ZABConfig struct {
 	// established, every server serves and the client is connected: the first due event each
 	// step, else the earliest timer. Without it the search starts at the servers' boot.
 	Warmup bool
+	// ZxidCounter, if positive, starts every new leader's zxid counter there
+	// (zabmodel.Config.InitialZxidCounter), to reach the counter's overflow (ZK-1277) in a few
+	// writes.
+	ZxidCounter int64
 }
 
 // maxWarmupSteps bounds the canonical warm-up; an ensemble that has not settled by then is
@@ -51,7 +55,7 @@ func (c ZABConfig) Validate() error {
 		return fmt.Errorf("%w: servers %d: must be 1, 3 or 5", errBadOptions, c.Servers)
 	case c.Writes < 0 || c.Writes > 100:
 		return fmt.Errorf("%w: writes %d: must be 0 to 100", errBadOptions, c.Writes)
-	case c.Crashes < 0 || c.Restarts < 0 || c.EarlyTimeouts < 0:
+	case c.Crashes < 0 || c.Restarts < 0 || c.EarlyTimeouts < 0 || c.ZxidCounter < 0 || c.ZxidCounter > 0xffffffff:
 		return fmt.Errorf("%w: negative bound in %+v", errBadOptions, c)
 	case c.Restarts > c.Crashes:
 		return fmt.Errorf("%w: %d restarts need at least as many crashes (%d)", errBadOptions, c.Restarts, c.Crashes)
@@ -162,7 +166,7 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 	for i := range m.cfg.Servers {
 		voters = append(voters, int64(i+1))
 	}
-	checker, err := zab.New(zab.Config{Voters: voters, OnViolation: func(v zab.Violation) {
+	checker, err := zab.New(zab.Config{Voters: voters, InitialZxidCounter: m.cfg.ZxidCounter, OnViolation: func(v zab.Violation) {
 		if zw.violation == nil {
 			zw.violation = &Violation{Invariant: string(v.Invariant), Explanation: v.String()}
 		}
@@ -170,7 +174,7 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 	if err != nil {
 		return nil, err
 	}
-	ens, err := zabmodel.NewEnsemble(w, nw, zabmodel.Config{Voters: m.cfg.Servers, Bugs: m.cfg.Bugs, Observer: checker})
+	ens, err := zabmodel.NewEnsemble(w, nw, zabmodel.Config{Voters: m.cfg.Servers, Bugs: m.cfg.Bugs, Observer: checker, InitialZxidCounter: m.cfg.ZxidCounter})
 	if err != nil {
 		return nil, err
 	}
@@ -615,7 +619,7 @@ func (m *ZABModel) Settings() [][2]string {
 		{"servers", strconv.Itoa(c.Servers)}, {"writes", strconv.Itoa(c.Writes)},
 		{"crashes", strconv.Itoa(c.Crashes)}, {"restarts", strconv.Itoa(c.Restarts)},
 		{"early-timeouts", strconv.Itoa(c.EarlyTimeouts)}, {"bugs", bugs},
-		{"warmup", strconv.FormatBool(c.Warmup)},
+		{"warmup", strconv.FormatBool(c.Warmup)}, {"zxid-counter", "0x" + strconv.FormatInt(c.ZxidCounter, 16)},
 	}
 }
 
@@ -632,6 +636,14 @@ func zabFromSettings(settings map[string]string) (Model, error) {
 				return nil, fmt.Errorf("%s: %w", key, err)
 			}
 			*p = v
+			continue
+		}
+		if key == "zxid-counter" {
+			v, err := strconv.ParseInt(value, 0, 64)
+			if err != nil {
+				return nil, fmt.Errorf("zxid-counter: %w", err)
+			}
+			cfg.ZxidCounter = v
 			continue
 		}
 		if key == "warmup" {

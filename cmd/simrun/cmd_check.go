@@ -74,6 +74,7 @@ type checkFlags struct {
 	warmup    bool
 	bugs      string
 	selftest  string
+	counter   int64
 }
 
 func newCheckFlags() (*flag.FlagSet, *checkFlags) {
@@ -98,6 +99,7 @@ func newCheckFlags() (*flag.FlagSet, *checkFlags) {
 	fs.IntVar(&f.early, "early-timeouts", 0, "zab: timers a path may fire before the earliest pending one")
 	fs.BoolVar(&f.warmup, "warmup", true, "zab: start from the state where a leader serves and the client is connected")
 	fs.StringVar(&f.selftest, "selftest", "", "fle: never-abandon, a deliberately broken driver whose followers never give up (the liveness judge must fail)")
+	fs.Int64Var(&f.counter, "zxid-counter", 0, "zab: start every new leader's zxid counter here (to reach ZK-1277's overflow)")
 	fs.StringVar(&f.bugs, "bug", "", "zab: bug-zoo switches, comma-separated ('simrun bugs' lists them)")
 	return fs, f
 }
@@ -143,8 +145,8 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 				return nil, opts, fmt.Errorf("--epochs: %w", err)
 			}
 		}
-		if f.bugs != "" || f.writes != 1 || f.early != 0 {
-			return nil, opts, errors.New("--bug, --writes and --early-timeouts apply to --model zab only")
+		if f.bugs != "" || f.writes != 1 || f.early != 0 || f.counter != 0 {
+			return nil, opts, errors.New("--bug, --writes, --early-timeouts and --zxid-counter apply to --model zab only")
 		}
 		switch f.selftest {
 		case "":
@@ -161,7 +163,7 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 		}
 		cfg := modelcheck.ZABConfig{
 			Servers: f.servers, Writes: f.writes, Crashes: f.crashes, Restarts: f.restarts,
-			EarlyTimeouts: f.early, Warmup: f.warmup,
+			EarlyTimeouts: f.early, Warmup: f.warmup, ZxidCounter: f.counter,
 		}
 		if f.bugs != "" {
 			bugs, err := zabmodel.ParseBugs(f.bugs)
