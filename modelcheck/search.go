@@ -325,6 +325,12 @@ func (s *searcher) bfs(init State) (Result, error) {
 				out[i] = expansion{}
 				chunk[i] = frontierEntry{} // Let the expanded state go.
 			}
+			// The budgets are looked at between chunks too: a level of the ZAB model can take
+			// minutes. A fixed chunk size keeps a state budget's cut independent of the workers.
+			if hi := lo + len(chunk); hi < len(frontier) && s.overBudget() {
+				s.stats.Queue = len(frontier) - hi + len(next)
+				return s.result(), nil
+			}
 		}
 		frontier = next
 		if len(frontier) > 0 && s.overBudget() {
