@@ -263,7 +263,7 @@ func expand(st State, atDepthBound bool, buf []Action) (expansion, bool) {
 }
 
 // bfsChunk is how many frontier states are expanded between two merges.
-const bfsChunk = 4096
+const bfsChunk = 512
 
 type frontierEntry struct {
 	state State
