@@ -14,7 +14,7 @@ import (
 	"github.com/zabsim/zabsim/zabmodel"
 )
 
-const checkUsage = `Usage: simrun check [--model fle] [bounds] [--strategy bfs|dfs] [--out FILE]
+const checkUsage = `Usage: simrun check [--model fle|zab] [bounds] [--strategy bfs|dfs] [--out FILE]
 
 Explores every state of a small configuration within bounds, as TLC or stateright explore a
 specification, but on zabsim's implementation itself (package modelcheck). Each step is one
@@ -50,7 +50,8 @@ budget: the summary says which), 1 on a violation, 2 on bad usage.
 Examples:
   simrun check --servers 3
   simrun check --servers 3 --crashes 1 --restarts 1 --timeouts 1 --workers 2
-  simrun check --servers 3 --crashes 1 --out fle.cex && simrun replay --counterexample fle.cex
+  simrun check --servers 3 --selftest never-abandon --out fle.cex; simrun replay --counterexample fle.cex
+  simrun check --model zab --bug ZK-1277 --zxid-counter 0xfffffffd --out zab.cex
 `
 
 type checkFlags struct {
