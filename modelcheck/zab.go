@@ -30,8 +30,12 @@ type ZABConfig struct {
 	Crashes int
 	// Restarts bounds the restarts of a path.
 	Restarts int
-	// EarlyTimeouts bounds how often a path fires a timer that is not the earliest one pending.
+	// EarlyTimeouts bounds how often a path fires a timer early: while a message or hand-off is
+	// due, or before the earliest pending timer.
 	EarlyTimeouts int
+	// Timers bounds how many timers a path fires in all (each moves the clock on); 0 means no
+	// bound. Without it a path that never settles (a write never answered) never ends.
+	Timers int
 	// Bugs re-introduces bug-zoo switches in every server.
 	Bugs zabmodel.Bugs
 	// Warmup starts the exploration from the state a canonical schedule reaches once a leader is
@@ -55,7 +59,7 @@ func (c ZABConfig) Validate() error {
 		return fmt.Errorf("%w: servers %d: must be 1, 3 or 5", errBadOptions, c.Servers)
 	case c.Writes < 0 || c.Writes > 100:
 		return fmt.Errorf("%w: writes %d: must be 0 to 100", errBadOptions, c.Writes)
-	case c.Crashes < 0 || c.Restarts < 0 || c.EarlyTimeouts < 0 || c.ZxidCounter < 0 || c.ZxidCounter > 0xffffffff:
+	case c.Crashes < 0 || c.Restarts < 0 || c.EarlyTimeouts < 0 || c.Timers < 0 || c.ZxidCounter < 0 || c.ZxidCounter > 0xffffffff:
 		return fmt.Errorf("%w: negative bound in %+v", errBadOptions, c)
 	case c.Restarts > c.Crashes:
 		return fmt.Errorf("%w: %d restarts need at least as many crashes (%d)", errBadOptions, c.Restarts, c.Crashes)
@@ -69,9 +73,11 @@ func (c ZABConfig) Validate() error {
 //
 //   - a due event: the head message of any connection (FIFO within the connection), a loopback or
 //     a thread hand-off a server posted for itself, a connection's handshake or close;
-//   - the earliest pending timer, which moves the clock to its deadline; any other pending timer
-//     only within EarlyTimeouts (the asynchronous model: a timer may expire at any moment, but
-//     firing them all in every order would make even one election unbounded);
+//   - once nothing is due, the earliest pending timer, which moves the clock to its deadline; any
+//     timer earlier than that (while something is due, or before the earliest) only within
+//     EarlyTimeouts (the asynchronous model lets a timer expire at any moment, but firing them
+//     all in every order would make even one election unbounded), and every timer only within
+//     Timers, the bound that makes a path that never settles finite;
 //   - the client's next write, a crash of a server now or at its next effect boundary, a restart.
 //
 // Random draws are fixed: the world's Chooser answers 0 to every question, so each latency is the
@@ -136,13 +142,13 @@ type zabWorld struct {
 	clientN sim.NodeID
 	nodes   []sim.NodeID // the servers' nodes, by sid-1
 
-	writesIssued, writesDone int
-	crashes, restarts, early int
-	armed                    []bool
-	violation                *Violation
-	enabled                  []sim.EnabledEvent
-	earliest                 int
-	trace                    io.Writer
+	writesIssued, writesDone         int
+	crashes, restarts, early, timers int
+	armed                            []bool
+	violation                        *Violation
+	enabled                          []sim.EnabledEvent
+	earliest                         int
+	trace                            io.Writer
 }
 
 func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
@@ -269,6 +275,15 @@ func (zw *zabWorld) refresh() {
 
 func (zw *zabWorld) due(i int) bool { return zw.enabled[i].At <= zw.w.Now() }
 
+func (zw *zabWorld) anyDue() bool {
+	for i := range zw.enabled {
+		if zw.due(i) {
+			return true
+		}
+	}
+	return false
+}
+
 func (zw *zabWorld) settled() bool {
 	if zw.writesIssued < zw.m.cfg.Writes || zw.writesDone < zw.m.cfg.Writes {
 		return false
@@ -286,14 +301,20 @@ func (zw *zabWorld) actions(buf []Action) ([]Action, bool) {
 		return buf, false
 	}
 	cut := false
+	anyDue := false
+	for i := range zw.enabled {
+		anyDue = anyDue || zw.due(i)
+	}
 	for i := range zw.enabled {
 		switch {
-		case zw.due(i) || i == zw.earliest:
+		case zw.due(i):
+			buf = append(buf, zabAction(zabFire, i))
+		case zw.m.cfg.Timers > 0 && zw.timers >= zw.m.cfg.Timers:
+			cut = true
+		case i == zw.earliest && !anyDue:
 			buf = append(buf, zabAction(zabFire, i))
 		case zw.early < zw.m.cfg.EarlyTimeouts:
 			buf = append(buf, zabAction(zabFire, i))
-		default:
-			cut = true
 		}
 	}
 	if zw.writesIssued < zw.m.cfg.Writes {
@@ -321,8 +342,11 @@ func (zw *zabWorld) step(a Action) error {
 		if arg >= len(zw.enabled) {
 			return fmt.Errorf("modelcheck: fire %d: only %d events are enabled", arg, len(zw.enabled))
 		}
-		if !zw.due(arg) && arg != zw.earliest {
-			zw.early++
+		if !zw.due(arg) {
+			zw.timers++
+			if arg != zw.earliest || zw.anyDue() {
+				zw.early++
+			}
 		}
 		if _, err := zw.w.FireEnabled(zw.enabled[arg].Seq); err != nil {
 			return err
@@ -399,7 +423,7 @@ func (zw *zabWorld) fingerprint() Fingerprint {
 		b = binary.LittleEndian.AppendUint64(b, zw.w.HistoryHash(node))
 	}
 	b = binary.LittleEndian.AppendUint64(b, zw.w.HistoryHash(sim.NoNode))
-	for _, v := range []int{zw.writesIssued, zw.writesDone, zw.crashes, zw.restarts, zw.early} {
+	for _, v := range []int{zw.writesIssued, zw.writesDone, zw.crashes, zw.restarts, zw.early, zw.timers} {
 		b = binary.AppendUvarint(b, uint64(v))
 	}
 	for _, armed := range zw.armed {
@@ -438,7 +462,7 @@ func (zw *zabWorld) describe(a Action) (string, string) {
 		ev := zw.enabled[arg]
 		detail := zw.w.Name(ev.Node) + " " + zw.eventName(ev)
 		if !zw.due(arg) {
-			if arg == zw.earliest {
+			if arg == zw.earliest && !zw.anyDue() {
 				detail += fmt.Sprintf(", clock to %s", strings.TrimSpace(ev.At.String()))
 			} else {
 				detail += ", early"
@@ -618,7 +642,7 @@ func (m *ZABModel) Settings() [][2]string {
 	return [][2]string{
 		{"servers", strconv.Itoa(c.Servers)}, {"writes", strconv.Itoa(c.Writes)},
 		{"crashes", strconv.Itoa(c.Crashes)}, {"restarts", strconv.Itoa(c.Restarts)},
-		{"early-timeouts", strconv.Itoa(c.EarlyTimeouts)}, {"bugs", bugs},
+		{"early-timeouts", strconv.Itoa(c.EarlyTimeouts)}, {"timers", strconv.Itoa(c.Timers)}, {"bugs", bugs},
 		{"warmup", strconv.FormatBool(c.Warmup)}, {"zxid-counter", "0x" + strconv.FormatInt(c.ZxidCounter, 16)},
 	}
 }
@@ -627,7 +651,7 @@ func zabFromSettings(settings map[string]string) (Model, error) {
 	var cfg ZABConfig
 	ints := map[string]*int{
 		"servers": &cfg.Servers, "writes": &cfg.Writes, "crashes": &cfg.Crashes,
-		"restarts": &cfg.Restarts, "early-timeouts": &cfg.EarlyTimeouts,
+		"restarts": &cfg.Restarts, "early-timeouts": &cfg.EarlyTimeouts, "timers": &cfg.Timers,
 	}
 	for key, value := range settings { // determinism:ok each key is handled alone
 		if p, ok := ints[key]; ok {

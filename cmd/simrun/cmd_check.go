@@ -30,8 +30,8 @@ Models:
         --abandons how often a decided server gives up its role (ZAB's initLimit / syncLimit).
   zab   the ZooKeeper ensemble itself (package zabmodel) with one client that issues --writes
         creates, through the simulator's schedule mode: each step is a due event (a connection's
-        oldest message, a server's own hand-off), the earliest timer, or within the bounds another
-        timer (--early-timeouts), a write, a crash now or at a server's next effect boundary
+        oldest message, a server's own hand-off), once nothing is due the earliest timer, or
+        within the bounds another timer (--early-timeouts; --timers bounds them all), a write, a crash now or at a server's next effect boundary
         (--crashes), a restart (--restarts). --bug switches bug-zoo bugs on. Every state is judged
         by checkers/zab; a path ends when every write is answered and nothing is due. States are
         paths re-executed from the start (after a canonical warm-up to a serving ensemble unless
@@ -76,6 +76,7 @@ type checkFlags struct {
 	bugs      string
 	selftest  string
 	counter   int64
+	timers    int
 }
 
 func newCheckFlags() (*flag.FlagSet, *checkFlags) {
@@ -100,6 +101,7 @@ func newCheckFlags() (*flag.FlagSet, *checkFlags) {
 	fs.IntVar(&f.early, "early-timeouts", 0, "zab: timers a path may fire before the earliest pending one")
 	fs.BoolVar(&f.warmup, "warmup", true, "zab: start from the state where a leader serves and the client is connected")
 	fs.StringVar(&f.selftest, "selftest", "", "fle: never-abandon, a deliberately broken driver whose followers never give up (the liveness judge must fail)")
+	fs.IntVar(&f.timers, "timers", 20, "zab: timers a path may fire in all (0: no bound)")
 	fs.Int64Var(&f.counter, "zxid-counter", 0, "zab: start every new leader's zxid counter here (to reach ZK-1277's overflow)")
 	fs.StringVar(&f.bugs, "bug", "", "zab: bug-zoo switches, comma-separated ('simrun bugs' lists them)")
 	return fs, f
@@ -146,8 +148,8 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 				return nil, opts, fmt.Errorf("--epochs: %w", err)
 			}
 		}
-		if f.bugs != "" || f.writes != 1 || f.early != 0 || f.counter != 0 {
-			return nil, opts, errors.New("--bug, --writes, --early-timeouts and --zxid-counter apply to --model zab only")
+		if f.bugs != "" || f.writes != 1 || f.early != 0 || f.counter != 0 || f.timers != 20 {
+			return nil, opts, errors.New("--bug, --writes, --early-timeouts, --timers and --zxid-counter apply to --model zab only")
 		}
 		switch f.selftest {
 		case "":
@@ -164,7 +166,7 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 		}
 		cfg := modelcheck.ZABConfig{
 			Servers: f.servers, Writes: f.writes, Crashes: f.crashes, Restarts: f.restarts,
-			EarlyTimeouts: f.early, Warmup: f.warmup, ZxidCounter: f.counter,
+			EarlyTimeouts: f.early, Warmup: f.warmup, ZxidCounter: f.counter, Timers: f.timers,
 		}
 		if f.bugs != "" {
 			bugs, err := zabmodel.ParseBugs(f.bugs)
