@@ -46,6 +46,10 @@ type ZABConfig struct {
 	// (zabmodel.Config.InitialZxidCounter), to reach the counter's overflow (ZK-1277) in a few
 	// writes.
 	ZxidCounter int64
+	// NoCommute switches off the one reduction of this model: without it, a state's fingerprint
+	// is its path, so two orders of deliveries to different nodes are two states. It exists to
+	// show that the reduction changes the counts and not the verdicts.
+	NoCommute bool
 }
 
 // maxWarmupSteps bounds the canonical warm-up; an ensemble that has not settled by then is
@@ -508,6 +512,13 @@ type zabState struct {
 
 func (m *ZABModel) stateOf(path []Action, zw *zabWorld) *zabState {
 	s := &zabState{m: m, path: path, fp: zw.fingerprint(), violation: zw.check(), summary: zw.summary()}
+	if m.cfg.NoCommute {
+		b := make([]byte, 0, 4*len(path))
+		for _, a := range path {
+			b = binary.LittleEndian.AppendUint32(b, uint32(a))
+		}
+		s.fp = hashBytes(b)
+	}
 	s.actions, s.cut = zw.actions(nil)
 	if s.violation == nil && len(s.actions) == 0 {
 		s.terminal = zw.checkSettled()
@@ -643,7 +654,7 @@ func (m *ZABModel) Settings() [][2]string {
 		{"servers", strconv.Itoa(c.Servers)}, {"writes", strconv.Itoa(c.Writes)},
 		{"crashes", strconv.Itoa(c.Crashes)}, {"restarts", strconv.Itoa(c.Restarts)},
 		{"early-timeouts", strconv.Itoa(c.EarlyTimeouts)}, {"timers", strconv.Itoa(c.Timers)}, {"bugs", bugs},
-		{"warmup", strconv.FormatBool(c.Warmup)}, {"zxid-counter", "0x" + strconv.FormatInt(c.ZxidCounter, 16)},
+		{"warmup", strconv.FormatBool(c.Warmup)}, {"no-commute", strconv.FormatBool(c.NoCommute)}, {"zxid-counter", "0x" + strconv.FormatInt(c.ZxidCounter, 16)},
 	}
 }
 
@@ -668,6 +679,14 @@ func zabFromSettings(settings map[string]string) (Model, error) {
 				return nil, fmt.Errorf("zxid-counter: %w", err)
 			}
 			cfg.ZxidCounter = v
+			continue
+		}
+		if key == "no-commute" {
+			v, err := strconv.ParseBool(value)
+			if err != nil {
+				return nil, fmt.Errorf("no-commute: %w", err)
+			}
+			cfg.NoCommute = v
 			continue
 		}
 		if key == "warmup" {

@@ -96,3 +96,29 @@ func TestZABFingerprintCommutes(t *testing.T) {
 	assert.NotEqual(t, ab.Fingerprint(), take(s, first).Fingerprint())
 	assert.NotEqual(t, s.Fingerprint(), take(s, first).Fingerprint())
 }
+
+// TestZABCommutingReductionKeepsVerdicts: with and without the merging of commuting deliveries,
+// the correct ensemble passes the same bounds completely and ZK-1277 is found in the same three
+// steps; the reduction only saves states.
+func TestZABCommutingReductionKeepsVerdicts(t *testing.T) {
+	counts := map[bool]int64{}
+	for _, noCommute := range []bool{false, true} {
+		m, err := NewZAB(ZABConfig{Servers: 3, Writes: 1, Timers: 1, Warmup: true, NoCommute: noCommute})
+		require.NoError(t, err)
+		r, err := Check(context.Background(), m, Options{})
+		require.NoError(t, err)
+		assert.Nil(t, r.Violation, "no-commute=%v", noCommute)
+		assert.True(t, r.Complete, "no-commute=%v", noCommute)
+		counts[noCommute] = r.Distinct
+
+		bug, err := NewZAB(ZABConfig{Servers: 3, Writes: 1, Warmup: true, ZxidCounter: 0xfffffffd,
+			Bugs: zabmodel.Bugs{}.With(zabmodel.BugZK1277), NoCommute: noCommute})
+		require.NoError(t, err)
+		found, err := Check(context.Background(), bug, Options{})
+		require.NoError(t, err)
+		require.NotNil(t, found.Violation, "no-commute=%v", noCommute)
+		assert.Len(t, found.Path, 3, "no-commute=%v", noCommute)
+	}
+	t.Logf("distinct states: %d with the reduction, %d without", counts[false], counts[true])
+	assert.Less(t, counts[false], counts[true])
+}

@@ -77,6 +77,7 @@ type checkFlags struct {
 	selftest  string
 	counter   int64
 	timers    int
+	noCommute bool
 }
 
 func newCheckFlags() (*flag.FlagSet, *checkFlags) {
@@ -102,6 +103,7 @@ func newCheckFlags() (*flag.FlagSet, *checkFlags) {
 	fs.BoolVar(&f.warmup, "warmup", true, "zab: start from the state where a leader serves and the client is connected")
 	fs.StringVar(&f.selftest, "selftest", "", "fle: never-abandon, a deliberately broken driver whose followers never give up (the liveness judge must fail)")
 	fs.IntVar(&f.timers, "timers", 20, "zab: timers a path may fire in all (0: no bound)")
+	fs.BoolVar(&f.noCommute, "no-commute", false, "zab: switch off the merging of commuting deliveries (a state is then its path)")
 	fs.Int64Var(&f.counter, "zxid-counter", 0, "zab: start every new leader's zxid counter here (to reach ZK-1277's overflow)")
 	fs.StringVar(&f.bugs, "bug", "", "zab: bug-zoo switches, comma-separated ('simrun bugs' lists them)")
 	return fs, f
@@ -148,8 +150,8 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 				return nil, opts, fmt.Errorf("--epochs: %w", err)
 			}
 		}
-		if f.bugs != "" || f.writes != 1 || f.early != 0 || f.counter != 0 || f.timers != 20 {
-			return nil, opts, errors.New("--bug, --writes, --early-timeouts, --timers and --zxid-counter apply to --model zab only")
+		if f.bugs != "" || f.writes != 1 || f.early != 0 || f.counter != 0 || f.timers != 20 || f.noCommute {
+			return nil, opts, errors.New("--bug, --writes, --early-timeouts, --timers, --no-commute and --zxid-counter apply to --model zab only")
 		}
 		switch f.selftest {
 		case "":
@@ -167,6 +169,7 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 		cfg := modelcheck.ZABConfig{
 			Servers: f.servers, Writes: f.writes, Crashes: f.crashes, Restarts: f.restarts,
 			EarlyTimeouts: f.early, Warmup: f.warmup, ZxidCounter: f.counter, Timers: f.timers,
+			NoCommute: f.noCommute,
 		}
 		if f.bugs != "" {
 			bugs, err := zabmodel.ParseBugs(f.bugs)
