@@ -38,8 +38,8 @@
 // ties by sid (totalOrderPredicate), so two servers are interchangeable only when their zxids and
 // epochs differ in a way that decides every comparison before the sid does, and the bookkeeping
 // to exploit that is not worth it at these sizes. Deliveries to different nodes commute in the
-// ZAB model's fingerprint by construction (each node's history is its own); no further
-// partial-order reduction is applied.
+// ZAB model's fingerprint by construction (each node's history is its own; ZABConfig.NoCommute
+// switches that off); no further partial-order reduction is applied.
 //
 // The package is not simulated code: it reads the wall clock for its time budget and progress,
 // and BFS expands each level on several goroutines, merging their results in a fixed order so

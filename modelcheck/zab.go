@@ -101,7 +101,8 @@ func (c ZABConfig) Validate() error {
 //
 // Judges at every state: every invariant of checkers/zab, fed by the servers' events, and a run
 // that panics or fails (ZK-4394's null dereference is a panic). At a settled state: the servers
-// that applied the same last zxid hold trees with the same digest.
+// that applied the same last zxid hold trees with the same digest. A state where nothing is
+// enabled, no bound cut anything and a write is unanswered is a deadlock.
 type ZABModel struct {
 	cfg ZABConfig
 }
@@ -522,6 +523,9 @@ func (m *ZABModel) stateOf(path []Action, zw *zabWorld) *zabState {
 	s.actions, s.cut = zw.actions(nil)
 	if s.violation == nil && len(s.actions) == 0 {
 		s.terminal = zw.checkSettled()
+		if !zw.settled() && !s.cut && s.terminal == nil {
+			s.terminal = &Violation{Invariant: "Deadlock", Explanation: "no event is enabled and a write is unanswered: " + zw.summary()}
+		}
 	}
 	for _, a := range s.actions {
 		line, detail := zw.describe(a)
@@ -637,7 +641,10 @@ func (m *ZABModel) ReplayPath(path []Action, w io.Writer) (*Violation, error) {
 	if v := zw.check(); v != nil {
 		return v, nil
 	}
-	if actions, _ := zw.actions(nil); len(actions) == 0 {
+	if actions, cut := zw.actions(nil); len(actions) == 0 {
+		if !zw.settled() && !cut {
+			return &Violation{Invariant: "Deadlock", Explanation: "no event is enabled and a write is unanswered: " + zw.summary()}, nil
+		}
 		return zw.checkSettled(), nil
 	}
 	return nil, nil
