@@ -345,7 +345,7 @@ func (s *searcher) bfs(init State) (Result, error) {
 // expandAll expands the frontier on the configured workers; each result lands at its state's
 // index, so the merge that follows sees the same order whatever the number of workers.
 func (s *searcher) expandAll(frontier []frontierEntry, results []expansion, atBound bool) (depthCut bool) {
-	workers := min(s.opts.Workers, max(1, len(frontier)/16))
+	workers := min(s.opts.Workers, max(1, len(frontier)/4))
 	workers = min(workers, runtime.GOMAXPROCS(0)*4)
 	if workers <= 1 {
 		var buf []Action

@@ -122,3 +122,18 @@ func TestZABCommutingReductionKeepsVerdicts(t *testing.T) {
 	t.Logf("distinct states: %d with the reduction, %d without", counts[false], counts[true])
 	assert.Less(t, counts[false], counts[true])
 }
+
+// TestZABWorkersAgree: two workers build and step worlds concurrently and count the same states
+// as one.
+func TestZABWorkersAgree(t *testing.T) {
+	m, err := NewZAB(ZABConfig{Servers: 3, Writes: 1, Timers: 2, Warmup: true})
+	require.NoError(t, err)
+	one, err := Check(context.Background(), m, Options{})
+	require.NoError(t, err)
+	two, err := Check(context.Background(), m, Options{Workers: 2})
+	require.NoError(t, err)
+	assert.True(t, one.Complete)
+	assert.Equal(t, one.Distinct, two.Distinct)
+	assert.Equal(t, one.Generated, two.Generated)
+	assert.Equal(t, one.Terminal, two.Terminal)
+}
