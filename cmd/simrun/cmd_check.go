@@ -89,7 +89,7 @@ func newCheckFlags() (*flag.FlagSet, *checkFlags) {
 	fs.IntVar(&f.crashes, "crashes", 0, "crashes a path may take")
 	fs.IntVar(&f.restarts, "restarts", 0, "restarts a path may take (at most --crashes)")
 	fs.IntVar(&f.timeouts, "timeouts", 0, "fle: notification-timeout expiries a path may take")
-	fs.IntVar(&f.abandons, "abandons", 1, "fle: times a decided server may give up its role")
+	fs.IntVar(&f.abandons, "abandons", 0, "fle: times a decided server may give up its role")
 	fs.StringVar(&f.zxids, "zxids", "", "each process's last logged zxid, comma-separated (default all 0)")
 	fs.StringVar(&f.epochs, "epochs", "", "each process's current epoch, comma-separated (default all 0)")
 	fs.StringVar(&f.strategy, "strategy", "bfs", "bfs (shortest counterexample) or dfs")
