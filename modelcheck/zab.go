@@ -86,7 +86,7 @@ func (c ZABConfig) Validate() error {
 //
 // Random draws are fixed: the world's Chooser answers 0 to every question, so each latency is the
 // network's minimum (zero in this mode), each fsync and jitter its least value, a crashed disk
-// loses its whole unsynced tail, and the client connects to zk1 first. The servers, the client
+// loses its whole unsynced tail, and the client's choice of server is fixed. The servers, the client
 // and the storage run exactly the code of the random sweep.
 //
 // A state is the path from the initial state: to step it, the world is built again and the path
@@ -132,8 +132,8 @@ func zabAction(kind uint32, arg int) Action { return Action(kind<<24 | uint32(ar
 func (a Action) zabKind() uint32 { return uint32(a) >> 24 }
 func (a Action) zabArg() int     { return int(uint32(a) & 0xffffff) }
 
-// zeroChooser answers every question with 0: the least latency, the least jitter, the first
-// server, a disk that keeps nothing unsynced.
+// zeroChooser answers every question with 0: the least latency, the least jitter, one fixed
+// server for the client, a disk that keeps nothing unsynced.
 type zeroChooser struct{}
 
 func (zeroChooser) Choose(int) int { return 0 }
