@@ -49,6 +49,7 @@ type fuzzFlags struct {
 	seedStart     seedFlag
 	parallel      int
 	freshPercent  int
+	freshFirst    int
 	randomSeed    uint64
 	stopOnFailure bool
 	json          bool
@@ -64,7 +65,8 @@ func newFuzzFlags() (*flag.FlagSet, *fuzzFlags) {
 	fs.StringVar(&f.out, "out", "", "save the first failing input of each class in `DIR`")
 	fs.Var(&f.seedStart, "seed-start", "first fresh seed `S`; fresh seeds count up from it")
 	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at once, one goroutine each")
-	fs.IntVar(&f.freshPercent, "fresh-percent", 30, "share of fresh seeds among the inputs, 1 to 100")
+	fs.IntVar(&f.freshPercent, "fresh-percent", 30, "least share of fresh seeds among the inputs after --fresh-first, 1 to 100 (it adapts above)")
+	fs.IntVar(&f.freshFirst, "fresh-first", scenarios.DefaultFreshFirst, "fresh seeds run before the first mutation (the swarm's first seeds), 0 or more")
 	fs.Uint64Var(&f.randomSeed, "random-seed", 1, "seed of the mutator's own choices (with --parallel 1 a campaign is then repeatable)")
 	fs.BoolVar(&f.stopOnFailure, "stop-on-failure", false, "stop at the first failing input")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object per failure class and a summary object")
@@ -90,6 +92,9 @@ func (f *fuzzFlags) validate() error {
 	}
 	if f.freshPercent < 1 || f.freshPercent > 100 {
 		problems = append(problems, fmt.Errorf("--fresh-percent must be 1 to 100, not %d", f.freshPercent))
+	}
+	if f.freshFirst < 0 || f.freshFirst > 1_000_000_000 {
+		problems = append(problems, fmt.Errorf("--fresh-first must be 0 to 1000000000, not %d", f.freshFirst))
 	}
 	for _, dir := range []struct{ flag, path string }{{"--corpus", f.corpus}, {"--out", f.out}} {
 		if dir.path == "" {
@@ -127,6 +132,9 @@ type fuzzSummary struct {
 	Failures    int     `json:"failing_runs"`
 	Classes     int     `json:"failure_classes"`
 	Invalid     int     `json:"invalid_inputs"`
+	// FreshShare is the share of fresh seeds the fuzzer had come to at the end (see
+	// scenarios.Fuzzer.FreshShare).
+	FreshShare float64 `json:"fresh_share"`
 }
 
 func cmdFuzz(env *environment, args []string) int {
@@ -150,7 +158,7 @@ func cmdFuzz(env *environment, args []string) int {
 		return exitUsage
 	}
 	fuzzer := scenarios.NewFuzzer(scenarios.FuzzerOptions{SeedStart: f.seedStart.value, Duration: opts.Duration,
-		FreshPercent: f.freshPercent, RandomSeed: f.randomSeed})
+		FreshPercent: f.freshPercent, FreshFirst: freshFirstOption(f.freshFirst), RandomSeed: f.randomSeed})
 	var classes []*fuzzClassRecord
 	var summary fuzzSummary
 	lastLine := time.Now()
@@ -179,6 +187,7 @@ func cmdFuzz(env *environment, args []string) int {
 			return !(f.stopOnFailure && run.class != "")
 		})
 	summary.Type, summary.Corpus, summary.Classes = "summary", len(fuzzer.Corpus()), len(classes)
+	summary.FreshShare = fuzzer.FreshShare()
 	summary.ExecsPerSec = ratio(float64(summary.Execs), summary.WallSeconds)
 	if f.json {
 		for _, c := range classes {
@@ -192,6 +201,14 @@ func cmdFuzz(env *environment, args []string) int {
 		return exitFailure
 	}
 	return exitPass
+}
+
+// freshFirstOption turns --fresh-first into FuzzerOptions.FreshFirst, whose zero means the default.
+func freshFirstOption(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // noteFuzzFailure counts a failing run in its class; the first of a class is saved and printed.
@@ -310,8 +327,8 @@ func writeCorpusEntry(dir string, e *scenarios.FuzzEntry) error {
 
 func writeFuzzSummary(w io.Writer, s fuzzSummary, classes []*fuzzClassRecord) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "fuzz: %d runs in %s (%.1f runs/s), corpus %d, %d distinct protocol situations\n",
-		s.Execs, seconds(s.WallSeconds), s.ExecsPerSec, s.Corpus, s.Features)
+	fmt.Fprintf(&b, "fuzz: %d runs in %s (%.1f runs/s), corpus %d, %d distinct protocol situations, fresh seeds %.0f%% of the inputs at the end\n",
+		s.Execs, seconds(s.WallSeconds), s.ExecsPerSec, s.Corpus, s.Features, 100*s.FreshShare)
 	if len(classes) > 0 {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "CLASS\tRUNS\tFIRST AT RUN\tSEED\tREPLAY")

@@ -25,6 +25,7 @@ func TestFuzzUsageErrors(t *testing.T) {
 	}{
 		{[]string{"fuzz", "--script", "x.script"}, "--script cannot be used with fuzz"},
 		{[]string{"fuzz", "--fresh-percent", "0"}, "--fresh-percent must be 1 to 100"},
+		{[]string{"fuzz", "--fresh-first", "-1"}, "--fresh-first must be 0 to"},
 		{[]string{"fuzz", "--time-limit", "0s"}, "--time-limit 0 needs --execs"},
 		{[]string{"fuzz", "--time-limit", "-1s"}, "--time-limit must be"},
 		{[]string{"fuzz", "--execs", "-1"}, "--execs must be 0 or more"},
