@@ -17,9 +17,10 @@ import (
 // inputs in the same order.
 //
 // Next proposes one of three things:
-//   - a fresh seed (the next of a counter), with probability FreshPercent: the random swarm itself,
-//     so that the fuzzer never does worse than the swarm by more than that share, and keeps finding
-//     new starting points;
+//   - a fresh seed (the next of a counter): every proposal of the first FreshFirst, then a share
+//     that adapts between FreshPercent and 90% (FreshShare): the random swarm itself, so that
+//     the fuzzer does worse than the swarm by at most that share, and keeps finding new starting
+//     points;
 //   - a directed mutation: an entry of the corpus, preferring entries whose new situations are
 //     rare, with a fault (a crash, a reset, a pause or an isolation) added on the server where one
 //     of those situations was reached, at or just after the moment it was reached. This is where
@@ -46,7 +47,7 @@ type FuzzerOptions struct {
 	// Duration is the fault phase of the runs (edits keep their faults inside it).
 	Duration clock.Duration
 	// FreshPercent is the least share of fresh seeds among the proposals after the first
-	// FreshFirst, 1 to 100 (default 30). The share adapts above it (up to maxFreshShare) to how
+	// FreshFirst, 1 to 100 (default 50). The share adapts above it (up to maxFreshShare) to how
 	// rare the situations are that fresh seeds reach against mutations (FreshShare).
 	FreshPercent int
 	// FreshFirst is how many proposals are fresh seeds before the first mutation (default
@@ -88,7 +89,7 @@ const DefaultFreshFirst = 256
 // NewFuzzer returns an empty fuzzer.
 func NewFuzzer(o FuzzerOptions) *Fuzzer {
 	if o.FreshPercent == 0 {
-		o.FreshPercent = 30
+		o.FreshPercent = 50
 	}
 	if o.Duration == 0 {
 		o.Duration = DefaultDuration
@@ -122,7 +123,9 @@ func (f *Fuzzer) Next() FuzzCandidate {
 	}
 	parent := f.pickEntry()
 	parent.picks++
-	switch pick := f.rng.Choose(100 - f.opts.FreshPercent); {
+	// The mix of mutations: directed 30 in 70, reseeded 25, spliced 10, random 5 (a splice of
+	// entries of different clusters falls back to random edits).
+	switch pick := f.rng.Choose(70); {
 	case pick < 30 && len(parent.moments()) > 0:
 		edits := []Edit{f.directedEdit(parent)}
 		return FuzzCandidate{Seed: parent.Seed, Script: ApplyEdits(parent.Script, edits), Edits: edits, Mutation: "directed"}

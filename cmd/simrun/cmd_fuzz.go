@@ -20,13 +20,16 @@ const fuzzUsage = `Usage: simrun fuzz [flags]
 
 Fuzzes the ensemble with structure-aware inputs and protocol-state feedback, on every core, until
 --time-limit or --execs. An input is a seed and a few edits of the scenario that seed draws (add,
-drop, move, retarget or stretch a fault); the feedback is the set of protocol situations the runs
-reached (each server's steps by role and ZAB phase, its transitions, the relations between its
-epoch files and its log at every durable step, truncation depths, what a fault hit and what the
-server did next; see scenarios.Coverage), not Go line coverage, which a protocol saturates within a
-few runs. An input that reaches a situation no earlier input reached joins the corpus; the fuzzer
-then adds faults on the server and at the moment of its rarest new situations. A share of the
-inputs (--fresh-percent) are fresh seeds, the random swarm itself.
+drop, move, retarget or stretch a fault, or inject one at an effect boundary); the feedback is the
+set of protocol situations the runs reached (each server's steps by role and ZAB phase, its
+transitions, the relations between its epoch files and its log at every durable step, truncation
+depths, what its disk lived through at each role and sync, what a fault hit and what the server
+did next; see scenarios.Coverage), not Go line coverage, which a protocol saturates within a few
+runs. An input that reaches a situation no earlier input reached joins the corpus; the fuzzer then
+adds faults on the server and at the moment of its rarest new situations, and injections at the
+very boundary hits where they were reached. The first --fresh-first inputs are the swarm's first
+seeds; after them a share of at least --fresh-percent are fresh seeds, the random swarm itself,
+raised (up to 90%) while fresh seeds reach rarer situations than mutations do.
 
 With --corpus DIR the corpus persists: every entry is a scenario script with a "# seed N" line,
 read back and run first by the next campaign. With --out DIR the first failure of each class is
@@ -65,7 +68,7 @@ func newFuzzFlags() (*flag.FlagSet, *fuzzFlags) {
 	fs.StringVar(&f.out, "out", "", "save the first failing input of each class in `DIR`")
 	fs.Var(&f.seedStart, "seed-start", "first fresh seed `S`; fresh seeds count up from it")
 	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at once, one goroutine each")
-	fs.IntVar(&f.freshPercent, "fresh-percent", 30, "least share of fresh seeds among the inputs after --fresh-first, 1 to 100 (it adapts above)")
+	fs.IntVar(&f.freshPercent, "fresh-percent", 50, "least share of fresh seeds among the inputs after --fresh-first, 1 to 100 (it adapts above)")
 	fs.IntVar(&f.freshFirst, "fresh-first", scenarios.DefaultFreshFirst, "fresh seeds run before the first mutation (the swarm's first seeds), 0 or more")
 	fs.Uint64Var(&f.randomSeed, "random-seed", 1, "seed of the mutator's own choices (with --parallel 1 a campaign is then repeatable)")
 	fs.BoolVar(&f.stopOnFailure, "stop-on-failure", false, "stop at the first failing input")
