@@ -135,9 +135,9 @@ type fuzzSummary struct {
 	Failures    int     `json:"failing_runs"`
 	Classes     int     `json:"failure_classes"`
 	Invalid     int     `json:"invalid_inputs"`
-	// FreshShare is the share of fresh seeds the fuzzer had come to at the end (see
-	// scenarios.Fuzzer.FreshShare).
-	FreshShare float64 `json:"fresh_share"`
+	// FreshRuns counts the runs of fresh seeds, the swarm's own (the rest ran corpus entries or
+	// their mutations).
+	FreshRuns int64 `json:"fresh_runs"`
 }
 
 func cmdFuzz(env *environment, args []string) int {
@@ -168,6 +168,9 @@ func cmdFuzz(env *environment, args []string) int {
 	fuzzLoop(env, fuzzLoopConfig{opts: opts, fuzzer: fuzzer, parallel: f.parallel, initial: initial, maxExecs: f.execs, timeLimit: f.timeLimit},
 		func(run fuzzRun) bool {
 			summary.Execs, summary.WallSeconds, summary.Features = run.execs, run.wall.Seconds(), run.features
+			if run.candidate.Fresh {
+				summary.FreshRuns++
+			}
 			if run.err != nil && run.class == "" {
 				summary.Invalid++
 				fmt.Fprintf(env.stderr, "fuzz: an input could not run (seed %d): %v\n", run.candidate.Seed, run.err)
@@ -190,7 +193,6 @@ func cmdFuzz(env *environment, args []string) int {
 			return !(f.stopOnFailure && run.class != "")
 		})
 	summary.Type, summary.Corpus, summary.Classes = "summary", len(fuzzer.Corpus()), len(classes)
-	summary.FreshShare = fuzzer.FreshShare()
 	summary.ExecsPerSec = ratio(float64(summary.Execs), summary.WallSeconds)
 	if f.json {
 		for _, c := range classes {
@@ -330,8 +332,8 @@ func writeCorpusEntry(dir string, e *scenarios.FuzzEntry) error {
 
 func writeFuzzSummary(w io.Writer, s fuzzSummary, classes []*fuzzClassRecord) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "fuzz: %d runs in %s (%.1f runs/s), corpus %d, %d distinct protocol situations, fresh seeds %.0f%% of the inputs at the end\n",
-		s.Execs, seconds(s.WallSeconds), s.ExecsPerSec, s.Corpus, s.Features, 100*s.FreshShare)
+	fmt.Fprintf(&b, "fuzz: %d runs in %s (%.1f runs/s, %d of them fresh seeds), corpus %d, %d distinct protocol situations\n",
+		s.Execs, seconds(s.WallSeconds), s.ExecsPerSec, s.FreshRuns, s.Corpus, s.Features)
 	if len(classes) > 0 {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "CLASS\tRUNS\tFIRST AT RUN\tSEED\tREPLAY")

@@ -78,6 +78,7 @@ func TestFuzzSavesAFailureThatReplays(t *testing.T) {
 	again := runCLI(t, "", "fuzz", "--duration", "10s", "--clients", "3", "--execs", strconv.Itoa(len(entries)), "--parallel", "1", "--corpus", corpus)
 	require.Equal(t, exitPass, again.code, again.stdout+again.stderr)
 	assert.Contains(t, again.stdout, "fuzz: "+strconv.Itoa(len(entries))+" runs")
+	assert.Contains(t, again.stdout, ", 0 of them fresh seeds)", "a campaign as long as its corpus runs the corpus first")
 }
 
 func TestHuntFuzzComparesBothSearches(t *testing.T) {
