@@ -59,6 +59,8 @@ type zkDatabase struct {
 
 	// txnsSinceSnapshot counts appends since the last snapshot, for SyncRequestProcessor.
 	txnsSinceSnapshot int
+	// snapThread is the snapshot thread walking the tree, if one runs (snapthread.go).
+	snapThread *snapshotThread
 }
 
 func newZKDatabase(p *peer) *zkDatabase {
@@ -86,6 +88,7 @@ func (db *zkDatabase) clear() {
 	db.committed = nil
 	db.sessions = map[int64]int32{}
 	db.initialized = false
+	db.snapThread = nil // See snapshotThread: the walk ends with the tree it walks.
 }
 
 // loadDataBase is ZKDatabase.loadDataBase: the newest snapshot, then every logged txn after it,
