@@ -6,11 +6,13 @@ import (
 	"github.com/zabsim/zabsim/zabmodel/storage"
 )
 
-// How the snapshot thread's walk is cut into steps: each step writes between 1 and
-// snapshotStepNodes nodes and the next one comes up to a log fsync's time later, so that commits
-// land between any two nodes of a walk of the trees the workloads build.
+// How a walk of the live tree (the snapshot thread's, or a SNAP's) is cut into steps: each step
+// writes between 1 and snapshotStepNodes nodes and the next one comes 0.1 to 1 ms later, so that
+// commits land between any two nodes, while a walk of the largest trees the workloads build (a
+// few thousand nodes) lasts tens of milliseconds, not the seconds that would make every SNAP's
+// learner and every restore live with a fuzzy tree for hundreds of transactions.
 const (
-	snapshotStepNodes   = 8
+	snapshotStepNodes   = 32
 	snapshotStepLatency = 200 * clock.Microsecond
 )
 
@@ -58,7 +60,7 @@ func (db *zkDatabase) startSnapshotThread() {
 
 func (st *snapshotThread) schedule() {
 	p := st.db.p
-	p.h.after(p.ens.w.Between(snapshotStepLatency, max(p.cfg.FsyncLatencyMax, snapshotStepLatency), 100*clock.Microsecond), st.stepFunc)
+	p.h.after(p.ens.w.Between(snapshotStepLatency/2, snapshotStepLatency*5, 50*clock.Microsecond), st.stepFunc)
 }
 
 // step writes the next few nodes, or, with the walk over, the file.

@@ -280,9 +280,6 @@ func (db *zkDatabase) takeSnapshot(syncSnap bool) {
 	db.p.crashPoint("after-snapshot")
 }
 
-// serializeSnapshot is what a leader sends in a SNAP sync, signature included.
-func (db *zkDatabase) serializeSnapshot() []byte { return serializeSync(db.tree, db.sessions) }
-
 // deserializeSnapshot replaces the database by a leader's snapshot (Learner's SNAP case).
 func (db *zkDatabase) deserializeSnapshot(b []byte, zxid int64) error {
 	t, sessions, err := deserializeSync(b, zxid, db.p.cfg)
