@@ -163,6 +163,9 @@ func (c *Checker) onApply(s *server, e zabmodel.Event) {
 	t := txn{zxid: e.Zxid, hash: e.Hash}
 	epoch, proposed := c.checkProposed(s, t, "applied", e.Source)
 	if last, ok := s.lastApplied(); ok && t.zxid <= last.zxid {
+		if s.excusedDuplicate(t) {
+			return // A fuzzy SNAP's transaction applied again (see fuzzyWindow).
+		}
 		c.report(TotalOrder, finding{servers: []int64{s.sid}, zxids: []int64{last.zxid, t.zxid}},
 			"Server %d applied %s (from %s) after %s: zxids must strictly increase along a server's "+
 				"applied history, or a transaction is applied twice or out of order. The checker "+

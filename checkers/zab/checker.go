@@ -311,8 +311,15 @@ func (c *Checker) dispatchStorage(s *server, e zabmodel.Event) {
 	case zabmodel.EventRestart:
 		c.onRestart(s)
 	case zabmodel.EventLearnerSync:
-		c.onLearnerSync(s, e)
+		if e.Source == zabmodel.SourceSnap {
+			c.onSnapStreamed(s, e)
+		} else {
+			c.onLearnerSync(s, e)
+		}
 	case zabmodel.EventDigestMismatch:
+		if s.excusedDigestMismatch(e.Zxid) {
+			return // The fuzzy part of a SNAP (see fuzzyWindow).
+		}
 		c.report(DigestMismatch, finding{servers: []int64{s.sid}, zxids: []int64{e.Zxid}},
 			"Server %d's tree digest after applying %s is %#x, but the leader computed %#x for the same "+
 				"zxid: the two trees differ although they applied the same transactions, so some "+

@@ -109,6 +109,7 @@ func (c *Checker) onLearnerSync(leader *server, e zabmodel.Event) {
 	// Leader.startForwarding queues all of them behind this synchronization.
 	pipeline := countUpTo(leader.proposed, lastZxid(leader.applied))
 	binding.forwarded = leader.proposed[pipeline:len(leader.proposed):len(leader.proposed)]
+	binding.snapFrom, binding.snapTo = lastZxid(leader.applied), 0
 	learner.leader = binding
 }
 

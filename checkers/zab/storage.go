@@ -144,6 +144,9 @@ func (c *Checker) onTreeLoaded(s *server, e zabmodel.Event) {
 		content = c.ownSnapshotContent(s, e.Zxid)
 	}
 	c.replaceApplied(s, content)
+	if e.Source == zabmodel.SourceSnap {
+		c.startFuzzyWindow(s)
+	}
 	if e.Source == zabmodel.SourceTruncate || e.Source == zabmodel.SourceSnap {
 		s.monotonic = monotonicCheck{pending: true, before: before, source: e.Source, zxid: e.Zxid}
 		if e.Source == zabmodel.SourceSnap {
