@@ -208,6 +208,9 @@ func (env *interaction) event(e zabmodel.Event) {
 	if e.Count != 0 {
 		line += fmt.Sprintf(" count=%d", e.Count)
 	}
+	if e.Source != zabmodel.SourceNone {
+		line += " from=" + e.Source.String()
+	}
 	env.out.WriteString(line + "\n")
 }
 
