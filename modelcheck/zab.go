@@ -477,7 +477,8 @@ func (zw *zabWorld) check() *Violation {
 	return nil
 }
 
-// checkSettled: servers that applied the same last zxid hold the same tree.
+// checkSettled: no server exited on its own, and servers that applied the same last zxid hold the
+// same tree.
 func (zw *zabWorld) checkSettled() *Violation {
 	if !zw.settled() {
 		return nil
@@ -485,6 +486,11 @@ func (zw *zabWorld) checkSettled() *Violation {
 	digests := map[int64]zabmodel.State{}
 	for _, s := range zw.ens.Servers() {
 		st := s.State()
+		if !st.Up && s.Exit() != "" {
+			// The sweep's convergence check: a server that stopped on its own (a refused start,
+			// ZK-1653 and epoch-refusal) never comes back.
+			return &Violation{Invariant: "ServerExited", Explanation: fmt.Sprintf("zk%d exited on its own: %s", st.Sid, s.Exit())}
+		}
 		if !st.Up {
 			continue
 		}
