@@ -72,3 +72,14 @@ func BenchmarkZABThreeServers(b *testing.B) {
 	}
 	benchmarkCheck(b, m, Options{MaxStates: 2000})
 }
+
+// BenchmarkZABCoarse: the same configuration at the coarse granularity (ZABConfig.Coarse), the
+// first 2,000 distinct states breadth-first. A state costs about what a fine one does (the world
+// is built and warmed up again); the coarse space only spends its depth on faults and timers.
+func BenchmarkZABCoarse(b *testing.B) {
+	m, err := NewZAB(ZABConfig{Servers: 3, Writes: 2, Crashes: 1, Restarts: 1, Timers: 10, BoundarySkips: 2, Warmup: true, Coarse: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchmarkCheck(b, m, Options{MaxStates: 2000})
+}

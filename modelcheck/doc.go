@@ -16,6 +16,15 @@
 //     every enabled event of the world is a step, and the environment adds writes, crashes (now or
 //     at a server's next effect boundary) and restarts. A world cannot be copied, so a state is its
 //     path and a step re-executes it; its fingerprint is made of the nodes' history hashes.
+//     With ZABConfig.Coarse it explores a coarser space: after every step the due events run in
+//     their canonical order (the first enabled), and the choices are only timers, writes and
+//     faults (crashes now, or armed to strike at a server's next effect boundary or, within
+//     BoundarySkips, a later one; restarts). That is NOT the full interleaving space: no two
+//     deliveries are ever reordered, so a coarse run without a violation proves only that no
+//     fault and timer schedule within the bounds breaks the canonical delivery order. What it
+//     buys is depth where the bug zoo's bugs live: the full space spends every step on one
+//     delivery and reaches four or five steps past the warm-up in a minute, the coarse one nine
+//     or ten faults and timers.
 //
 // Usage:
 //

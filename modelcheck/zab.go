@@ -50,6 +50,15 @@ type ZABConfig struct {
 	// is its path, so two orders of deliveries to different nodes are two states. It exists to
 	// show that the reduction changes the counts and not the verdicts.
 	NoCommute bool
+	// Coarse switches to the coarse granularity (see ZABModel): due events run in their
+	// canonical order after every step, and the explored choices are only timers, writes and
+	// faults. It is not the full interleaving space.
+	Coarse bool
+	// BoundarySkips lets an armed crash pass over up to this many of the server's effect
+	// boundaries before it strikes: crash-at-boundary zkN +K crashes at the (K+1)-th. Without it
+	// an armed crash reaches only the first boundary after the arming, which under Coarse is
+	// often not the one a bug needs.
+	BoundarySkips int
 }
 
 // maxWarmupSteps bounds the canonical warm-up; an ensemble that has not settled by then is
@@ -65,6 +74,8 @@ func (c ZABConfig) Validate() error {
 		return fmt.Errorf("%w: writes %d: must be 0 to 100", errBadOptions, c.Writes)
 	case c.Crashes < 0 || c.Restarts < 0 || c.EarlyTimeouts < 0 || c.Timers < 0 || c.ZxidCounter < 0 || c.ZxidCounter > 0xffffffff:
 		return fmt.Errorf("%w: negative bound in %+v", errBadOptions, c)
+	case c.BoundarySkips < 0 || c.BoundarySkips > 255:
+		return fmt.Errorf("%w: boundary skips %d: must be 0 to 255", errBadOptions, c.BoundarySkips)
 	case c.Restarts > c.Crashes:
 		return fmt.Errorf("%w: %d restarts need at least as many crashes (%d)", errBadOptions, c.Restarts, c.Crashes)
 	}
@@ -149,7 +160,7 @@ type zabWorld struct {
 
 	writesIssued, writesDone         int
 	crashes, restarts, early, timers int
-	armed                            []bool
+	armed                            []int // boundaries until an armed crash strikes, plus one; 0: not armed
 	violation                        *Violation
 	enabled                          []sim.EnabledEvent
 	earliest                         int
@@ -172,7 +183,7 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 	if err != nil {
 		return nil, err
 	}
-	zw := &zabWorld{m: m, w: w, armed: make([]bool, m.cfg.Servers), trace: trace}
+	zw := &zabWorld{m: m, w: w, armed: make([]int, m.cfg.Servers), trace: trace}
 	var voters []int64
 	for i := range m.cfg.Servers {
 		voters = append(voters, int64(i+1))
@@ -190,12 +201,17 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 		return nil, err
 	}
 	ens.SetBoundaryHook(func(sid int64, point string, conn net.ConnID) bool {
-		if i := int(sid - 1); i >= 0 && i < len(zw.armed) && zw.armed[i] {
-			zw.armed[i] = false
-			w.Note(zw.nodes[i], "fault", "crash at %s", point)
-			return true
+		i := int(sid - 1)
+		if i < 0 || i >= len(zw.armed) || zw.armed[i] == 0 {
+			return false
 		}
-		return false
+		zw.armed[i]--
+		if zw.armed[i] > 0 {
+			w.NoteHistory(sim.NoNode, "skipped "+strconv.Itoa(i))
+			return false
+		}
+		w.Note(zw.nodes[i], "fault", "crash at %s", point)
+		return true
 	})
 	zw.ens = ens
 	zw.nodes = ens.Nodes()
@@ -210,6 +226,9 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 		if err := zw.warmup(); err != nil {
 			return nil, err
 		}
+	}
+	if err := zw.settle(); err != nil {
+		return nil, err
 	}
 	return zw, nil
 }
@@ -289,12 +308,74 @@ func (zw *zabWorld) anyDue() bool {
 	return false
 }
 
+// maxSettleSteps bounds the due events one coarse step runs; more means the ensemble exchanges
+// messages for ever without a timer, which is reported as an error of the model.
+const maxSettleSteps = 100_000
+
+// settle runs, under Coarse, every due event in the canonical order (the first enabled) until
+// nothing is due or a judge failed; without Coarse it does nothing.
+func (zw *zabWorld) settle() error {
+	if !zw.m.cfg.Coarse {
+		return nil
+	}
+	for range maxSettleSteps {
+		if zw.check() != nil || zw.w.Ended() {
+			return nil
+		}
+		pick := -1
+		for i := range zw.enabled {
+			if zw.due(i) {
+				pick = i
+				break
+			}
+		}
+		if pick < 0 {
+			return nil
+		}
+		if zw.trace != nil {
+			fmt.Fprintf(zw.trace, "  due: %s %s\n", zw.w.Name(zw.enabled[pick].Node), zw.eventName(zw.enabled[pick]))
+		}
+		if _, err := zw.w.FireEnabled(zw.enabled[pick].Seq); err != nil {
+			return err
+		}
+		zw.refresh()
+	}
+	return fmt.Errorf("modelcheck: %d due events in a row without a timer", maxSettleSteps)
+}
+
 func (zw *zabWorld) settled() bool {
 	if zw.writesIssued < zw.m.cfg.Writes || zw.writesDone < zw.m.cfg.Writes {
 		return false
 	}
 	for i := range zw.enabled {
 		if zw.due(i) {
+			return false
+		}
+	}
+	if !zw.m.cfg.Coarse {
+		return true
+	}
+	// Under Coarse a path goes on after the writes are answered while a fault is left to take,
+	// and then until the ensemble serves again: the bugs that lose a committed write show only
+	// after a crash, a restart and a new election.
+	if zw.crashes < zw.m.cfg.Crashes {
+		return false
+	}
+	for _, node := range zw.nodes {
+		if !zw.w.IsUp(node) && zw.restarts < zw.m.cfg.Restarts {
+			return false
+		}
+	}
+	return zw.serving()
+}
+
+// serving reports whether a leader is established and every live server serves.
+func (zw *zabWorld) serving() bool {
+	if _, _, ok := zw.ens.Leader(); !ok {
+		return false
+	}
+	for _, s := range zw.ens.Servers() {
+		if st := s.State(); st.Up && !st.Serving {
 			return false
 		}
 	}
@@ -329,8 +410,10 @@ func (zw *zabWorld) actions(buf []Action) ([]Action, bool) {
 		up := zw.w.IsUp(node)
 		if up && zw.crashes < zw.m.cfg.Crashes {
 			buf = append(buf, zabAction(zabCrash, i))
-			if !zw.armed[i] {
-				buf = append(buf, zabAction(zabCrashAt, i))
+			if zw.armed[i] == 0 {
+				for skip := range zw.m.cfg.BoundarySkips + 1 {
+					buf = append(buf, zabAction(zabCrashAt, i|skip<<8))
+				}
 			}
 		}
 		if !up && zw.restarts < zw.m.cfg.Restarts {
@@ -372,7 +455,7 @@ func (zw *zabWorld) step(a Action) error {
 		zw.w.Crash(zw.nodes[arg])
 	case zabCrashAt:
 		zw.crashes++
-		zw.armed[arg] = true
+		zw.armed[arg&0xff] = arg>>8 + 1
 		zw.w.NoteHistory(sim.NoNode, "armed "+strconv.Itoa(arg))
 	case zabRestart:
 		zw.restarts++
@@ -381,7 +464,7 @@ func (zw *zabWorld) step(a Action) error {
 		return fmt.Errorf("modelcheck: unknown action %#x", uint32(a))
 	}
 	zw.refresh()
-	return nil
+	return zw.settle()
 }
 
 func (zw *zabWorld) check() *Violation {
@@ -394,7 +477,8 @@ func (zw *zabWorld) check() *Violation {
 	return nil
 }
 
-// checkSettled: servers that applied the same last zxid hold the same tree.
+// checkSettled: no server exited on its own, and servers that applied the same last zxid hold the
+// same tree.
 func (zw *zabWorld) checkSettled() *Violation {
 	if !zw.settled() {
 		return nil
@@ -402,6 +486,11 @@ func (zw *zabWorld) checkSettled() *Violation {
 	digests := map[int64]zabmodel.State{}
 	for _, s := range zw.ens.Servers() {
 		st := s.State()
+		if !st.Up && s.Exit() != "" {
+			// The sweep's convergence check: a server that stopped on its own (a refused start,
+			// ZK-1653 and epoch-refusal) never comes back.
+			return &Violation{Invariant: "ServerExited", Explanation: fmt.Sprintf("zk%d exited on its own: %s", st.Sid, s.Exit())}
+		}
 		if !st.Up {
 			continue
 		}
@@ -432,11 +521,7 @@ func (zw *zabWorld) fingerprint() Fingerprint {
 		b = binary.AppendUvarint(b, uint64(v))
 	}
 	for _, armed := range zw.armed {
-		if armed {
-			b = append(b, 1)
-		} else {
-			b = append(b, 0)
-		}
+		b = binary.AppendUvarint(b, uint64(armed))
 	}
 	return hashBytes(b)
 }
@@ -479,7 +564,10 @@ func (zw *zabWorld) describe(a Action) (string, string) {
 	case zabCrash:
 		return fmt.Sprintf("crash zk%d", arg+1), ""
 	case zabCrashAt:
-		return fmt.Sprintf("crash-at-boundary zk%d", arg+1), "crashes at its next effect boundary"
+		if skip := arg >> 8; skip > 0 {
+			return fmt.Sprintf("crash-at-boundary zk%d +%d", arg&0xff+1, skip), fmt.Sprintf("crashes at its effect boundary %d from now", skip+1)
+		}
+		return fmt.Sprintf("crash-at-boundary zk%d", arg&0xff+1), "crashes at its next effect boundary"
 	case zabRestart:
 		return fmt.Sprintf("restart zk%d", arg+1), ""
 	}
@@ -608,6 +696,15 @@ func (m *ZABModel) ParseAction(line string) (Action, error) {
 	if len(fields) == 1 && fields[0] == "write" {
 		return zabAction(zabWrite, 0), nil
 	}
+	skip := 0
+	if len(fields) == 3 && fields[0] == "crash-at-boundary" {
+		n, err := strconv.Atoi(strings.TrimPrefix(fields[2], "+"))
+		if err != nil || !strings.HasPrefix(fields[2], "+") || n < 0 || n > 255 {
+			return 0, fmt.Errorf("modelcheck: %q: want crash-at-boundary zkN +K", line)
+		}
+		skip = n
+		fields = fields[:2]
+	}
 	if len(fields) != 2 {
 		return 0, fmt.Errorf("modelcheck: %q: want an action and its argument", line)
 	}
@@ -627,7 +724,7 @@ func (m *ZABModel) ParseAction(line string) (Action, error) {
 	if err != nil || !strings.HasPrefix(fields[1], "zk") || id < 1 || id > m.cfg.Servers {
 		return 0, fmt.Errorf("modelcheck: %q: no server %q (zk1 to zk%d)", line, fields[1], m.cfg.Servers)
 	}
-	return zabAction(kind, id-1), nil
+	return zabAction(kind, id-1|skip<<8), nil
 }
 
 // ReplayPath implements PathReplayer: one world runs the whole path with its trace rendered to w,
@@ -662,6 +759,7 @@ func (m *ZABModel) Settings() [][2]string {
 		{"crashes", strconv.Itoa(c.Crashes)}, {"restarts", strconv.Itoa(c.Restarts)},
 		{"early-timeouts", strconv.Itoa(c.EarlyTimeouts)}, {"timers", strconv.Itoa(c.Timers)}, {"bugs", bugs},
 		{"warmup", strconv.FormatBool(c.Warmup)}, {"no-commute", strconv.FormatBool(c.NoCommute)}, {"zxid-counter", "0x" + strconv.FormatInt(c.ZxidCounter, 16)},
+		{"coarse", strconv.FormatBool(c.Coarse)}, {"boundary-skips", strconv.Itoa(c.BoundarySkips)},
 	}
 }
 
@@ -670,6 +768,7 @@ func zabFromSettings(settings map[string]string) (Model, error) {
 	ints := map[string]*int{
 		"servers": &cfg.Servers, "writes": &cfg.Writes, "crashes": &cfg.Crashes,
 		"restarts": &cfg.Restarts, "early-timeouts": &cfg.EarlyTimeouts, "timers": &cfg.Timers,
+		"boundary-skips": &cfg.BoundarySkips,
 	}
 	for key, value := range settings { // determinism:ok each key is handled alone
 		if p, ok := ints[key]; ok {
@@ -694,6 +793,14 @@ func zabFromSettings(settings map[string]string) (Model, error) {
 				return nil, fmt.Errorf("no-commute: %w", err)
 			}
 			cfg.NoCommute = v
+			continue
+		}
+		if key == "coarse" {
+			v, err := strconv.ParseBool(value)
+			if err != nil {
+				return nil, fmt.Errorf("coarse: %w", err)
+			}
+			cfg.Coarse = v
 			continue
 		}
 		if key == "warmup" {

@@ -36,6 +36,10 @@ Models:
         by checkers/zab; a path ends when every write is answered and nothing is due. States are
         paths re-executed from the start (after a canonical warm-up to a serving ensemble unless
         --warmup=false), so this model is far slower than fle; bound it with --depth.
+        --coarse runs the due events in their canonical order after every step and explores only
+        timers, writes, crashes (--boundary-skips K: also at the K-th effect boundary from
+        now) and restarts: depth goes to faults, where bugs live, but it is NOT the full
+        interleaving space (no reordering of deliveries), so a clean coarse run proves less.
 
 It prints the figures TLC prints (states generated, distinct states, depth, queue, distinct states
 per second) and whether the bounds were exhausted or a budget (--max-states, --time-limit) cut the
@@ -78,6 +82,8 @@ type checkFlags struct {
 	counter   int64
 	timers    int
 	noCommute bool
+	coarse    bool
+	skips     int
 }
 
 func newCheckFlags() (*flag.FlagSet, *checkFlags) {
@@ -104,6 +110,8 @@ func newCheckFlags() (*flag.FlagSet, *checkFlags) {
 	fs.StringVar(&f.selftest, "selftest", "", "fle: never-abandon, a deliberately broken driver whose followers never give up (the liveness judge must fail)")
 	fs.IntVar(&f.timers, "timers", 20, "zab: timers a path may fire in all (0: no bound)")
 	fs.BoolVar(&f.noCommute, "no-commute", false, "zab: switch off the merging of commuting deliveries (a state is then its path)")
+	fs.BoolVar(&f.coarse, "coarse", false, "zab: run due events in their canonical order; explore only timers, writes and faults (not the full interleaving space)")
+	fs.IntVar(&f.skips, "boundary-skips", 0, "zab: an armed crash may pass over up to this many effect boundaries (crash-at-boundary zkN +K)")
 	fs.Int64Var(&f.counter, "zxid-counter", 0, "zab: start every new leader's zxid counter here (to reach ZK-1277's overflow)")
 	fs.StringVar(&f.bugs, "bug", "", "zab: bug-zoo switches, comma-separated ('simrun bugs' lists them)")
 	return fs, f
@@ -150,8 +158,8 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 				return nil, opts, fmt.Errorf("--epochs: %w", err)
 			}
 		}
-		if f.bugs != "" || f.writes != 1 || f.early != 0 || f.counter != 0 || f.timers != 20 || f.noCommute {
-			return nil, opts, errors.New("--bug, --writes, --early-timeouts, --timers, --no-commute and --zxid-counter apply to --model zab only")
+		if f.bugs != "" || f.writes != 1 || f.early != 0 || f.counter != 0 || f.timers != 20 || f.noCommute || f.coarse || f.skips != 0 {
+			return nil, opts, errors.New("--bug, --writes, --early-timeouts, --timers, --no-commute, --coarse, --boundary-skips and --zxid-counter apply to --model zab only")
 		}
 		switch f.selftest {
 		case "":
@@ -169,7 +177,7 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 		cfg := modelcheck.ZABConfig{
 			Servers: f.servers, Writes: f.writes, Crashes: f.crashes, Restarts: f.restarts,
 			EarlyTimeouts: f.early, Warmup: f.warmup, ZxidCounter: f.counter, Timers: f.timers,
-			NoCommute: f.noCommute,
+			NoCommute: f.noCommute, Coarse: f.coarse, BoundarySkips: f.skips,
 		}
 		if f.bugs != "" {
 			bugs, err := zabmodel.ParseBugs(f.bugs)

@@ -27,6 +27,8 @@ func TestCheckRejectsBadBounds(t *testing.T) {
 		{[]string{"--model", "zab", "--bug", "ZK-0"}, "--bug:"},
 		{[]string{"--model", "zab", "--timeouts", "1"}, "apply to --model fle only"},
 		{[]string{"--bug", "ZK-3911"}, "apply to --model zab only"},
+		{[]string{"--coarse"}, "apply to --model zab only"},
+		{[]string{"--model", "zab", "--boundary-skips", "-1"}, "boundary skips -1: must be 0 to 255"},
 		{[]string{"--zxids", "1,x,3"}, "--zxids:"},
 		{[]string{"--selftest", "nope"}, `--selftest "nope"`},
 		{[]string{"--out", exists}, "exists; give a new file"},
