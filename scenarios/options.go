@@ -56,6 +56,10 @@ type Options struct {
 	// LinearizableReadsAfterSync adds the opt-in check that ZooKeeper does not promise
 	// (ZOOKEEPER-1675).
 	LinearizableReadsAfterSync bool
+	// FailOnKnown makes a known finding (checkers.Known: a documented behaviour of ZooKeeper 3.8 or
+	// Curator 5.x, such as the acceptedEpoch lock-out) fail the run like any violation. By default
+	// it is reported (Report.Known) and the run passes.
+	FailOnKnown bool
 	// DatagramFaults adds loss, duplication and reordering inside connections: outside ZAB's fault
 	// model, reported as its own class.
 	DatagramFaults bool

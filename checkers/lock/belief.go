@@ -23,7 +23,16 @@ type Hold struct {
 	Mode       Mode
 	Start, End clock.Time
 	Open       bool
+	// EndedByCheck says that the recipe ended the belief itself, on its own leadership check
+	// (LeaderLatch.checkLeadership or reset found its node not first, or gone), rather than by a
+	// release, a lost session or a crash.
+	EndedByCheck bool
 }
+
+// curatorWindow reports whether an overlap whose older holder's own session deleted its node is
+// Curator's LeaderLatch window (KnownLatchReplacedNode): an election whose leader ended its belief
+// on its own leadership check.
+func curatorWindow(l Lock, older Hold) bool { return l.Kind == KindElection && older.EndedByCheck }
 
 // Requeue is one time a participant abandoned its node and queued again with a new one, within one
 // acquisition (or one stay in an election), with its session alive.
@@ -52,7 +61,9 @@ type Requeue struct {
 //
 // With fencing on the findings go to CheckerExclusiveBeliefFenced, so that a user sees that fencing
 // saved the resource here; without, to CheckerExclusiveBelief. Both fail the run: two believers are
-// a recipe violation whatever the resource did about it. fenced also receives the rejections that
+// a recipe violation whatever the resource did about it, except for Curator's own LeaderLatch
+// window (KnownLatchReplacedNode), which with fencing is a known finding: reported, and failing a
+// run only if it asks for that. fenced also receives the rejections that
 // judgeRejection traced to a holder whose own session deleted its node while it still believed.
 func checkBelief(h *History, t *lockTree, fenced *collector) []checkers.Result {
 	plain := newCollector(CheckerExclusiveBelief)
@@ -84,7 +95,12 @@ func checkBelief(h *History, t *lockTree, fenced *collector) []checkers.Result {
 					excused++
 					continue
 				}
-				col.add(beliefFinding(l, older, newer, n))
+				f := beliefFinding(l, older, newer, n)
+				if h.Fencing && f.Rule == "own-node-deleted" && curatorWindow(l, older) {
+					f.Known = KnownLatchReplacedNode
+					f.Message += " until its own listing told it; Curator 5.x's LeaderLatch does the same when a RECONNECTED starts a second create (" + KnownLatchReplacedNode + "), and fencing covered it"
+				}
+				col.add(f)
 			}
 		}
 	}

@@ -50,7 +50,7 @@ func TestExclusiveBeliefFlagsALeaderWhoseOwnRecipeDeletedItsNode(t *testing.T) {
 func TestExclusiveBeliefWithFencingIsItsOwnClass(t *testing.T) {
 	h := electionHistory("own-delete", at(2.6), true)
 	r := result(t, h, CheckerExclusiveBeliefFenced)
-	require.Equal(t, checkers.Violation, r.Status, "two believers fail the run even when fencing saved the resource")
+	require.Equal(t, checkers.Violation, r.Status, "two believers fail the run even when fencing saved the resource, unless Curator's own window")
 	assert.Contains(t, r.Summary, "fencing kept")
 	assert.Equal(t, checkers.Skipped, result(t, h, CheckerExclusiveBelief).Status)
 }
@@ -197,4 +197,48 @@ func TestExclusiveBeliefExcusesAGrantToAnExpiredSession(t *testing.T) {
 	r := result(t, h, CheckerExclusiveBelief)
 	assert.Equal(t, checkers.Pass, r.Status, "%v", r.Findings)
 	assert.NotEmpty(t, r.Notes)
+}
+
+// TestCuratorLatchWindowIsAKnownFindingWithFencing: a latch leader whose own session deleted its
+// node (the second create's setNode) and that ended its belief on its own leadership check is
+// Curator 5.x's window: with fencing, lock/exclusive-belief-fenced reports it as the known class
+// and does not fail; a leader that did not end its belief on its check (a release, a lost session,
+// or never), another lock kind, or no fencing, stay violations.
+func TestCuratorLatchWindowIsAKnownFindingWithFencing(t *testing.T) {
+	h := electionHistory("own-delete", at(2.6), true)
+	h.Holds[0].EndedByCheck = true
+	r := result(t, h, CheckerExclusiveBeliefFenced)
+	require.Equal(t, checkers.Known, r.Status, "%v", r.Findings)
+	require.Len(t, r.Findings, 1)
+	assert.Equal(t, "own-node-deleted", r.Findings[0].Rule)
+	assert.Equal(t, KnownLatchReplacedNode, r.Findings[0].Known)
+	assert.False(t, r.Failed())
+
+	// The same overlap rejected at the resource is the same known class.
+	t0, t1 := h.Holds[0].Token, h.Holds[1].Token
+	h.Accesses = []Access{
+		{Lock: election, Client: "c2", Session: 2, Token: t1, Write: true, Accepted: true, Newest: t0, Time: at(2.2)},
+		{Lock: election, Client: "c1", Session: 1, Token: t0, Write: true, Accepted: false, Newest: t1, Time: at(2.3)},
+	}
+	r = result(t, h, CheckerExclusiveBeliefFenced)
+	require.Equal(t, checkers.Known, r.Status, "%v", r.Findings)
+	assert.Equal(t, []string{KnownLatchReplacedNode}, checkers.KnownClasses(r.Findings))
+	assert.Len(t, r.Findings, 2)
+
+	notByCheck := electionHistory("own-delete", at(2.6), true)
+	assert.Equal(t, checkers.Violation, result(t, notByCheck, CheckerExclusiveBeliefFenced).Status)
+
+	mutex := electionHistory("own-delete", at(2.6), true)
+	mutex.Holds[0].EndedByCheck = true
+	mutex.Locks[0].Kind = KindExclusive
+	assert.Equal(t, checkers.Violation, result(t, mutex, CheckerExclusiveBeliefFenced).Status)
+
+	unfenced := electionHistory("own-delete", at(2.6), false)
+	unfenced.Holds[0].EndedByCheck = true
+	assert.Equal(t, checkers.Violation, result(t, unfenced, CheckerExclusiveBelief).Status)
+
+	// A known finding beside a violation leaves the result a violation.
+	both := electionHistory("alive", at(2.6), true)
+	both.Holds[0].EndedByCheck = true
+	assert.Equal(t, checkers.Violation, result(t, both, CheckerExclusiveBeliefFenced).Status)
 }
