@@ -103,10 +103,6 @@ type Options struct {
 	// Annotations, if set, is asked once the run is over for the annotations of every
 	// linearizability visualization (the faults and leader changes it saw); see Visualization.
 	Annotations func() []checkers.Annotation
-
-	// holdLearners turns on zabmodel's HoldLearners self-test (no learner is ever released), for
-	// the test that shows the availability check firing; no flag or script reaches it.
-	holdLearners bool
 }
 
 // Defaults.

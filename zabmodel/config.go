@@ -66,11 +66,6 @@ type Config struct {
 	// default. They are not part of the bug zoo.
 	SelfTests SelfTests
 
-	// HoldLearners is a self-test of the harness, not a ZooKeeper behaviour: every learner
-	// handler, once a quorum acknowledged NEWLEADER, holds its learner forever instead of sending
-	// UPTODATE, so that no learner ever serves. It exists to show the availability checker firing.
-	HoldLearners bool
-
 	// Observer receives every protocol Event, for the white-box checkers. Optional.
 	Observer Observer
 }

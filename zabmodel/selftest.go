@@ -35,6 +35,10 @@ const (
 	// its timeouts after the tracker learned of it, however healthy its client is (the session
 	// checker: wrongful-expiry).
 	SelfTestNoSessionRenewal
+	// SelfTestHoldLearners: every learner handler, once a quorum acknowledged NEWLEADER, holds its
+	// learner for ever instead of sending UPTODATE, so that no learner ever serves while every
+	// voter is up and connected (the availability checker: leader-within-bound).
+	SelfTestHoldLearners
 )
 
 var selfTestTable = switches.NewTable("self-test",
@@ -43,6 +47,7 @@ var selfTestTable = switches.NewTable("self-test",
 	switches.Switch[SelfTest]{Bit: SelfTestEarlySync, Name: "early-sync", Description: "a learner answers sync without waiting for the leader (sequential-consistency: read-after-sync)"},
 	switches.Switch[SelfTest]{Bit: SelfTestDropWatch, Name: "drop-watch", Description: "watch notifications are never delivered (watches: watch-before-data, watch-missed)"},
 	switches.Switch[SelfTest]{Bit: SelfTestNoSessionRenewal, Name: "no-session-renewal", Description: "sessions are never renewed and expire however healthy (sessions)"},
+	switches.Switch[SelfTest]{Bit: SelfTestHoldLearners, Name: "hold-learners", Description: "a leader never releases its learners after NEWLEADER, so no learner serves (availability)"},
 )
 
 // SelfTests is a set of self-test switches.
