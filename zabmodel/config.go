@@ -171,10 +171,10 @@ func (c Config) Validate() error {
 	if c.InitialZxidCounter < 0 || c.InitialZxidCounter >= 0xffffffff {
 		bad("initial zxid counter %#x is out of range", c.InitialZxidCounter)
 	}
-	if err := c.Bugs.validate(); err != nil {
+	if err := c.Bugs.Validate(ErrConfig); err != nil {
 		problems = append(problems, err)
 	}
-	if err := c.SelfTests.validate(); err != nil {
+	if err := c.SelfTests.Validate(ErrConfig); err != nil {
 		problems = append(problems, err)
 	}
 	return errors.Join(problems...)

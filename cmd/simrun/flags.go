@@ -63,16 +63,16 @@ func (b *bugFlag) Set(value string) error {
 		}
 		if server, err := zabmodel.ParseBugs(name); err == nil {
 			for _, info := range zabmodel.BugList() {
-				if server.Has(info.Bug) {
-					b.bugs = b.bugs.With(info.Bug)
+				if server.Has(info.Bit) {
+					b.bugs = b.bugs.With(info.Bit)
 				}
 			}
 			continue
 		}
 		if recipe, err := lockmodel.ParseBugs(name); err == nil {
 			for _, info := range lockmodel.BugList() {
-				if recipe.Has(info.Bug) {
-					b.recipe = b.recipe.With(info.Bug)
+				if recipe.Has(info.Bit) {
+					b.recipe = b.recipe.With(info.Bit)
 				}
 			}
 			continue
@@ -130,16 +130,16 @@ func (s *selfTestFlag) Set(value string) error {
 		}
 		if server, err := zabmodel.ParseSelfTests(name); err == nil {
 			for _, info := range zabmodel.SelfTestList() {
-				if server.Has(info.SelfTest) {
-					s.server = s.server.With(info.SelfTest)
+				if server.Has(info.Bit) {
+					s.server = s.server.With(info.Bit)
 				}
 			}
 			continue
 		}
 		if recipe, err := lockmodel.ParseSelfTests(name); err == nil {
 			for _, info := range lockmodel.SelfTestList() {
-				if recipe.Has(info.SelfTest) {
-					s.recipe = s.recipe.With(info.SelfTest)
+				if recipe.Has(info.Bit) {
+					s.recipe = s.recipe.With(info.Bit)
 				}
 			}
 			continue
