@@ -222,7 +222,7 @@ func judgeConvergence(ends []serverEnd, l *checkers.LivenessFacts, bound clock.D
 		case !st.Up && st.Exit != "":
 			problems = append(problems, fmt.Sprintf("server %d exited: %s", st.Sid, st.Exit))
 		case !st.Serving && leaderEpoch > 0 && st.Up && st.AcceptedEpoch > leaderEpoch:
-			lockedOut = append(lockedOut, fmt.Sprintf("server %d is %s and not serving: its acceptedEpoch %d is above the serving leader's epoch %d, so Learner.registerWithLeader refuses every LEADERINFO of that leader (\"Leaders epoch, %d, is less than accepted epoch, %d\") until a higher epoch is elected",
+			lockedOut = append(lockedOut, fmt.Sprintf("server %d is %s and not serving: its acceptedEpoch %d is above the serving leader's epoch %d, so Learner.registerWithLeader refuses every LEADERINFO of that leader (\"Leaders epoch, %d is less than accepted epoch, %d\") until a higher epoch is elected",
 				st.Sid, st.Role, st.AcceptedEpoch, leaderEpoch, leaderEpoch, st.AcceptedEpoch))
 		case !st.Serving:
 			problems = append(problems, fmt.Sprintf("server %d is %s and not serving", st.Sid, st.Role))
