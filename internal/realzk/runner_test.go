@@ -26,8 +26,15 @@ const testdataDir = "../../scenarios/conform/testdata"
 // goldenSuffix names the normalized real-server output of a sequence.
 const goldenSuffix = ".real.jsonl"
 
-// randomSequences is how many generated sequences TestRandomSequences runs.
-const randomSequences = 30
+// randomSequences and randomSeedStart choose the generated sequences
+// TestRandomSequencesDeterministic runs: CI runs the first 30; a longer
+// conformance campaign against the real server raises the count or moves
+// the start (go test ./internal/realzk -run RandomSequences
+// -random-sequences 300 -random-seed-start 1000).
+var (
+	randomSequences = flag.Int("random-sequences", 30, "how many generated sequences TestRandomSequencesDeterministic runs (at least 1)")
+	randomSeedStart = flag.Int("random-seed-start", 1, "the first generated sequence's seed (at least 1)")
+)
 
 // runTimeout bounds one run of one sequence.
 const runTimeout = 2 * time.Minute
@@ -106,9 +113,11 @@ func TestRandomSequencesDeterministic(t *testing.T) {
 	SkipIfUnavailable(t, Options{})
 	options := conform.GenOptions{MinOps: 10, MaxOps: 30, Sessions: 3, Expire: true, SessionTimeoutMs: 2000}
 	generator := conform.SequenceWith(options)
+	require.Positive(t, *randomSequences, "-random-sequences must be at least 1")
+	require.Positive(t, *randomSeedStart, "-random-seed-start must be at least 1")
 	var compared atomic.Int64
 	t.Run("seeds", func(t *testing.T) {
-		for seed := 1; seed <= randomSequences; seed++ {
+		for seed := *randomSeedStart; seed < *randomSeedStart+*randomSequences; seed++ {
 			t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 				t.Parallel()
 				ops := generator.Example(seed)
@@ -129,7 +138,7 @@ func TestRandomSequencesDeterministic(t *testing.T) {
 		}
 	})
 	t.Logf("compared %d operations of %d random sequences with zabsim's simulated server, each run twice on the real server",
-		compared.Load(), randomSequences)
+		compared.Load(), *randomSequences)
 }
 
 // TestRunRequiresFreshServer shows that Run refuses a server that has run
