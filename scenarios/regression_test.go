@@ -41,6 +41,7 @@ var regressions = []struct {
 		[]string{lock.CheckerExclusiveBeliefFenced + ":" + lock.KnownLatchReplacedNode}},
 	{"accepted-epoch-lockout-1038795", 1038795, zabmodel.Bugs{}, lockmodel.Bugs{},
 		[]string{CheckerConvergence + ":" + KnownAcceptedEpochLockout}},
+	{"latch-led-on-replacement-2005193", 2005193, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 }
 
 // TestStaleNewLeaderAckIsThe3_8_0Behaviour: the stale-newleader-ack regression passes with the

@@ -91,6 +91,9 @@ func checkBelief(h *History, t *lockTree, fenced *collector) []checkers.Result {
 					continue
 				}
 				n := t.byToken[older.Token]
+				if l.Kind == KindElection {
+					n = t.heldNode(n, older.Session, newer.Start)
+				}
 				if expiredBy(n, newer.Start) || expiredBy(t.byToken[newer.Token], newer.Start) {
 					excused++
 					continue
@@ -131,10 +134,17 @@ func beliefFinding(l Lock, older, newer Hold, n *node) checkers.Finding {
 		until = "until the end of the run"
 	}
 	why := "no committed lock node has its token"
+	replaced := ""
+	if n != nil && n.czxid != older.Token {
+		replaced = fmt.Sprintf("the node %s that its recipe led on after replacing its own, ", n.path)
+	}
 	switch {
 	case n == nil:
 	case n.aliveAt(newer.Start):
 		why = fmt.Sprintf("its node %s was still alive then: the recipe granted both", n.path)
+		if replaced != "" {
+			why = replaced + "was still alive and had been first in the queue: the recipe granted both"
+		}
 	case n.deletedBy == older.Session:
 		f.Rule = "own-node-deleted"
 		why = fmt.Sprintf("its own session had deleted its node %s at %s and it went on believing", n.path, ts(n.deletedAt))

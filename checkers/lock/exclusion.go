@@ -156,6 +156,10 @@ func judgeRejection(h *History, l Lock, a Access, accepted []Access, t *lockTree
 	if newer >= 0 {
 		began = accepted[newer].Time
 	}
+	if l.Kind == KindElection {
+		// A leader that went on leading on the node that replaced its own is judged by that node.
+		n = t.heldNode(n, a.Session, began)
+	}
 	if n != nil && !n.aliveAt(began) {
 		if n.byClose || n.deletedBy != a.Session {
 			return // a holder that had lost its lock before the newer one came: fencing did its job
