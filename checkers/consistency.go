@@ -76,6 +76,11 @@ type probe struct {
 // configuration the server writes without a transaction. A write answered with a killer's
 // closeSession (see killerCloses) is not about the write; hijacked counts them.
 func collectProbes(h *History, killers killerCloses) (out []probe, hijacked int) {
+	total := 0
+	for ci := range h.Clients {
+		total += len(h.Clients[ci].Ops)
+	}
+	out = make([]probe, 0, total)
 	for ci := range h.Clients {
 		c := &h.Clients[ci]
 		for oi := range c.Ops {
@@ -92,8 +97,58 @@ func collectProbes(h *History, killers killerCloses) (out []probe, hijacked int)
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b probe) int { return compareInt64(a.op.Zxid, b.op.Zxid) })
-	return out, hijacked
+	return sortProbes(out), hijacked
+}
+
+// sortProbes sorts probes by zxid, keeping the order of equal zxids (a stable sort). The probes
+// come client by client, and each client's replies mostly ascend in zxid already (a session never
+// sees the state go back), so a merge sort of those ascending runs is nearly linear: the stable
+// sort of the library, which merges in place, took a quarter of the client-visible checkers' time.
+func sortProbes(probes []probe) []probe {
+	starts := []int{0} // where each ascending run begins
+	for i := 1; i < len(probes); i++ {
+		if probes[i].op.Zxid < probes[i-1].op.Zxid {
+			starts = append(starts, i)
+		}
+	}
+	if len(starts) == 1 {
+		return probes
+	}
+	src, dst := probes, make([]probe, len(probes))
+	for len(starts) > 1 {
+		merged := starts[:0]
+		for r := 0; r < len(starts); r += 2 {
+			lo, mid, hi := starts[r], len(src), len(src)
+			if r+1 < len(starts) {
+				mid = starts[r+1]
+			}
+			if r+2 < len(starts) {
+				hi = starts[r+2]
+			}
+			mergeProbes(dst[lo:hi], src[lo:mid], src[mid:hi])
+			merged = append(merged, lo)
+		}
+		starts = merged
+		src, dst = dst, src
+	}
+	return src
+}
+
+// mergeProbes merges two runs sorted by zxid into out, taking from left first among equal zxids.
+func mergeProbes(out, left, right []probe) {
+	i, j, k := 0, 0, 0
+	for i < len(left) && j < len(right) {
+		if right[j].op.Zxid < left[i].op.Zxid {
+			out[k] = right[j]
+			j++
+		} else {
+			out[k] = left[i]
+			i++
+		}
+		k++
+	}
+	k += copy(out[k:], left[i:])
+	copy(out[k:], right[j:])
 }
 
 // checkProbes replays the committed log once and judges each probe when the replay reaches its

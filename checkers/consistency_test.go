@@ -1,10 +1,12 @@
 package checkers
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 
 	"github.com/zabsim/zabsim/zabmodel/proto"
 )
@@ -281,4 +283,21 @@ func TestSetACLIsJudgedByItsReplyOnly(t *testing.T) {
 	lin, err := CheckLinearizability(h, registerOptions())
 	require.NoError(t, err)
 	assert.Equal(t, Pass, lin.Status, lin.String())
+}
+
+// TestSortProbesIsStable checks the merge sort of the probes against the library's stable sort,
+// on runs of every shape: probes with equal zxids must keep their order.
+func TestSortProbesIsStable(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		zxids := rapid.SliceOfN(rapid.Int64Range(1, 12), 0, 60).Draw(t, "zxids")
+		ops := make([]Operation, len(zxids))
+		probes := make([]probe, len(zxids))
+		for i, z := range zxids {
+			ops[i].Zxid = z
+			probes[i] = probe{ref: OpRef{Client: "c", Index: i}, op: &ops[i]}
+		}
+		want := slices.Clone(probes)
+		slices.SortStableFunc(want, func(a, b probe) int { return compareInt64(a.op.Zxid, b.op.Zxid) })
+		assert.Equal(t, want, sortProbes(slices.Clone(probes)))
+	})
 }

@@ -163,6 +163,11 @@ func (r *Recorder) Stopped(client string) { r.client(client).Stopped = true }
 func (r *Recorder) Commit(entry proto.TxnEntry, now clock.Time) error {
 	log := r.h.Committed
 	z := entry.Header.Zxid
+	if n := len(log); n == 0 || log[n-1].Entry.Header.Zxid < z {
+		// The usual case, a commit above every other: no search.
+		r.h.Committed = append(log, CommittedTxn{Entry: entry, Time: now})
+		return nil
+	}
 	i := committedSearch(log, z)
 	if i < len(log) && log[i].Entry.Header.Zxid == z {
 		if log[i].Entry.Header != entry.Header {

@@ -18,46 +18,135 @@ type sessionXid struct {
 	xid     int32
 }
 
-// resolver indexes the committed log and the history's operations by (session, xid).
+// resolver indexes the committed log and the history's operations by (session, xid). A session
+// numbers its requests 1, 2, 3, ..., so the keys it needs are kept per session in slices indexed
+// by xid rather than in one map over all keys: a million-operation history asks the index once per
+// operation and once per committed transaction, and a map of 16-byte keys made that a tenth of the
+// zxid-order checker's time.
 type resolver struct {
-	log       []CommittedTxn
-	txnByKey  map[sessionXid]int // index into log; -1 when two txns share the key
-	opsPerKey map[sessionXid]int
+	log      []CommittedTxn
+	sessions map[int64]*sessionKeys
+	// last is the session looked up last, and lastSession its id.
+	last        *sessionKeys
+	lastSession int64
+}
+
+// sessionKeys holds one session's wanted keys: the xids of its writes without a reply of their
+// own, from base on. ops[i] counts the operations with xid base+i (-1 when that xid is not
+// wanted); txn[i] is the index of the committed transaction with that key, -1 when two share it,
+// or noTxn. A session whose wanted xids spread too far for a slice (more than sparseGap beyond
+// their count) maps them to their slots instead.
+type sessionKeys struct {
+	base  int32
+	ops   []int32
+	txn   []int
+	slots map[int32]int32 // for a sparse session, xid -> slot; nil for a dense one
+}
+
+const (
+	noTxn     = -2
+	sparseGap = 1 << 12
+)
+
+// slot returns the slot of xid, or -1 when the session does not want it.
+func (k *sessionKeys) slot(xid int32) int {
+	if k.slots != nil {
+		if i, ok := k.slots[xid]; ok {
+			return int(i)
+		}
+		return -1
+	}
+	i := int64(xid) - int64(k.base)
+	if i < 0 || i >= int64(len(k.ops)) || k.ops[i] < 0 {
+		return -1
+	}
+	return int(i)
+}
+
+// keys returns the wanted keys of a session, or nil.
+func (r *resolver) keys(session int64) *sessionKeys {
+	if r.last != nil && r.lastSession == session {
+		return r.last
+	}
+	k := r.sessions[session]
+	if k != nil {
+		r.last, r.lastSession = k, session
+	}
+	return k
 }
 
 func newResolver(h *History, killers killerCloses) *resolver {
-	r := &resolver{log: h.Committed, txnByKey: map[sessionXid]int{}, opsPerKey: map[sessionXid]int{}}
+	r := &resolver{log: h.Committed, sessions: map[int64]*sessionKeys{}}
 	// Only the writes without a reply of their own are ever resolved: index their keys alone, so
 	// that a large history with few of them costs one scan of the log and of the operations.
+	type bounds struct{ low, high, count int32 }
+	wanted := map[int64]*bounds{}
+	var order []int64           // the sessions in the order first seen, for a deterministic layout
+	var unanswered []sessionXid // the wanted keys
 	for ci := range h.Clients {
 		for oi := range h.Clients[ci].Ops {
 			op := &h.Clients[ci].Ops[oi]
-			if op.Session != 0 && op.Xid != 0 && op.Kind.IsWrite() && (op.Outcome.Indeterminate() || killers.answered(op)) {
-				r.opsPerKey[sessionXid{op.Session, op.Xid}] = 0
+			if op.Session == 0 || op.Xid == 0 || !op.Kind.IsWrite() || !(op.Outcome.Indeterminate() || killers.answered(op)) {
+				continue
 			}
+			unanswered = append(unanswered, sessionXid{op.Session, op.Xid})
+			b := wanted[op.Session]
+			if b == nil {
+				b = &bounds{low: op.Xid, high: op.Xid}
+				wanted[op.Session] = b
+				order = append(order, op.Session)
+			}
+			b.low, b.high, b.count = min(b.low, op.Xid), max(b.high, op.Xid), b.count+1
 		}
 	}
-	if len(r.opsPerKey) == 0 {
+	if len(order) == 0 {
 		return r
+	}
+	for _, session := range order {
+		b := wanted[session]
+		k := &sessionKeys{base: b.low}
+		size := int64(b.high) - int64(b.low) + 1
+		if size > int64(b.count)+sparseGap {
+			k.slots = map[int32]int32{}
+			size = 0
+		}
+		k.ops, k.txn = make([]int32, size), make([]int, size)
+		for i := range k.ops {
+			k.ops[i], k.txn[i] = -1, noTxn
+		}
+		r.sessions[session] = k
+	}
+	// Mark the wanted xids: no operation counted yet.
+	for _, key := range unanswered {
+		k := r.keys(key.session)
+		if k.slots == nil {
+			k.ops[key.xid-k.base] = 0
+		} else if _, ok := k.slots[key.xid]; !ok {
+			k.slots[key.xid] = int32(len(k.ops))
+			k.ops, k.txn = append(k.ops, 0), append(k.txn, noTxn)
+		}
 	}
 	for i := range h.Committed {
 		hdr := &h.Committed[i].Entry.Header
-		key := sessionXid{hdr.ClientID, hdr.Cxid}
-		if _, wanted := r.opsPerKey[key]; !wanted {
+		k := r.keys(hdr.ClientID)
+		if k == nil {
 			continue
 		}
-		if _, dup := r.txnByKey[key]; dup {
-			r.txnByKey[key] = -1
-		} else {
-			r.txnByKey[key] = i
+		if j := k.slot(hdr.Cxid); j >= 0 {
+			if k.txn[j] == noTxn {
+				k.txn[j] = i
+			} else {
+				k.txn[j] = -1
+			}
 		}
 	}
 	for ci := range h.Clients {
 		for oi := range h.Clients[ci].Ops {
 			op := &h.Clients[ci].Ops[oi]
-			key := sessionXid{op.Session, op.Xid}
-			if n, wanted := r.opsPerKey[key]; wanted {
-				r.opsPerKey[key] = n + 1
+			if k := r.keys(op.Session); k != nil {
+				if j := k.slot(op.Xid); j >= 0 {
+					k.ops[j]++
+				}
 			}
 		}
 	}
@@ -80,13 +169,17 @@ func (r *resolver) resolve(op *Operation) (verdict, int) {
 	if op.Session == 0 || op.Xid == 0 || !op.Kind.IsWrite() {
 		return undecided, -1
 	}
-	key := sessionXid{op.Session, op.Xid}
-	if r.opsPerKey[key] != 1 {
+	k := r.keys(op.Session)
+	if k == nil {
 		return undecided, -1
 	}
-	idx, found := r.txnByKey[key]
+	j := k.slot(op.Xid)
+	if j < 0 || k.ops[j] != 1 {
+		return undecided, -1
+	}
+	idx := k.txn[j]
 	switch {
-	case !found:
+	case idx == noTxn:
 		return didNotHappen, -1
 	case idx < 0 || !txnFits(op, r.log[idx].Entry.Header.Type):
 		return undecided, -1

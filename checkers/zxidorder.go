@@ -84,6 +84,12 @@ func CheckZxidOrder(h *History, opts LinearizabilityOptions) (Result, error) {
 }
 
 func checkZxidOrderModel(h *History, opts LinearizabilityOptions) (Result, error) {
+	return checkZxidOrderWith(h, opts, false)
+}
+
+// checkZxidOrderWith is checkZxidOrderModel; byPartition makes it replay the register model one
+// partition after the other, as it once did, for the tests that compare the two replays.
+func checkZxidOrderWith(h *History, opts LinearizabilityOptions, byPartition bool) (Result, error) {
 	if err := opts.validate(); err != nil {
 		return Result{}, err
 	}
@@ -100,7 +106,7 @@ func checkZxidOrderModel(h *History, opts LinearizabilityOptions) (Result, error
 		}
 		return res, nil
 	}
-	z := &zxidChecker{h: h, b: b, col: col, model: b.model()}
+	z := &zxidChecker{h: h, b: b, col: col, model: b.model(), replayByPartition: byPartition}
 	for i := range h.Committed {
 		zxid := h.Committed[i].Entry.Header.Zxid
 		if i == 0 || zxid != h.Committed[i-1].Entry.Header.Zxid+1 {
@@ -176,6 +182,9 @@ type zxidChecker struct {
 	// model does not judge and that therefore have no position, unknown outcomes found among their
 	// session's transactions, and the log scans spent on misreported zxids.
 	unplaced, unjudged, attributed, scans int
+	// replayByPartition replays the register model partition by partition instead of in one pass
+	// (see checkRegisterPartitions); only tests set it.
+	replayByPartition bool
 }
 
 // collect lays the builder's entries and session ends out as operations with their partitions (a
@@ -449,12 +458,99 @@ func (z *zxidChecker) checkPartitions(order []int32, partitions int) {
 			names[o.partition] = z.partitionName(o)
 		}
 	}
+	switch {
+	case z.b.opts.Model == WriteOrderModel:
+		return // no state to replay; checkWriteRealTime judged the order
+	case z.b.opts.Model == RegisterModel && !z.replayByPartition:
+		z.checkRegisterPartitions(order, names)
+		return
+	}
 	for p, ops := range z.byPartition(order, partitions) {
-		if z.b.opts.Model == WriteOrderModel {
-			continue // no state to replay; checkWriteRealTime judged the order
-		}
 		z.replay(ops, names[p])
 		z.checkRealTime(ops, names[p])
+	}
+}
+
+// registerPartition is the state of one znode's replay in checkRegisterPartitions.
+type registerPartition struct {
+	state registerState
+	// last is the last operation that sat at its own transaction, previous the operation before
+	// in the partition's order, and latest the one called latest so far (see checkRealTime).
+	last, previous, latest *zxidOp
+	// stopped says the replay met its first violation: like replay, it judges nothing more.
+	stopped bool
+	// The findings, held back so that they reach the collector in the order replay and
+	// checkRealTime, run partition after partition, give them: the replay's, then real time's.
+	// At most maxViolationsPerResult are kept; a collector never keeps more, so the rest are
+	// only counted.
+	replayFinding   *Finding
+	realTime        []Finding
+	realTimeDropped int
+}
+
+// checkRegisterPartitions is replay and checkRealTime for every znode of the register model at
+// once, in one pass over the position order with a state per znode. Replaying znode after znode
+// visited the operations of each in position order, which in a history of many znodes jumps
+// through memory at every step (the operations lie client by client); one pass in position order
+// reads the clients' operations as a few interleaved streams. The findings are the same, in the
+// same order.
+func (z *zxidChecker) checkRegisterPartitions(order []int32, names []string) {
+	parts := make([]registerPartition, len(names))
+	for _, oi := range order {
+		o := &z.ops[oi]
+		p := &parts[o.partition]
+		if !p.stopped {
+			z.replayRegister(p, o, names[o.partition])
+		}
+		if latest := p.latest; latest != nil && o.ret < latest.call {
+			if len(p.realTime) < maxViolationsPerResult {
+				p.realTime = append(p.realTime, z.realTimeFinding(o, latest, names[o.partition]))
+			} else {
+				p.realTimeDropped++
+			}
+			continue
+		}
+		if p.latest == nil || o.call > p.latest.call {
+			p.latest = o
+		}
+	}
+	for i := range parts {
+		p := &parts[i]
+		if p.replayFinding != nil {
+			z.col.add(*p.replayFinding)
+		}
+		for _, f := range p.realTime {
+			z.col.add(f)
+		}
+		// A partition with dropped findings filled the collector with the ones it kept.
+		z.col.dropped += p.realTimeDropped
+	}
+}
+
+// replayRegister is one step of replay for the register model.
+func (z *zxidChecker) replayRegister(p *registerPartition, o *zxidOp, partition string) {
+	previous := p.previous
+	p.previous = o
+	if previous != nil && o.key.rank == 0 && previous.slot == o.slot {
+		f := z.pairFinding("one-transaction", previous, o, fmt.Sprintf("%s and %s both claim the transaction %s on %s",
+			z.describe(previous), z.describe(o), hexID(o.key.zxid), partition))
+		p.replayFinding, p.stopped = &f, true
+		return
+	}
+	ok, next := registerJudge(p.state, o.in, o.out)
+	if !ok {
+		before := "at the start of the history"
+		if p.last != nil {
+			before = "after " + z.describe(p.last)
+		}
+		f := z.pairFinding("model-order", p.last, o, fmt.Sprintf("in zxid order %s cannot have its result: %s the state of %s is %s",
+			z.describe(o), before, partition, z.model.DescribeState(p.state)))
+		p.replayFinding, p.stopped = &f, true
+		return
+	}
+	p.state = next
+	if o.key.rank == 0 {
+		p.last = o
 	}
 }
 
@@ -516,16 +612,21 @@ func (z *zxidChecker) checkRealTime(ops []int32, partition string) {
 	for _, oi := range ops {
 		o := &z.ops[oi]
 		if latest != nil && o.ret < latest.call {
-			z.col.add(z.pairFinding("real-time-order", o, latest, fmt.Sprintf(
-				"cycle on %s: %s returned at %s, before %s was called at %s (real time), yet its position %s is after %s (zxid order)",
-				partition, z.describe(o), timeString(clock.Time(o.ret)), z.describe(latest), timeString(clock.Time(latest.call)),
-				describeKey(o.key), describeKey(latest.key))))
+			z.col.add(z.realTimeFinding(o, latest, partition))
 			continue
 		}
 		if latest == nil || o.call > latest.call {
 			latest = o
 		}
 	}
+}
+
+// realTimeFinding explains that o returned before latest, which sits before it, was called.
+func (z *zxidChecker) realTimeFinding(o, latest *zxidOp, partition string) Finding {
+	return z.pairFinding("real-time-order", o, latest, fmt.Sprintf(
+		"cycle on %s: %s returned at %s, before %s was called at %s (real time), yet its position %s is after %s (zxid order)",
+		partition, z.describe(o), timeString(clock.Time(o.ret)), z.describe(latest), timeString(clock.Time(latest.call)),
+		describeKey(o.key), describeKey(latest.key)))
 }
 
 // checkWriteRealTime applies the same scan to the replied writes of every partition together:

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"math/bits"
+	"strings"
 
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/zabmodel"
@@ -56,6 +57,9 @@ type Feature struct {
 	// fuzzer counts them but does not keep an input for them alone (they change with every run's
 	// length and would fill the corpus with inputs that only did more of the same).
 	Count bool
+	// Point is, for an effect boundary reached, the boundary's name: the fuzzer can arm an
+	// injection at exactly that boundary of that server.
+	Point string
 }
 
 type stepCount struct {
@@ -93,7 +97,54 @@ type serverCoverage struct {
 	aimed      bool
 	aimedPhase phase
 	aimedLast  zabmodel.EventKind
+	// history is what the server's disk has lived through so far (historyBits), and
+	// lastSnapshot the zxid of its newest snapshot, written or loaded.
+	history      uint8
+	lastSnapshot int64
 }
+
+// History bits: what a server's disk has lived through in the run. The bugs of the zoo's rarest
+// switches live where two of these meet on one server, or on a leader and its learner: a server
+// that was synced by SNAP and now leads (snap-log-gap), a TRUNC on a server holding a newer
+// snapshot (trunc-snapshot), a truncated learner whose old ACKs its leader still holds
+// (stale-ack).
+const (
+	historyRestarted uint8 = 1 << iota
+	historyLostTail
+	historyTruncated
+	historySnapSynced
+	historyLogDeleted
+	historySnapshotted
+	historyBits = 6
+)
+
+var historyNames = [historyBits]string{"restarted", "lost-tail", "truncated", "snap-synced", "log-deleted", "snapshotted"}
+
+func historyString(h uint8) string {
+	var parts []string
+	for i, name := range historyNames {
+		if h&(1<<i) != 0 {
+			parts = append(parts, name)
+		}
+	}
+	if len(parts) == 0 {
+		return "{}"
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// historyKinds are the steps at which a server's history is a situation of its own: the steps
+// that start or end a role or a sync.
+var historyKinds = func() []bool {
+	kinds := make([]bool, coverageKinds)
+	for _, k := range []zabmodel.EventKind{
+		zabmodel.EventElected, zabmodel.EventEpochQuorum, zabmodel.EventNewLeaderAck, zabmodel.EventEstablished,
+		zabmodel.EventTruncate, zabmodel.EventServing, zabmodel.EventLearnerSync, zabmodel.EventTreeLoaded,
+	} {
+		kinds[k] = true
+	}
+	return kinds
+}()
 
 // NewCoverage returns an empty coverage for one run.
 func NewCoverage() *Coverage {
@@ -194,6 +245,30 @@ func (c *Coverage) event(e zabmodel.Event) {
 			return fmt.Sprintf("truncate across %d epochs, 2^%d records", epochs, records)
 		})
 	}
+	if kind == zabmodel.EventTruncate {
+		// Where the newest snapshot is against the truncation point: above it, the reloaded
+		// tree may hold what the TRUNC removed.
+		snapshot := relation(s.lastSnapshot, e.Zxid)
+		c.add(mix(0x09, snapshot, uint64(s.history)), e.Time, e.Server, func() string {
+			return fmt.Sprintf("truncate with snapshot%spoint after %s", relationNames[snapshot], historyString(s.history))
+		})
+	}
+	if k < len(historyKinds) && historyKinds[k] {
+		c.add(mix(0x08, uint64(kind), uint64(role), uint64(s.history)), e.Time, e.Server, func() string {
+			return fmt.Sprintf("history %s %s after %s", kind, role, historyString(s.history))
+		})
+	}
+	if kind == zabmodel.EventLearnerSync && e.Learner > 0 {
+		// The leader's and the learner's logs as the sync is decided, with what the leader's disk
+		// lived through: the DIFF, TRUNC or SNAP a learner gets and the holes a leader's log may
+		// have.
+		learner := c.server(e.Learner)
+		zxids, epochs := relation(learner.lastLogged, s.lastLogged), relation(learner.lastLogged>>32, s.lastLogged>>32)
+		c.add(mix(0x0a, zxids, epochs, uint64(s.history), uint64(learner.history)), e.Time, e.Server, func() string {
+			return fmt.Sprintf("learner-sync learner%sleader epoch%s leader %s learner %s", relationNames[zxids], relationNames[epochs],
+				historyString(s.history), historyString(learner.history))
+		})
+	}
 	if s.fault != "" {
 		s.after = append(s.after, kind)
 		verb, after := s.fault, append([]zabmodel.EventKind(nil), s.after...)
@@ -215,6 +290,9 @@ func (c *Coverage) advance(s *serverCoverage, e zabmodel.Event) {
 		s.phase = phaseDown
 	case zabmodel.EventRestart, zabmodel.EventStopServing:
 		s.phase = phaseLooking
+		if e.Kind == zabmodel.EventRestart {
+			s.history |= historyRestarted
+		}
 	case zabmodel.EventElected:
 		s.phase = phaseDiscovery
 	case zabmodel.EventEpochQuorum, zabmodel.EventTruncate, zabmodel.EventNewLeaderAck:
@@ -222,7 +300,16 @@ func (c *Coverage) advance(s *serverCoverage, e zabmodel.Event) {
 	case zabmodel.EventTreeLoaded:
 		if e.Source == zabmodel.SourceSnap {
 			s.phase = phaseSync
+			s.history |= historySnapSynced
 		}
+		s.lastSnapshot = max(s.lastSnapshot, e.Zxid)
+	case zabmodel.EventSnapshot:
+		s.history |= historySnapshotted
+		s.lastSnapshot = max(s.lastSnapshot, e.Zxid)
+	case zabmodel.EventLost:
+		s.history |= historyLostTail
+	case zabmodel.EventLogDeleted:
+		s.history |= historyLogDeleted
 	case zabmodel.EventServing, zabmodel.EventEstablished:
 		s.phase = phaseBroadcast
 	case zabmodel.EventAcceptedEpoch:
@@ -236,6 +323,7 @@ func (c *Coverage) advance(s *serverCoverage, e zabmodel.Event) {
 	}
 	if e.Kind == zabmodel.EventTruncate {
 		s.lastLogged = e.Zxid
+		s.history |= historyTruncated
 	}
 }
 
@@ -264,9 +352,12 @@ func (c *Coverage) fault(verb string, sid int64, at clock.Time) {
 // crashPoint records that a server reached a named persistence boundary.
 func (c *Coverage) crashPoint(sid int64, point string, at clock.Time) {
 	ph := c.server(sid).phase
-	c.add(mix(0x07, hashString(point), uint64(ph)), at, sid, func() string {
-		return fmt.Sprintf("reached %s in %s", point, ph)
-	})
+	hash := mix(0x07, hashString(point), uint64(ph))
+	if _, ok := c.seen[hash]; ok {
+		return
+	}
+	c.add(hash, at, sid, func() string { return fmt.Sprintf("reached %s in %s", point, ph) })
+	c.features[len(c.features)-1].Point = point
 }
 
 // relation is 0, 1 or 2 for less, equal, greater.

@@ -137,7 +137,7 @@ func TestFuzzScriptNeedsItsSeed(t *testing.T) {
 // its corpus has an entry with new situations, it proposes mutations of it too, directed ones
 // aimed at the server and moment of those situations.
 func TestFuzzerProposesFreshSeedsAndMutations(t *testing.T) {
-	f := NewFuzzer(FuzzerOptions{SeedStart: 100, Duration: 10 * clock.Second, RandomSeed: 1})
+	f := NewFuzzer(FuzzerOptions{SeedStart: 100, Duration: 10 * clock.Second, RandomSeed: 1, FreshFirst: -1, FreshPercent: 30})
 	first := f.Next()
 	require.True(t, first.Fresh)
 	require.Equal(t, uint64(100), first.Seed)
@@ -166,7 +166,7 @@ func TestFuzzerProposesFreshSeedsAndMutations(t *testing.T) {
 		}
 		require.Equal(t, uint64(100), c.Seed)
 		require.NoError(t, c.Script.check(DefaultClients, 10*clock.Second, nil))
-		if len(c.Edits) == 1 && c.Edits[0].Kind == EditAdd && c.Edits[0].Target == "zk2" {
+		if len(c.Edits) == 1 && (c.Edits[0].Kind == EditAdd || c.Edits[0].Kind == EditInject) && c.Edits[0].Target == "zk2" {
 			directed++
 			assert.GreaterOrEqual(t, c.Edits[0].At, 3*clock.Second)
 			assert.LessOrEqual(t, c.Edits[0].At, 3*clock.Second+200*clock.Millisecond)
@@ -175,6 +175,27 @@ func TestFuzzerProposesFreshSeedsAndMutations(t *testing.T) {
 	assert.Greater(t, mutated, 100, "most proposals mutate the corpus")
 	assert.Greater(t, directed, 25, "many mutations aim at a new situation")
 	assert.Greater(t, reseeded, 20, "some run the same faults under another seed")
+}
+
+// TestFuzzerStartsAsTheSwarm: the first FreshFirst proposals are the fresh seeds in order, whatever
+// the corpus holds, so a campaign's first runs are the swarm's first seeds.
+func TestFuzzerStartsAsTheSwarm(t *testing.T) {
+	f := NewFuzzer(FuzzerOptions{SeedStart: 7, Duration: 10 * clock.Second, RandomSeed: 1, FreshFirst: 50, FreshPercent: 20})
+	script, err := DrawScript(Options{Seed: 7, Observers: -1, Duration: 10 * clock.Second})
+	require.NoError(t, err)
+	for i := uint64(0); i < 50; i++ {
+		c := f.Next()
+		require.True(t, c.Fresh, "proposal %d", i)
+		require.Equal(t, 7+i, c.Seed)
+		f.Learn(c, script, []Feature{{Hash: 100 + i, At: clock.Time(warmup + clock.Second), Server: 1}})
+	}
+	mutated := 0
+	for range 100 {
+		if !f.Next().Fresh {
+			mutated++
+		}
+	}
+	assert.Greater(t, mutated, 60, "after the fresh seeds, most proposals mutate the corpus (at least four in five)")
 }
 
 // TestRetargetNeverNamesANodeTwice: retargeting a partition or a one-way cut at a node it already
@@ -190,4 +211,41 @@ func TestRetargetNeverNamesANodeTwice(t *testing.T) {
 			require.NoError(t, edited.check(2, 10*clock.Second, nil), "retarget #%d by %d:\n%s", index, pick, edited)
 		}
 	}
+}
+
+// TestInjectionAtAReachedBoundaryLandsOnIt: the fuzzer's directed injection (EditInject armed a
+// nanosecond before a boundary a run reached, on that server) fires at exactly that hit, because
+// the edited run is the parent's up to that moment. This is what makes a rare situation's moment
+// a target rather than a hint.
+func TestInjectionAtAReachedBoundaryLandsOnIt(t *testing.T) {
+	options := Options{Seed: 5, Observers: -1, Clients: 3, Duration: 10 * clock.Second}
+	base, err := DrawScript(options)
+	require.NoError(t, err)
+	cov := NewCoverage()
+	options.Script, options.Coverage = base, cov
+	_, err = Run(options)
+	require.NoError(t, err)
+	var landed int
+	for _, ft := range cov.Features() {
+		if ft.Point == "" || ft.At < clock.Time(warmup) || landed == 3 {
+			continue
+		}
+		at := clock.Duration(ft.At-clock.Time(warmup)) - clock.Nanosecond
+		// Param 0 is a crash; its target is the server that reached the boundary.
+		edited := ApplyEdits(base, []Edit{{Kind: EditInject, At: at, Point: ft.Point, Target: "zk" + strconv.FormatInt(ft.Server, 10)}})
+		after := NewCoverage()
+		_, err := Run(Options{Seed: 5, Observers: -1, Clients: 3, Duration: 10 * clock.Second, Script: edited, Coverage: after})
+		require.NoError(t, err)
+		fired := false
+		for _, g := range after.Features() {
+			if strings.HasPrefix(g.Name, "fault crashpoint "+ft.Point+" ") && g.Server == ft.Server {
+				assert.Equal(t, ft.At, g.At, "the crash at %s on zk%d fires at the hit the parent reached", ft.Point, ft.Server)
+				fired = true
+				break
+			}
+		}
+		assert.True(t, fired, "a crash armed before %s on zk%d fires", ft.Point, ft.Server)
+		landed++
+	}
+	require.Equal(t, 3, landed, "seed 5 reaches boundaries in its fault phase")
 }

@@ -17,9 +17,10 @@ import (
 // inputs in the same order.
 //
 // Next proposes one of three things:
-//   - a fresh seed (the next of a counter), with probability FreshPercent: the random swarm itself,
-//     so that the fuzzer never does worse than the swarm by more than that share, and keeps finding
-//     new starting points;
+//   - a fresh seed (the next of a counter): every proposal of the first FreshFirst, then a share
+//     that adapts between FreshPercent and 90% (FreshShare): the random swarm itself, so that
+//     the fuzzer does worse than the swarm by at most that share, and keeps finding new starting
+//     points;
 //   - a directed mutation: an entry of the corpus, preferring entries whose new situations are
 //     rare, with a fault (a crash, a reset, a pause or an isolation) added on the server where one
 //     of those situations was reached, at or just after the moment it was reached. This is where
@@ -33,6 +34,10 @@ type Fuzzer struct {
 	features int
 	nextSeed uint64
 	runs     int
+	// yield is the mean rarity reward (see Learn) of fresh seeds [0] and of mutations [1], over
+	// their last runs, and yieldRuns how many runs each mean has seen.
+	yield     [2]float64
+	yieldRuns [2]int
 }
 
 // FuzzerOptions configure a Fuzzer.
@@ -41,8 +46,15 @@ type FuzzerOptions struct {
 	SeedStart uint64
 	// Duration is the fault phase of the runs (edits keep their faults inside it).
 	Duration clock.Duration
-	// FreshPercent is the share of fresh seeds among the proposals, 0 to 100 (default 30).
+	// FreshPercent is the least share of fresh seeds among the proposals after the first
+	// FreshFirst, 1 to 100 (default 50). The share adapts above it (up to maxFreshShare) to how
+	// rare the situations are that fresh seeds reach against mutations (FreshShare).
 	FreshPercent int
+	// FreshFirst is how many proposals are fresh seeds before the first mutation (default
+	// DefaultFreshFirst; negative: none). A campaign starts as the swarm does, so that a bug the
+	// swarm finds within its first seeds the fuzzer finds at the same run, and the corpus that
+	// mutation starts from holds that many runs' situations rather than a handful.
+	FreshFirst int
 	// RandomSeed seeds the mutator's own choices (which entry, which edit).
 	RandomSeed uint64
 }
@@ -66,15 +78,24 @@ type FuzzCandidate struct {
 	Edits  []Edit
 	// Fresh says the candidate is a fresh seed (the swarm's own run).
 	Fresh bool
+	// Mutation names how the candidate was made: "fresh", "directed", "reseed", "splice" or
+	// "random", so that a campaign can count what each kind of proposal costs and finds.
+	Mutation string
 }
+
+// DefaultFreshFirst is how many fresh seeds a campaign runs before its first mutation.
+const DefaultFreshFirst = 256
 
 // NewFuzzer returns an empty fuzzer.
 func NewFuzzer(o FuzzerOptions) *Fuzzer {
 	if o.FreshPercent == 0 {
-		o.FreshPercent = 30
+		o.FreshPercent = 50
 	}
 	if o.Duration == 0 {
 		o.Duration = DefaultDuration
+	}
+	if o.FreshFirst == 0 {
+		o.FreshFirst = DefaultFreshFirst
 	}
 	return &Fuzzer{opts: o, rng: sim.NewPCG(o.RandomSeed), counts: map[uint64]int{}, nextSeed: o.SeedStart}
 }
@@ -95,35 +116,58 @@ func (f *Fuzzer) Add(e *FuzzEntry) { f.corpus = append(f.corpus, e) }
 // Next proposes the next run.
 func (f *Fuzzer) Next() FuzzCandidate {
 	f.runs++
-	if len(f.corpus) == 0 || f.rng.Choose(100) < f.opts.FreshPercent {
+	if len(f.corpus) == 0 || f.runs <= f.opts.FreshFirst || f.rng.Choose(1000) < int(f.FreshShare()*1000) {
 		seed := f.nextSeed
 		f.nextSeed++
-		return FuzzCandidate{Seed: seed, Fresh: true}
+		return FuzzCandidate{Seed: seed, Fresh: true, Mutation: "fresh"}
 	}
 	parent := f.pickEntry()
 	parent.picks++
-	switch pick := f.rng.Choose(100 - f.opts.FreshPercent); {
+	// The mix of mutations: directed 30 in 70, reseeded 25, spliced 10, random 5 (a splice of
+	// entries of different clusters falls back to random edits).
+	switch pick := f.rng.Choose(70); {
 	case pick < 30 && len(parent.moments()) > 0:
 		edits := []Edit{f.directedEdit(parent)}
-		return FuzzCandidate{Seed: parent.Seed, Script: ApplyEdits(parent.Script, edits), Edits: edits}
+		return FuzzCandidate{Seed: parent.Seed, Script: ApplyEdits(parent.Script, edits), Edits: edits, Mutation: "directed"}
 	case pick < 55:
 		// The same faults under another seed: the run's timing (every latency, every client's
 		// pick) is drawn anew, so a scenario that reached rare situations is tried at other
 		// interleavings.
 		seed := uint64(f.rng.Choose(1<<31))<<32 | uint64(f.rng.Choose(1<<31))
-		return FuzzCandidate{Seed: seed, Script: parent.Script, Edits: []Edit{{Kind: EditReseed, Param: uint32(seed)}}}
+		return FuzzCandidate{Seed: seed, Script: parent.Script, Edits: []Edit{{Kind: EditReseed, Param: uint32(seed)}}, Mutation: "reseed"}
 	case pick < 65:
 		if other := f.corpus[f.rng.Choose(len(f.corpus))]; other != parent && sameCluster(parent.Script, other.Script) {
 			at := clock.Duration(f.rng.Choose(int(f.opts.Duration/clock.Millisecond))) * clock.Millisecond
 			return FuzzCandidate{Seed: parent.Seed, Script: splice(parent.Script, other.Script, at),
-				Edits: []Edit{{Kind: EditSplice, At: at, Param: uint32(other.Seed)}}}
+				Edits: []Edit{{Kind: EditSplice, At: at, Param: uint32(other.Seed)}}, Mutation: "splice"}
 		}
 	}
 	var edits []Edit
 	for n := 1 + f.rng.Choose(4); n > 0; n-- {
 		edits = append(edits, f.randomEdit())
 	}
-	return FuzzCandidate{Seed: parent.Seed, Script: ApplyEdits(parent.Script, edits), Edits: edits}
+	return FuzzCandidate{Seed: parent.Seed, Script: ApplyEdits(parent.Script, edits), Edits: edits, Mutation: "random"}
+}
+
+// maxFreshShare caps the adaptive share of fresh seeds, so that mutation keeps a tenth of the
+// runs and can show that it reaches rarer situations again.
+const maxFreshShare = 0.9
+
+// yieldWindow is how many recent runs the rarity means of fresh seeds and mutations follow.
+const yieldWindow = 128
+
+// FreshShare is the share of fresh seeds among the next proposals (after the first FreshFirst):
+// probability matching on the two kinds' rarity rewards, the fresh seeds' mean reward over the sum
+// of both means, between FreshPercent and maxFreshShare. Fresh seeds are the swarm; where
+// mutations reach rare situations no more often than the swarm does (a bug the protocol-state
+// coverage does not see, such as a lock recipe's), the fuzzer becomes mostly the swarm, and where
+// they reach them more often, it mutates more.
+func (f *Fuzzer) FreshShare() float64 {
+	least := float64(f.opts.FreshPercent) / 100
+	if f.yieldRuns[0] < 16 || f.yieldRuns[1] < 16 || f.yield[0]+f.yield[1] <= 0 {
+		return least
+	}
+	return min(max(f.yield[0]/(f.yield[0]+f.yield[1]), least), max(maxFreshShare, least))
 }
 
 // sameCluster reports whether two scenarios have the same cluster and workload, so that the faults
@@ -195,7 +239,20 @@ func (f *Fuzzer) directedEdit(parent *FuzzEntry) Edit {
 	}
 	slices.SortStableFunc(moments, func(a, b Feature) int { return cmp.Compare(f.counts[a.Hash], f.counts[b.Hash]) })
 	ft := moments[f.rng.Choose(min(len(moments), 4))]
-	at := clock.Duration(ft.At-clock.Time(warmup)) + clock.Duration(f.rng.Choose(201))*clock.Millisecond
+	reached := clock.Duration(ft.At - clock.Time(warmup))
+	server := "zk" + strconv.FormatInt(ft.Server, 10)
+	switch {
+	case ft.Point != "" && f.rng.Choose(2) == 0:
+		// The situation is an effect boundary reached: arm an injection there a nanosecond before
+		// the parent reached it, so that it fires at exactly that hit, in a run that is the
+		// parent's up to that moment.
+		return Edit{Kind: EditInject, At: max(reached-clock.Nanosecond, 0), Point: ft.Point, Target: server, Param: uint32(f.rng.Choose(1 << 16))}
+	case f.rng.Choose(3) == 0:
+		// An injection at whichever boundary of a random kind the server reaches next after the
+		// situation: the effect it takes next, cut in two.
+		return Edit{Kind: EditInject, At: reached, Index: f.rng.Choose(len(crashPointNames)), Target: server, Param: uint32(f.rng.Choose(1 << 16))}
+	}
+	at := reached + clock.Duration(f.rng.Choose(201))*clock.Millisecond
 	total := 0
 	for _, d := range directedFamilies {
 		total += d.weight
@@ -213,7 +270,7 @@ func (f *Fuzzer) directedEdit(parent *FuzzEntry) Edit {
 	// (a leader change while a learner is in the middle of something) or whoever the stream draws.
 	switch f.rng.Choose(4) {
 	case 0, 1:
-		e.Target = "zk" + strconv.FormatInt(ft.Server, 10)
+		e.Target = server
 	case 2:
 		e.Target = "leader"
 	}
@@ -244,9 +301,16 @@ func (f *Fuzzer) randomEdit() Edit {
 
 // Learn takes a run's situations and reports how many no earlier run reached; a candidate that
 // reached any joins the corpus with script, the scenario the run ran (Report.Script).
+//
+// It also scores the run's rarity: the sum, over the situations it reached (count buckets
+// aside), of one over how many runs reached each, this one included. A new situation scores 1, one
+// that a tenth of the runs reach a tenth; a run that reaches rare situations again scores high
+// too, since a bug lives next to a rare situation more often than next to a common one. The
+// scores of fresh seeds and of mutations steer FreshShare.
 func (f *Fuzzer) Learn(c FuzzCandidate, script *Script, features []Feature) (*FuzzEntry, int) {
 	var fresh []Feature
 	keep := false
+	reward := 0.0
 	for _, ft := range features {
 		if f.counts[ft.Hash] == 0 {
 			fresh = append(fresh, ft)
@@ -254,7 +318,16 @@ func (f *Fuzzer) Learn(c FuzzCandidate, script *Script, features []Feature) (*Fu
 			keep = keep || !ft.Count
 		}
 		f.counts[ft.Hash]++
+		if !ft.Count {
+			reward += 1 / float64(f.counts[ft.Hash])
+		}
 	}
+	arm := 1
+	if c.Fresh {
+		arm = 0
+	}
+	f.yieldRuns[arm]++
+	f.yield[arm] += (reward - f.yield[arm]) / float64(min(f.yieldRuns[arm], yieldWindow))
 	if !keep || script == nil {
 		return nil, len(fresh)
 	}

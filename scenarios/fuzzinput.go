@@ -42,6 +42,13 @@ const (
 	// crashpoint's restart delay) by (Param%64+1)/16, from 1/16 to 4 times: it turns a pause shorter
 	// than a timeout into a longer one, and back.
 	EditStretch
+	// EditInject arms an injection at an effect boundary (zabmodel.Boundaries), as the swarm's
+	// BUGGIFY does: from At on, the next time Target (or the server Param picks) reaches boundary
+	// Point (or the one Index picks), it crashes and restarts a while later, pauses, or has the
+	// connection the boundary writes to reset. Param picks which and for how long. Aimed just
+	// before a moment where a run reached a rare situation at that boundary, it lands exactly in
+	// it, in a run that is the parent's up to there.
+	EditInject
 	editKinds
 
 	// EditReseed and EditSplice describe the fuzzer's other mutations of a corpus entry; they are
@@ -53,7 +60,7 @@ const (
 )
 
 var editNames = map[EditKind]string{EditAdd: "add", EditDrop: "drop", EditMove: "move", EditRetarget: "retarget", EditStretch: "stretch",
-	EditReseed: "reseed", EditSplice: "splice"}
+	EditInject: "inject", EditReseed: "reseed", EditSplice: "splice"}
 
 func (k EditKind) String() string {
 	if name, ok := editNames[k]; ok {
@@ -70,7 +77,8 @@ type Edit struct {
 	Index  int
 	At     clock.Duration // from the start of the fault phase; clamped below the duration
 	Family string         // EditAdd: one of FaultFamilies
-	Target string         // EditAdd: "" to let the stream draw, or a server such as "zk2"
+	Target string         // EditAdd, EditInject: "" to let the stream (or Param) draw, or a server such as "zk2"
+	Point  string         // EditInject: an effect boundary, or "" to let Index pick one
 	Param  uint32
 }
 
@@ -78,6 +86,15 @@ func (e Edit) String() string {
 	switch e.Kind {
 	case EditAdd:
 		s := fmt.Sprintf("add %s at %s stream %d", e.Family, formatDuration(e.At), e.Param)
+		if e.Target != "" {
+			s += " on " + e.Target
+		}
+		return s
+	case EditInject:
+		s := fmt.Sprintf("inject %d at %s", e.Param, formatDuration(e.At))
+		if e.Point != "" {
+			s += " at " + e.Point
+		}
 		if e.Target != "" {
 			s += " on " + e.Target
 		}
@@ -169,8 +186,12 @@ func ApplyEdits(base *Script, edits []Edit) *Script {
 
 func (s *Script) applyEdit(e Edit) {
 	at := min(max(e.At, 0), s.Duration-clock.Millisecond)
-	if e.Kind == EditAdd {
+	switch e.Kind {
+	case EditAdd:
 		s.addDrawn(e.Family, at, e.Target, e.Param)
+		return
+	case EditInject:
+		s.addInjection(e, at)
 		return
 	}
 	if len(s.Actions) == 0 {
@@ -201,7 +222,10 @@ func (s *Script) addDrawn(family string, at clock.Duration, target string, param
 	}
 	defer w.Release()
 	before := len(s.Actions)
-	d := &drawer{w: w, s: s}
+	// An added fault is drawn as a BUGGIFY seed's are, with an injection at an effect boundary
+	// now and then besides the fault itself: the fuzzer's faults are at least as eventful as
+	// the swarm's.
+	d := &drawer{w: w, s: s, buggify: true}
 	d.one(family, at)
 	if target == "" {
 		return
@@ -231,6 +255,30 @@ func (s *Script) addDrawn(family string, at clock.Duration, target string, param
 		default:
 			a.Args = []string{"all"} // A restart names a server; "all" starts whichever the leader was.
 		}
+	}
+}
+
+// addInjection adds an EditInject's crashpoint, pausepoint or resetpoint at at.
+func (s *Script) addInjection(e Edit, at clock.Duration) {
+	point := e.Point
+	if !slices.Contains(crashPointNames, point) {
+		point = crashPointNames[e.Index%len(crashPointNames)]
+	}
+	servers := s.Servers + s.Observers
+	target := e.Target
+	if kind, _, ok := parseTarget(target); !ok || kind != aServer {
+		target = "zk" + strconv.Itoa(int(e.Param/3)%servers+1)
+	}
+	// From a quarter of a second to 15 s: a restart or a pause shorter than a tick, or longer
+	// than the session and sync timeouts.
+	length := formatDuration(clock.Duration(1+int64(e.Param/24)%60) * 250 * clock.Millisecond)
+	switch kind := e.Param % 3; {
+	case kind == 1:
+		s.Actions = append(s.Actions, Action{At: at, Verb: "pausepoint", Args: []string{target, point, "for", length}})
+	case kind == 2 && strings.Contains(point, "-send:"):
+		s.Actions = append(s.Actions, Action{At: at, Verb: "resetpoint", Args: []string{target, point}})
+	default:
+		s.Actions = append(s.Actions, Action{At: at, Verb: "crashpoint", Args: []string{target, point, "restart", length}})
 	}
 }
 

@@ -29,57 +29,60 @@ func lockResult(t *testing.T, rep *Report, checker string) checkers.Result {
 // checkLeadership gives up leadership at the next listing (CURATOR-653), and the seed passes.
 //
 // The seed is kept as a script (testdata/regressions/election-seed38-two-leaders.script): the
-// seed's own run changed when the lock workloads began to draw their timeouts.
+// seed's own run changed when the lock workloads began to draw their timeouts. Since snapshots
+// became fuzzy (their walks draw from the seed) the script runs with seed 100, where the same
+// story happens to c3 (whose node is replaced) and c1 (granted) at about 40.25 s.
 func TestElectionSeed38TwoLeaders(t *testing.T) {
+	const seed = 100
 	f, err := os.Open(filepath.Join("testdata", "regressions", "election-seed38-two-leaders.script"))
 	require.NoError(t, err)
 	script, err := ParseScript(f)
 	require.NoError(t, f.Close())
 	require.NoError(t, err)
 	keeps := lockmodel.SelfTests{}.With(lockmodel.SelfTestLatchKeepsLeadership)
-	rep, err := Run(Options{Seed: 38, Script: script, RecipeSelfTests: keeps})
+	rep, err := Run(Options{Seed: seed, Script: script, RecipeSelfTests: keeps})
 	require.NoError(t, err)
 	require.Equal(t, lock.CheckerExclusiveBeliefFenced, rep.Failure(), rep.Explain())
 	res := lockResult(t, rep, lock.CheckerExclusiveBeliefFenced)
 	rules := map[string]bool{}
 	for _, f := range res.Findings {
 		rules[f.Rule] = true
-		assert.Contains(t, f.Clients, "c1")
+		assert.Contains(t, f.Clients, "c3")
 	}
 	assert.True(t, rules["own-node-deleted"], "%v", res.Findings)
 	assert.Equal(t, checkers.Pass, lockResult(t, rep, lock.CheckerMutualExclusion).Status, "fencing kept the resource safe")
 
 	// Without fencing the same two believers are the unfenced class.
 	noFencing := lockmodel.Bugs{}.With(lockmodel.BugNoFencing)
-	rep, err = Run(Options{Seed: 38, Script: script, RecipeSelfTests: keeps, RecipeBugs: noFencing})
+	rep, err = Run(Options{Seed: seed, Script: script, RecipeSelfTests: keeps, RecipeBugs: noFencing})
 	require.NoError(t, err)
 	assert.Equal(t, checkers.Violation, lockResult(t, rep, lock.CheckerExclusiveBelief).Status, rep.Explain())
 
-	rep, err = Run(Options{Seed: 38, Script: script})
+	rep, err = Run(Options{Seed: seed, Script: script})
 	require.NoError(t, err)
 	assert.False(t, rep.Failed(), rep.Explain())
 	assert.Equal(t, checkers.Pass, lockResult(t, rep, lock.CheckerExclusiveBeliefFenced).Status)
 
 	// The same run with LeaderLatch as Curator 5.4.0-5.6.x have it (no owner check, which changes
-	// the schedule) follows the recorded seed up to the second create, and shows what 5.4.0 does:
-	// c1 gives up leadership at its next listing, one round trip after its second create replaced
-	// its node, before c5 is granted.
+	// the schedule) shows what 5.4.0 does: the leader whose node was replaced gives up leadership
+	// at its next listing, one round trip after its second create replaced its node, before the
+	// next one is granted.
 	noOwnerCheck := lockmodel.SelfTests{}.With(lockmodel.SelfTestLatchNoOwnerCheck)
-	rep, l := runLock(t, Options{Seed: 38, Script: script, RecipeSelfTests: noOwnerCheck})
+	rep, l := runLock(t, Options{Seed: seed, Script: script, RecipeSelfTests: noOwnerCheck})
 	assert.False(t, rep.Failed(), rep.Explain())
-	var c1, c5 *lock.Hold
+	var replaced, granted *lock.Hold
 	for i, x := range l.log.holds {
-		if x.Client == "c1" && x.Start > at(18) && x.Start < at(19) {
-			c1 = &l.log.holds[i]
+		if x.Client == "c3" && x.Start > at(40) && x.Start < at(41) {
+			replaced = &l.log.holds[i]
 		}
-		if x.Client == "c5" && x.Start > at(18) && x.Start < at(19) {
-			c5 = &l.log.holds[i]
+		if x.Client == "c1" && x.Start > at(40) && x.Start < at(41) {
+			granted = &l.log.holds[i]
 		}
 	}
-	require.NotNil(t, c1, "c1 leads at about 18.7 s")
-	require.NotNil(t, c5, "c5 leads at about 18.7 s")
-	assert.LessOrEqual(t, c1.End, c5.Start, "c1 gave up leadership before c5 was granted")
-	assert.Less(t, c1.End.Sub(c1.Start), 50*clock.Millisecond, "within a few round trips")
+	require.NotNil(t, replaced, "c3 leads at about 40.25 s")
+	require.NotNil(t, granted, "c1 leads at about 40.25 s")
+	assert.LessOrEqual(t, replaced.End, granted.Start, "c3 gave up leadership before c1 was granted")
+	assert.Less(t, replaced.End.Sub(replaced.Start), 50*clock.Millisecond, "within a few round trips")
 }
 
 func at(seconds float64) clock.Time { return clock.Time(seconds * float64(clock.Second)) }

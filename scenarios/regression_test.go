@@ -77,14 +77,17 @@ func TestATruncToAnUnreachablePointEndsTheSync(t *testing.T) {
 	// issue #21), a round trip that changes the schedule; the latch-no-owner-check self-test
 	// restores the latch of that recording (Curator 5.4.0-5.6.x), and with it the run.
 	noOwnerCheck := lockmodel.SelfTests{}.With(lockmodel.SelfTestLatchNoOwnerCheck)
-	rep, err := Run(Options{Seed: 1000, Script: script, RecipeSelfTests: noOwnerCheck, Trace: sim.TraceConfig{Text: &trace}})
+	// Seed 4: seed 1000 reached the point until fuzzy snapshots moved every seed's schedule.
+	rep, err := Run(Options{Seed: 4, Script: script, RecipeSelfTests: noOwnerCheck, Trace: sim.TraceConfig{Text: &trace}})
 	require.NoError(t, err)
 	assert.False(t, rep.Failed(), rep.Explain())
-	assert.Contains(t, trace.String(), "truncated to 0x3:0x0, but the durable state only rebuilds 0x2:0x8")
+	assert.Contains(t, trace.String(), "truncated to 0x3:0x0, but the durable state only rebuilds 0x2:0x9")
 }
 
 // TestReleaseProfilesLoseWhatTheFixedModelKeeps: the stale-ack-durability-413 script passes on the
-// fixed model and fails on every release profile, each of which has the stale-ack behaviour.
+// fixed model and fails on every release profile, each of which has the stale-ack behaviour. It
+// runs with seed 10: with fuzzy snapshots seed 413 no longer reaches the window on 3.8.6, whose
+// NEWLEADER (ZK-4394-sync) takes another course.
 func TestReleaseProfilesLoseWhatTheFixedModelKeeps(t *testing.T) {
 	f, err := os.Open(filepath.Join("testdata", "regressions", "stale-ack-durability-413.script"))
 	require.NoError(t, err)
@@ -94,11 +97,11 @@ func TestReleaseProfilesLoseWhatTheFixedModelKeeps(t *testing.T) {
 	for _, version := range []string{"fixed", "3.8.0", "3.8.6", "master"} {
 		release, err := zabmodel.ParseRelease(version)
 		require.NoError(t, err)
-		rep, err := Run(Options{Seed: 413, Script: script, Bugs: release.Bugs})
+		rep, err := Run(Options{Seed: 10, Script: script, Bugs: release.Bugs})
 		require.NoError(t, err)
 		assert.Equal(t, version != "fixed", rep.Failed(), "%s: %s", version, rep.Explain())
-		if version == "3.8.6" || version == "master" {
-			// 3.8.0 fails earlier, on ZOOKEEPER-4394's NullPointerException.
+		if version == "master" {
+			// 3.8.0 and 3.8.6 fail earlier, on their NEWLEADER orders.
 			assert.Equal(t, "zab:CommittedLogDurability", rep.Failure(), version)
 		}
 	}
@@ -112,7 +115,7 @@ func TestReleaseProfilesLoseWhatTheFixedModelKeeps(t *testing.T) {
 	var formatted strings.Builder
 	require.NoError(t, script.Format(&formatted))
 	assert.Contains(t, formatted.String(), "zkversion 3.8.0\n")
-	rep, err := Run(Options{Seed: 413, Script: script})
+	rep, err := Run(Options{Seed: 10, Script: script})
 	require.NoError(t, err)
 	assert.True(t, rep.Failed(), rep.Explain())
 
@@ -131,9 +134,10 @@ func TestALearnerLeavingASnapSyncReloadsItsDisk(t *testing.T) {
 	script, err := ParseScript(f)
 	require.NoError(t, err)
 	var trace strings.Builder
-	// Seed 1067370 shrank the script; since a leader's sender writes a sync burst packet by
-	// packet, seed 1067381 is the first after it whose zk2 leaves inside that window.
-	rep, err := Run(Options{Seed: 1067381, Script: script, Trace: sim.TraceConfig{Text: &trace}})
+	// Seed 1067370 shrank the script; since a leader streams a SNAP from its live tree, seed
+	// 1067375 is the first after it whose zk2 leaves inside that window (1067381 was, while a
+	// sender wrote a sync burst packet by packet and the SNAP went out at once).
+	rep, err := Run(Options{Seed: 1067375, Script: script, Trace: sim.TraceConfig{Text: &trace}})
 	require.NoError(t, err)
 	assert.False(t, rep.Failed(), rep.Explain())
 	assert.Regexp(t, `zk2\s+peer\s+the database was cleared: loading it from disk`, trace.String())

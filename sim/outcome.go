@@ -133,6 +133,9 @@ func (w *World) Tracing() bool { return w.trace.Rendering() }
 // detail is only rendered, so callers pass it only when Tracing is true.
 func (w *World) TraceEvent(node NodeID, kind EventKind, a, b uint64, payload []byte, detail string) {
 	w.trace.hashEvent(w.now, node, kind, a, b, payload)
+	if w.schedule {
+		w.recordHistory(node, kind, b, payload)
+	}
 	if w.trace.Rendering() {
 		w.trace.render(w.now, w.Name(node), kind.String(), detail)
 	}
@@ -146,6 +149,9 @@ func (w *World) Note(node NodeID, kind, format string, args ...any) {
 		detail = fmt.Sprintf(format, args...)
 	}
 	w.trace.hashNote(w.now, node, kind, detail)
+	if w.schedule {
+		w.recordNote(node, kind, detail)
+	}
 	if w.trace.Rendering() {
 		w.trace.render(w.now, w.Name(node), kind, detail)
 	}

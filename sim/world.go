@@ -126,6 +126,13 @@ type World struct {
 	ended   bool
 	outcome Outcome
 	outside []string
+
+	// Schedule mode (schedule.go): the pending events as a plain list for a driver to pick from,
+	// and each node's history hash.
+	schedule      bool
+	sched         []event
+	history       []uint64
+	globalHistory uint64
 }
 
 // New builds a world from cfg. It fails on a budget that makes no sense.
@@ -175,7 +182,7 @@ func (w *World) Now() clock.Time { return w.now }
 func (w *World) Events() int64 { return w.events }
 
 // Pending returns how many events are queued.
-func (w *World) Pending() int { return w.queue.len() }
+func (w *World) Pending() int { return w.queue.len() + len(w.sched) }
 
 // Trace returns the run's trace recorder.
 func (w *World) Trace() *Trace { return w.trace }
@@ -318,6 +325,10 @@ func (w *World) node(id NodeID) *nodeState {
 func (w *World) push(e event) {
 	w.seq++
 	e.seq = w.seq
+	if w.schedule {
+		w.sched = append(w.sched, e)
+		return
+	}
 	w.queue.push(e)
 	if w.queue.len() > w.budget.MaxQueue && !w.ended {
 		w.end(Outcome{Kind: QueueBudget, Err: fmt.Errorf("sim: %d events pending, over the budget of %d", w.queue.len(), w.budget.MaxQueue)})
@@ -478,6 +489,9 @@ func (w *World) Step() bool {
 func (w *World) runLoop(deadline clock.Time, limit int64) (alive bool) {
 	if w.ended {
 		return false
+	}
+	if w.schedule {
+		return true // The driver dispatches events one by one (FireEnabled); time stays put.
 	}
 	defer func() {
 		if r := recover(); r != nil {

@@ -19,7 +19,7 @@ import (
 // The first six names are the crash points between two persistence steps that scenario scripts
 // have always named; the rest are generated: before-send:TYPE and after-send:TYPE for every quorum
 // packet type (SNAPSHOT is the serialized tree that follows SNAP), and before- and after- an append,
-// an fsync, a snapshot and each epoch file's write.
+// an fsync, a snapshot (and each step of the snapshot thread's walk) and each epoch file's write.
 var boundaryNames = buildBoundaryNames()
 
 // snapshotPayload is the boundary kind of the serialized tree a leader writes after SNAP: not a
@@ -47,6 +47,7 @@ func buildBoundaryNames() []string {
 		"epoch-file-renamed:acceptedEpoch", "epoch-file-renamed:currentEpoch",
 		"newleader-appended", "newleader-before-epoch", "log-appended", "fsynced-before-ack",
 		"before-append", "after-append", "before-fsync", "after-fsync", "before-snapshot", "after-snapshot",
+		"snapshot-serializing",
 		"before-epoch-write:acceptedEpoch", "after-epoch-write:acceptedEpoch",
 		"before-epoch-write:currentEpoch", "after-epoch-write:currentEpoch",
 	}

@@ -71,6 +71,11 @@ const (
 	// epoch's first zxid, and its old log was deleted after that SNAP); the learner then claims the
 	// point all the same, as every release's Learner.syncWithLeader does.
 	BugTruncSnapshot
+	// BugZK4394Sync is the NEWLEADER of 3.8.5, 3.8.6 and 3.9.2: ZOOKEEPER-4785's synchronous logging
+	// (every pending proposal appended and fsynced before the ACK, currentEpoch after them) without
+	// ZOOKEEPER-4394's fix, so that the pending list is empty and a COMMIT between NEWLEADER and
+	// UPTODATE dereferences nothing (a NullPointerException in Java, a panic here).
+	BugZK4394Sync
 )
 
 var bugTable = switches.NewTable("bug",
@@ -79,6 +84,7 @@ var bugTable = switches.NewTable("bug",
 	switches.Switch[Bug]{Bit: BugZK4643, Name: "ZK-4643", Description: "learners persist currentEpoch before the synced proposals"},
 	switches.Switch[Bug]{Bit: BugZK2845, Name: "ZK-2845", Description: "a server leaving its role does not fast-forward its tree to its log"},
 	switches.Switch[Bug]{Bit: BugZK4394, Name: "ZK-4394", Description: "a COMMIT between NEWLEADER and UPTODATE finds no pending proposal"},
+	switches.Switch[Bug]{Bit: BugZK4394Sync, Name: "ZK-4394-sync", Description: "3.8.5's synchronous NEWLEADER logging empties the pending list: a COMMIT before UPTODATE finds nothing"},
 	switches.Switch[Bug]{Bit: BugZK4712, Name: "ZK-4712", Description: "a follower's sync processor keeps writing after the tree was fast-forwarded"},
 	switches.Switch[Bug]{Bit: BugZK335, Name: "ZK-335", Description: "epochs are taken without a quorum's acceptedEpoch agreement"},
 	switches.Switch[Bug]{Bit: BugZK1653, Name: "ZK-1653", Description: "startup ignores currentEpoch.tmp"},

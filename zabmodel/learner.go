@@ -50,6 +50,10 @@ type learner struct {
 	committed                    []int64           // packetsCommitted
 	lastQueued                   int64
 
+	// requestsToAck are the zxids 3.8.5's NEWLEADER appended, acknowledged after UPTODATE
+	// (learner_releases.go).
+	requestsToAck []int64
+
 	pendingRevalidations map[int64]*clientConn
 
 	// busy says that the QuorumPeer thread is in a step that takes time (writing currentEpoch at
@@ -349,7 +353,7 @@ func (l *learner) syncPacket(qp proto.QuorumPacket) error {
 func (l *learner) syncCommit(zxid int64) {
 	p := l.p
 	if len(l.notLogged) == 0 {
-		if p.cfg.Bugs.Has(BugZK4394) {
+		if p.cfg.Bugs.Has(BugZK4394) || p.cfg.Bugs.Has(BugZK4394Sync) {
 			// packetsNotCommitted.peekFirst() returned null and pif.hdr threw.
 			panic(fmt.Sprintf("NullPointerException: server %d got COMMIT %s between NEWLEADER and UPTODATE with no pending proposal", p.sid, FormatZxid(zxid)))
 		}
@@ -413,6 +417,8 @@ func (l *learner) newLeader() {
 			l.zk.logRequest(entry)
 		}
 		l.notLogged = nil
+	case bugs.Has(BugZK4394Sync) && !l.observer:
+		l.appendPendingAtNewLeader()
 	case bugs.Has(BugZK3911):
 		// Nothing is logged before the ACK: the proposals wait for UPTODATE.
 	case !l.observer:
@@ -537,6 +543,7 @@ func (l *learner) upToDate() {
 			l.zk.commitRequest(entry)
 		}
 	} else {
+		l.ackAppended()
 		for _, entry := range l.notLogged {
 			l.zk.logRequest(entry)
 		}

@@ -181,15 +181,18 @@ func (h *learnerHandler) synchronize(peerLastZxid int64) {
 		return
 	}
 	p := h.p()
-	needSnap := h.syncFollower(peerLastZxid)
-	if needSnap {
-		zxid := p.db.lastProcessedZxid()
-		p.note("sync", "sending SNAP at %s to %d (peer at %s)", FormatZxid(zxid), h.sid, FormatZxid(peerLastZxid))
-		// The handler thread writes SNAP and the serialized tree itself, before the sender
-		// thread starts: two writes, with a boundary between them.
-		h.write(p.h.encodePacket(&proto.QuorumPacket{Type: pktSnap, Zxid: zxid}), pktSnap)
-		h.write(p.db.serializeSnapshot(), snapshotPayload)
+	if h.syncFollower(peerLastZxid) {
+		// The handler thread writes SNAP and streams the live tree itself, over several steps,
+		// before the sender thread starts (snapstream.go).
+		p.note("sync", "SNAP for %d (peer at %s)", h.sid, FormatZxid(peerLastZxid))
+		h.streamSnap()
+		return
 	}
+	h.sendNewLeader()
+}
+
+// sendNewLeader queues NEWLEADER behind the synchronization and starts the sender thread.
+func (h *learnerHandler) sendNewLeader() {
 	h.queuePacket(h.p().h.encodePacket(&proto.QuorumPacket{Type: pktNewLeader, Zxid: h.newLeaderZxid}))
 	h.state = hsAwaitNewLeaderAck
 	h.startSending()

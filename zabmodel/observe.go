@@ -77,7 +77,10 @@ const (
 	// proposals still in its pipeline (Leader.startForwarding; the checker knows them from the
 	// leader's EventPropose, so the event does not repeat them). It tells the checker
 	// which leader process a learner's NEWLEADER comes from, even when that process has since died
-	// or been restarted and its bytes arrive late.
+	// or been restarted and its bytes arrive late. With Source SourceSnap it marks instead the end
+	// of the walk of a SNAP streamed from the live tree (snapstream.go), Zxid the leader's last
+	// processed zxid then: the learner's snapshot may reflect transactions up to there, which it
+	// also gets forwarded behind the SNAP.
 	EventLearnerSync
 )
 

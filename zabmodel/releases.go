@@ -42,9 +42,10 @@ var zk380Learner = Bugs{}.With(BugZK4643).With(BugZK4646).With(BugZK4394)
 // log of txns applied during sync (ZOOKEEPER-4925, fixed in 3.9.4).
 var before393 = Bugs{}.With(BugZK4712).With(BugZK4925)
 
-const syncLoggingNPE = "ZOOKEEPER-4394's NullPointerException, which stays with their synchronous logging (the " +
-	"ZK-4394 switch brings 3.8.0's asynchronous logging too), and their order: the outstanding proposals are " +
-	"logged before the ACK too, the committed ones applied only after UPTODATE"
+// zk385Learner is Learner.syncWithLeader at NEWLEADER in 3.8.5, 3.8.6 and 3.9.2: every pending
+// proposal logged synchronously before currentEpoch and the ACK (ZOOKEEPER-4785), the pending list
+// then emptied, so that a COMMIT before UPTODATE still meets ZOOKEEPER-4394's NullPointerException.
+var zk385Learner = Bugs{}.With(BugZK4394Sync)
 
 var releases = []Release{
 	{Name: "fixed", Summary: "zabsim's model: master with the fixes of every finding of this harness (the default)"},
@@ -53,11 +54,11 @@ var releases = []Release{
 	{Name: "3.8.2", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0"},
 	{Name: "3.8.3", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0"},
 	{Name: "3.8.4", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0"},
-	{Name: "3.8.5", Bugs: union(everyRelease, before393), Summary: "synchronous NEWLEADER logging, then currentEpoch (ZOOKEEPER-4785)", Unmodelled: syncLoggingNPE},
-	{Name: "3.8.6", Bugs: union(everyRelease, before393), Summary: "as 3.8.5 (the latest 3.8.x)", Unmodelled: syncLoggingNPE},
+	{Name: "3.8.5", Bugs: union(everyRelease, zk385Learner, before393), Summary: "synchronous NEWLEADER logging, then currentEpoch (ZOOKEEPER-4785), with ZOOKEEPER-4394's NullPointerException"},
+	{Name: "3.8.6", Bugs: union(everyRelease, zk385Learner, before393), Summary: "as 3.8.5 (the latest 3.8.x)"},
 	{Name: "3.9.0", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0"},
 	{Name: "3.9.1", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0"},
-	{Name: "3.9.2", Bugs: union(everyRelease, before393), Summary: "as 3.8.5", Unmodelled: syncLoggingNPE},
+	{Name: "3.9.2", Bugs: union(everyRelease, zk385Learner, before393), Summary: "as 3.8.5"},
 	{Name: "3.9.3", Bugs: everyRelease.With(BugZK4925), Summary: "committed synced txns logged and applied before the ACK, outstanding ones kept (ZOOKEEPER-4394), processors shut down (ZOOKEEPER-4712)"},
 	{Name: "3.9.4", Bugs: everyRelease, Summary: "as master"},
 	{Name: "3.9.5", Bugs: everyRelease, Summary: "as master (the latest 3.9.x)"},

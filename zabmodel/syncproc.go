@@ -91,9 +91,9 @@ func (sp *syncProcessor) turn() {
 		if appended {
 			if sp.shouldSnapshot() {
 				sp.resetSnapshotStats()
-				// Java takes the snapshot on a separate thread from the live tree; the tree here
-				// is the same tree at this instant, which is one of the interleavings Java allows.
-				sp.p.db.snapshot()
+				// SyncRequestProcessor.run rolls the log and starts the snapshot thread, which
+				// walks the live tree while this processor and the commits go on.
+				sp.p.db.startSnapshotThread()
 			}
 		} else if len(sp.toFlush) == 0 {
 			// Nothing waits for an fsync: the request passes straight on (reads, syncs, and txns

@@ -114,12 +114,6 @@ func deserializeTree(b []byte, zxid int64, cfg *Config) (*tree, map[int64]int32,
 	return &tree{t: t}, sessionTable(sessions), nil
 }
 
-// serializeSync is what a leader streams after a SNAP packet: the sessions, the ACL cache, the nodes
-// and the signature.
-func serializeSync(t *tree, sessions map[int64]int32) []byte {
-	return t.t.SerializeSync(sessionList(sessions))
-}
-
 // deserializeSync reads a SNAP sync's stream.
 func deserializeSync(b []byte, zxid int64, cfg *Config) (*tree, map[int64]int32, error) {
 	t, sessions, err := datatree.DeserializeSync(b, zxid, treeConfig(cfg))

@@ -59,6 +59,8 @@ type zkDatabase struct {
 
 	// txnsSinceSnapshot counts appends since the last snapshot, for SyncRequestProcessor.
 	txnsSinceSnapshot int
+	// snapThread is the snapshot thread walking the tree, if one runs (snapthread.go).
+	snapThread *snapshotThread
 }
 
 func newZKDatabase(p *peer) *zkDatabase {
@@ -86,6 +88,7 @@ func (db *zkDatabase) clear() {
 	db.committed = nil
 	db.sessions = map[int64]int32{}
 	db.initialized = false
+	db.snapThread = nil // See snapshotThread: the walk ends with the tree it walks.
 }
 
 // loadDataBase is ZKDatabase.loadDataBase: the newest snapshot, then every logged txn after it,
@@ -276,9 +279,6 @@ func (db *zkDatabase) takeSnapshot(syncSnap bool) {
 	db.p.observe(Event{Kind: EventSnapshot, Zxid: zxid, Digest: db.tree.digest()})
 	db.p.crashPoint("after-snapshot")
 }
-
-// serializeSnapshot is what a leader sends in a SNAP sync, signature included.
-func (db *zkDatabase) serializeSnapshot() []byte { return serializeSync(db.tree, db.sessions) }
 
 // deserializeSnapshot replaces the database by a leader's snapshot (Learner's SNAP case).
 func (db *zkDatabase) deserializeSnapshot(b []byte, zxid int64) error {

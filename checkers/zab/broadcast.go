@@ -24,9 +24,7 @@ func (c *Checker) onPropose(s *server, e zabmodel.Event) {
 	} else {
 		c.checkLocalOrder(s, t)
 	}
-	if _, ok := c.proposals[t]; !ok {
-		c.proposals[t] = epoch
-	}
+	c.proposals.add(t, epoch)
 	if n := len(s.proposed); n == 0 || s.proposed[n-1].zxid < t.zxid {
 		s.proposed = append(s.proposed, t)
 	}
@@ -101,7 +99,7 @@ func (c *Checker) onFsync(s *server, e zabmodel.Event) {
 func (c *Checker) onCommit(s *server, e zabmodel.Event) {
 	t := txn{zxid: e.Zxid, hash: e.Hash}
 	c.checkProposed(s, t, "committed", zabmodel.SourceNone)
-	hash, ok := c.committed[t.zxid]
+	hash, ok := c.committedHash(t.zxid)
 	switch {
 	case ok && hash != t.hash:
 		c.report(Agreement, finding{servers: []int64{s.sid}, zxids: []int64{t.zxid}, epoch: s.leading},
@@ -117,7 +115,6 @@ func (c *Checker) onCommit(s *server, e zabmodel.Event) {
 
 // commit adds t to the committed set and checks that a quorum of voters durably holds it.
 func (c *Checker) commit(t txn, by, epoch int64) {
-	c.committed[t.zxid] = t.hash
 	if c.config.OnCommit != nil {
 		c.config.OnCommit(t.zxid, t.hash)
 	}
@@ -137,18 +134,18 @@ func (c *Checker) commit(t txn, by, epoch int64) {
 // the server where it happened; it is formatted only if the check fails.
 func (c *Checker) checkQuorumDurable(t txn, server, epoch int64, when string) {
 	count := 0
-	for _, sid := range c.voterSids {
-		if c.servers[sid].durable(t) {
+	for _, s := range c.voters {
+		if s.durable(t) {
 			count++
+			if count >= c.quorum {
+				return
+			}
 		}
 	}
-	if count >= c.quorum {
-		return
-	}
 	var holders []int64
-	for _, sid := range c.voterSids {
-		if c.servers[sid].durable(t) {
-			holders = append(holders, sid)
+	for _, s := range c.voters {
+		if s.durable(t) {
+			holders = append(holders, s.sid)
 		}
 	}
 	c.report(CommittedLogDurability, finding{servers: []int64{server}, zxids: []int64{t.zxid}, epoch: epoch},
@@ -166,6 +163,9 @@ func (c *Checker) onApply(s *server, e zabmodel.Event) {
 	t := txn{zxid: e.Zxid, hash: e.Hash}
 	epoch, proposed := c.checkProposed(s, t, "applied", e.Source)
 	if last, ok := s.lastApplied(); ok && t.zxid <= last.zxid {
+		if s.excusedDuplicate(t) {
+			return // A fuzzy SNAP's transaction applied again (see fuzzyWindow).
+		}
 		c.report(TotalOrder, finding{servers: []int64{s.sid}, zxids: []int64{last.zxid, t.zxid}},
 			"Server %d applied %s (from %s) after %s: zxids must strictly increase along a server's "+
 				"applied history, or a transaction is applied twice or out of order. The checker "+
@@ -194,7 +194,7 @@ func (c *Checker) onApply(s *server, e zabmodel.Event) {
 // checkAppliedCommitted checks PrefixConsistency for an apply that claims the transaction is
 // committed (a commit while serving) or comes from the leader's sync.
 func (c *Checker) checkAppliedCommitted(s *server, t txn, source zabmodel.Source) {
-	hash, committed := c.committed[t.zxid]
+	hash, committed := c.committedHash(t.zxid)
 	switch {
 	case committed && hash != t.hash:
 		c.report(PrefixConsistency, finding{servers: []int64{s.sid}, zxids: []int64{t.zxid}},

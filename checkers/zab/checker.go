@@ -85,18 +85,21 @@ func (c Config) Validate() error {
 // Checker consumes an ensemble's events and reports the invariants they break. It implements
 // zabmodel.Observer. It is not safe for concurrent use; a world calls it from its one goroutine.
 type Checker struct {
-	config     Config
-	servers    map[int64]*server
+	config  Config
+	servers map[int64]*server
+	// bySid holds the same servers indexed by sid, for the sids below maxIndexedSid (every
+	// ensemble zabsim builds): one lookup per event is cheaper in a slice than in a map.
+	bySid      []*server
 	voterSids  []int64
+	voters     []*server
 	quorum     int
 	maxHistory int
 
 	// proposals maps every proposed transaction to the epoch of the leader that proposed it.
-	proposals map[txn]int64
-	// committed maps each committed zxid to its transaction's hash; committedOrder holds the same
-	// transactions sorted by zxid, and committedStamp changes whenever a transaction is inserted
-	// anywhere but at its end (which invalidates cursors into it).
-	committed      map[int64]uint64
+	proposals proposalIndex
+	// committedOrder holds the committed transactions sorted by zxid (at most one per zxid), and
+	// committedStamp changes whenever a transaction is inserted anywhere but at its end (which
+	// invalidates cursors into it).
 	committedOrder []txn
 	committedStamp uint64
 
@@ -138,8 +141,7 @@ func New(config Config) (*Checker, error) {
 		voterSids:       slices.Sorted(slices.Values(config.Voters)),
 		quorum:          len(config.Voters)/2 + 1,
 		maxHistory:      config.MaxHistory,
-		proposals:       map[txn]int64{},
-		committed:       map[int64]uint64{},
+		proposals:       newProposalIndex(),
 		epochQuorumBy:   map[int64]int64{},
 		establishedBy:   map[int64]establishment{},
 		violationCounts: make([]int64, len(invariantOrder)),
@@ -155,6 +157,17 @@ func New(config Config) (*Checker, error) {
 	}
 	for _, sid := range config.Observers {
 		c.servers[sid] = newServer(sid, false)
+	}
+	for _, sid := range c.voterSids {
+		c.voters = append(c.voters, c.servers[sid])
+	}
+	for sid, s := range c.servers { // determinism:ok each server lands at its own index
+		if sid < maxIndexedSid {
+			if int(sid) >= len(c.bySid) {
+				c.bySid = append(c.bySid, make([]*server, int(sid)+1-len(c.bySid))...)
+			}
+			c.bySid[sid] = s
+		}
 	}
 	return c, nil
 }
@@ -206,7 +219,7 @@ func (c *Checker) observe(e zabmodel.Event) {
 		return
 	}
 	c.current = e
-	s, ok := c.servers[e.Server]
+	s, ok := c.server(e.Server)
 	if !ok {
 		c.reportUnknownServer(e)
 		return
@@ -298,8 +311,15 @@ func (c *Checker) dispatchStorage(s *server, e zabmodel.Event) {
 	case zabmodel.EventRestart:
 		c.onRestart(s)
 	case zabmodel.EventLearnerSync:
-		c.onLearnerSync(s, e)
+		if e.Source == zabmodel.SourceSnap {
+			c.onSnapStreamed(s, e)
+		} else {
+			c.onLearnerSync(s, e)
+		}
 	case zabmodel.EventDigestMismatch:
+		if s.excusedDigestMismatch(e.Zxid) {
+			return // The fuzzy part of a SNAP (see fuzzyWindow).
+		}
 		c.report(DigestMismatch, finding{servers: []int64{s.sid}, zxids: []int64{e.Zxid}},
 			"Server %d's tree digest after applying %s is %#x, but the leader computed %#x for the same "+
 				"zxid: the two trees differ although they applied the same transactions, so some "+
@@ -327,14 +347,35 @@ func (c *Checker) enforceBudget(s *server) {
 	c.halted = true
 }
 
+// maxIndexedSid bounds the sids the checker finds by index rather than in its map.
+const maxIndexedSid = 1 << 10
+
+// server returns the server with this sid, if the configuration names it.
+func (c *Checker) server(sid int64) (*server, bool) {
+	if sid >= 0 && sid < int64(len(c.bySid)) {
+		s := c.bySid[sid]
+		return s, s != nil
+	}
+	if sid < maxIndexedSid {
+		return nil, false
+	}
+	s, ok := c.servers[sid]
+	return s, ok
+}
+
 // proposerEpoch returns the epoch of the leader that proposed t, if t was proposed.
-func (c *Checker) proposerEpoch(t txn) (int64, bool) {
-	epoch, ok := c.proposals[t]
-	return epoch, ok
+func (c *Checker) proposerEpoch(t txn) (int64, bool) { return c.proposals.get(t) }
+
+// committedHash returns the hash of the transaction committed at zxid, if one is.
+func (c *Checker) committedHash(zxid int64) (uint64, bool) {
+	if i, found := searchZxid(c.committedOrder, zxid); found {
+		return c.committedOrder[i].hash, true
+	}
+	return 0, false
 }
 
 // isCommitted reports whether t is the committed transaction at its zxid.
 func (c *Checker) isCommitted(t txn) bool {
-	hash, ok := c.committed[t.zxid]
+	hash, ok := c.committedHash(t.zxid)
 	return ok && hash == t.hash
 }

@@ -39,6 +39,12 @@
 // logs the synchronized proposals at NEWLEADER only for followers, an observer's NEWLEADER ACK
 // promises no durability.
 //
+// A SNAP is streamed from the leader's live tree, so the learner's tree may reflect transactions
+// past the SNAP's zxid that are also forwarded behind it: between the leader's EventLearnerSync
+// and its end-of-walk EventLearnerSync (Source SourceSnap), a repeated apply of a transaction the
+// learner holds and a digest mismatch before the walk's last zxid are what ZooKeeper tolerates,
+// and are not reported (fuzzy.go).
+//
 // Only the first violation of each invariant is kept (later ones are usually echoes of the first),
 // but every one is counted in the Summary. Config.OnViolation is called as each kept violation is
 // found, so that a runner can end the run at once with sim.World.Fail.

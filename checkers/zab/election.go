@@ -68,7 +68,7 @@ func (c *Checker) onElected(s *server, e zabmodel.Event) {
 	s.votes.reset()
 	s.leader = leaderBinding{sid: e.Leader}
 	s.syncing = e.Leader != s.sid
-	leader, ok := c.servers[e.Leader]
+	leader, ok := c.server(e.Leader)
 	if !ok || e.Leader == s.sid || !leader.up {
 		return
 	}
@@ -88,7 +88,7 @@ func (c *Checker) onElected(s *server, e zabmodel.Event) {
 // that process has applied now is sent before that NEWLEADER. A learner that meanwhile elected
 // another server is not bound: the handler serves a connection the learner has left.
 func (c *Checker) onLearnerSync(leader *server, e zabmodel.Event) {
-	learner, ok := c.servers[e.Learner]
+	learner, ok := c.server(e.Learner)
 	if !ok || !learner.syncing || learner.leader.sid != leader.sid || !leader.up {
 		return
 	}
@@ -109,6 +109,7 @@ func (c *Checker) onLearnerSync(leader *server, e zabmodel.Event) {
 	// Leader.startForwarding queues all of them behind this synchronization.
 	pipeline := countUpTo(leader.proposed, lastZxid(leader.applied))
 	binding.forwarded = leader.proposed[pipeline:len(leader.proposed):len(leader.proposed)]
+	binding.snapFrom, binding.snapTo = lastZxid(leader.applied), 0
 	learner.leader = binding
 }
 
@@ -221,9 +222,19 @@ func (c *Checker) checkLeaderComplete(s *server, history historyView, epoch int6
 
 // commitHistory commits every transaction of an established leader's history.
 func (c *Checker) commitHistory(s *server, history historyView, epoch int64) {
+	// next walks the committed order alongside the history, both sorted by zxid: it is the first
+	// committed transaction with a zxid at least t's, which is where commit inserts t.
+	next := 0
 	for i := range history.length() {
 		t := history.at(i)
-		hash, ok := c.committed[t.zxid]
+		for next < len(c.committedOrder) && c.committedOrder[next].zxid < t.zxid {
+			next++
+		}
+		var hash uint64
+		ok := next < len(c.committedOrder) && c.committedOrder[next].zxid == t.zxid
+		if ok {
+			hash = c.committedOrder[next].hash
+		}
 		if ok && hash != t.hash {
 			c.report(Agreement, finding{servers: []int64{s.sid}, zxids: []int64{t.zxid}, epoch: epoch},
 				"Server %d established itself as leader of epoch %d with transaction %s (hash %#x) in its "+

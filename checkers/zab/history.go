@@ -22,10 +22,18 @@ type txn struct {
 // zxid, and whether that element has exactly this zxid.
 func searchZxid(sequence []txn, zxid int64) (int, bool) {
 	// Most queries are about the newest transactions, at the end: answer those without a search.
-	if n := len(sequence); n == 0 || sequence[n-1].zxid < zxid {
+	n := len(sequence)
+	if n == 0 || sequence[n-1].zxid < zxid {
 		return n, false
 	} else if sequence[n-1].zxid == zxid {
 		return n - 1, true
+	}
+	// An epoch's zxids are consecutive, so a zxid of the last epoch is usually as many places
+	// before the end as it is below the last zxid.
+	if back := sequence[n-1].zxid - zxid; back < int64(n) {
+		if i := n - 1 - int(back); sequence[i].zxid == zxid {
+			return i, true
+		}
 	}
 	return slices.BinarySearchFunc(sequence, zxid, func(t txn, target int64) int {
 		switch {
@@ -76,15 +84,48 @@ func (h historyView) at(i int) txn {
 func (h historyView) contains(t txn) bool { return contains(h.applied, t) || contains(h.tail, t) }
 
 // prefixMismatch compares h with other: it returns -1 if h is a prefix of other, else the index of
-// the first position where h has a transaction that other does not have there.
+// the first position where h has a transaction that other does not have there. It compares the
+// two views segment by segment (each is two slices) rather than position by position.
 func (h historyView) prefixMismatch(other historyView) int {
-	n := h.length()
+	mine := [2][]txn{h.applied, h.tail}
+	theirs := [2][]txn{other.applied, other.tail}
+	done := 0
+	for {
+		for len(mine[0]) == 0 && len(mine[1]) > 0 {
+			mine[0], mine[1] = mine[1], nil
+		}
+		for len(theirs[0]) == 0 && len(theirs[1]) > 0 {
+			theirs[0], theirs[1] = theirs[1], nil
+		}
+		switch {
+		case len(mine[0]) == 0:
+			return -1
+		case len(theirs[0]) == 0:
+			return done
+		}
+		n := min(len(mine[0]), len(theirs[0]))
+		if k := commonPrefix(mine[0][:n], theirs[0][:n]); k < n {
+			return done + k
+		}
+		done += n
+		mine[0], theirs[0] = mine[0][n:], theirs[0][n:]
+	}
+}
+
+// commonPrefix returns how many leading transactions a and b share.
+func commonPrefix(a, b []txn) int {
+	n := min(len(a), len(b))
+	if n > 0 && &a[0] == &b[0] {
+		// Shared storage: nothing ever writes below the length of a shared slice, so the
+		// overlap is equal without comparing it.
+		return n
+	}
 	for i := range n {
-		if i >= other.length() || h.at(i) != other.at(i) {
+		if a[i] != b[i] {
 			return i
 		}
 	}
-	return -1
+	return n
 }
 
 // sortedCursor answers "does this sorted sequence hold t?" for queries in increasing zxid order in

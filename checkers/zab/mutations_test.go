@@ -134,7 +134,7 @@ var mutations = []mutation{
 		sites: func(m *refModel, events []zabmodel.Event) []int {
 			var out []int
 			for _, i := range indexesOf(events, isApplyFrom(zabmodel.SourceSync)) {
-				if _, ok := stateAt(m, events, i).committed[events[i].Zxid]; ok {
+				if _, ok := stateAt(m, events, i).committedHash(events[i].Zxid); ok {
 					out = append(out, i)
 				}
 			}

@@ -64,6 +64,8 @@ type server struct {
 	primary   primaryCursor
 	monotonic monotonicCheck
 	votes     voteHistory
+	// fuzzy is what a fuzzy SNAP may cause in the current applied history (see fuzzyWindow).
+	fuzzy fuzzyWindow
 }
 
 // leaderBinding records, when a learner elects its leader, which incarnation and applied history
@@ -91,6 +93,9 @@ type leaderBinding struct {
 	// the truncation point is taken from) when it chose that point.
 	forwarded []txn
 	known     bool
+	// snapFrom is the leader's last applied zxid when it computed this learner's synchronization,
+	// snapTo its last applied zxid when the walk of the SNAP it streamed ended (0 before).
+	snapFrom, snapTo int64
 }
 
 // promised is the part of the bound leader's history that a NEWLEADER ACK or a currentEpoch write
@@ -159,6 +164,7 @@ func (c *durabilityCursor) durable(t txn) bool {
 // replaceApplied installs a new applied history (a reload or a restart) under a new generation.
 func (c *Checker) replaceApplied(s *server, content []txn) {
 	s.applied = content
+	s.fuzzy = fuzzyWindow{}
 	c.generations++
 	s.generation = c.generations
 	s.lastAppliedEpoch = 0

@@ -76,9 +76,14 @@ func (c *Checker) cutLog(s *server, keep int, what string) {
 	if !s.voter {
 		return
 	}
-	snap, hasSnap := s.restoreSnapshot()
+	// Walk the committed order and the snapshot alongside the removed records, all sorted by zxid.
+	committed := sortedCursor{sequence: c.committedOrder}
+	var inSnapshot sortedCursor
+	if snap, ok := s.restoreSnapshot(); ok {
+		inSnapshot.sequence = snap.content
+	}
 	for _, removed := range removedSynced {
-		if !c.isCommitted(removed) || (hasSnap && contains(snap.content, removed)) {
+		if !committed.holds(removed) || inSnapshot.holds(removed) {
 			continue
 		}
 		c.checkQuorumDurable(removed, s.sid, zabmodel.EpochOf(removed.zxid), "(committed) lost a copy when server %d "+what)
@@ -105,8 +110,17 @@ func (c *Checker) onSnapshot(s *server, e zabmodel.Event) {
 	if previous.generation == snap.generation && len(snap.content) >= len(previous.content) {
 		return // The new snapshot extends the old one: nothing loses coverage.
 	}
-	for _, covered := range previous.content {
-		if c.isCommitted(covered) && !s.durable(covered) {
+	// What the new snapshot holds at the same place stays durable: skip the common prefix, then
+	// walk the committed order and the server's durable copies alongside the rest, all sorted by
+	// zxid.
+	rest := previous.content[commonPrefix(previous.content, snap.content):]
+	if len(rest) == 0 {
+		return
+	}
+	committed := sortedCursor{sequence: c.committedOrder}
+	durable := s.durabilityCursor()
+	for _, covered := range rest {
+		if committed.holds(covered) && !durable.durable(covered) {
 			c.checkQuorumDurable(covered, s.sid, zabmodel.EpochOf(covered.zxid),
 				"(committed) lost a copy when server %d replaced its snapshot")
 		}
@@ -130,6 +144,9 @@ func (c *Checker) onTreeLoaded(s *server, e zabmodel.Event) {
 		content = c.ownSnapshotContent(s, e.Zxid)
 	}
 	c.replaceApplied(s, content)
+	if e.Source == zabmodel.SourceSnap {
+		c.startFuzzyWindow(s)
+	}
 	if e.Source == zabmodel.SourceTruncate || e.Source == zabmodel.SourceSnap {
 		s.monotonic = monotonicCheck{pending: true, before: before, source: e.Source, zxid: e.Zxid}
 		if e.Source == zabmodel.SourceSnap {

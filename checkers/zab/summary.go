@@ -44,7 +44,7 @@ type Summary struct {
 func (c *Checker) Summary() Summary {
 	s := Summary{
 		Events:    c.events,
-		Proposals: len(c.proposals),
+		Proposals: c.proposals.len(),
 		Committed: len(c.committedOrder),
 		First:     c.first,
 		Last:      c.last,

@@ -11,7 +11,7 @@ import (
 // against the history the binding keeps.
 func (c *Checker) boundLeader(s *server, sid int64) (*server, bool) {
 	binding := s.leader
-	leader, ok := c.servers[sid]
+	leader, ok := c.server(sid)
 	if !ok || !binding.known || binding.sid != sid || !leader.up ||
 		leader.incarnation != binding.incarnation || leader.generation != binding.generation {
 		return nil, false
@@ -70,7 +70,12 @@ func (c *Checker) checkLearnerPrefix(s, leader *server, epoch int64, when string
 func (c *Checker) checkLeaderHistoryDurable(s *server, epoch int64, when string) {
 	leaderSid := s.leader.sid
 	cursor := s.durabilityCursor()
-	for _, t := range s.leader.promised() {
+	promised := s.leader.promised()
+	// What the snapshot a restart would load holds at the same place is durable: skip that common
+	// prefix (usually nearly all of the history), then walk the rest.
+	skip := commonPrefix(promised, cursor.snap.sequence)
+	cursor.snap.next = skip
+	for _, t := range promised[skip:] {
 		if cursor.durable(t) {
 			continue
 		}

@@ -20,13 +20,16 @@ const fuzzUsage = `Usage: simrun fuzz [flags]
 
 Fuzzes the ensemble with structure-aware inputs and protocol-state feedback, on every core, until
 --time-limit or --execs. An input is a seed and a few edits of the scenario that seed draws (add,
-drop, move, retarget or stretch a fault); the feedback is the set of protocol situations the runs
-reached (each server's steps by role and ZAB phase, its transitions, the relations between its
-epoch files and its log at every durable step, truncation depths, what a fault hit and what the
-server did next; see scenarios.Coverage), not Go line coverage, which a protocol saturates within a
-few runs. An input that reaches a situation no earlier input reached joins the corpus; the fuzzer
-then adds faults on the server and at the moment of its rarest new situations. A share of the
-inputs (--fresh-percent) are fresh seeds, the random swarm itself.
+drop, move, retarget or stretch a fault, or inject one at an effect boundary); the feedback is the
+set of protocol situations the runs reached (each server's steps by role and ZAB phase, its
+transitions, the relations between its epoch files and its log at every durable step, truncation
+depths, what its disk lived through at each role and sync, what a fault hit and what the server
+did next; see scenarios.Coverage), not Go line coverage, which a protocol saturates within a few
+runs. An input that reaches a situation no earlier input reached joins the corpus; the fuzzer then
+adds faults on the server and at the moment of its rarest new situations, and injections at the
+very boundary hits where they were reached. The first --fresh-first inputs are the swarm's first
+seeds; after them a share of at least --fresh-percent are fresh seeds, the random swarm itself,
+raised (up to 90%) while fresh seeds reach rarer situations than mutations do.
 
 With --corpus DIR the corpus persists: every entry is a scenario script with a "# seed N" line,
 read back and run first by the next campaign. With --out DIR the first failure of each class is
@@ -49,6 +52,7 @@ type fuzzFlags struct {
 	seedStart     seedFlag
 	parallel      int
 	freshPercent  int
+	freshFirst    int
 	randomSeed    uint64
 	stopOnFailure bool
 	json          bool
@@ -64,7 +68,8 @@ func newFuzzFlags() (*flag.FlagSet, *fuzzFlags) {
 	fs.StringVar(&f.out, "out", "", "save the first failing input of each class in `DIR`")
 	fs.Var(&f.seedStart, "seed-start", "first fresh seed `S`; fresh seeds count up from it")
 	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at once, one goroutine each")
-	fs.IntVar(&f.freshPercent, "fresh-percent", 30, "share of fresh seeds among the inputs, 1 to 100")
+	fs.IntVar(&f.freshPercent, "fresh-percent", 50, "least share of fresh seeds among the inputs after --fresh-first, 1 to 100 (it adapts above)")
+	fs.IntVar(&f.freshFirst, "fresh-first", scenarios.DefaultFreshFirst, "fresh seeds run before the first mutation (the swarm's first seeds), 0 or more")
 	fs.Uint64Var(&f.randomSeed, "random-seed", 1, "seed of the mutator's own choices (with --parallel 1 a campaign is then repeatable)")
 	fs.BoolVar(&f.stopOnFailure, "stop-on-failure", false, "stop at the first failing input")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object per failure class and a summary object")
@@ -90,6 +95,9 @@ func (f *fuzzFlags) validate() error {
 	}
 	if f.freshPercent < 1 || f.freshPercent > 100 {
 		problems = append(problems, fmt.Errorf("--fresh-percent must be 1 to 100, not %d", f.freshPercent))
+	}
+	if f.freshFirst < 0 || f.freshFirst > 1_000_000_000 {
+		problems = append(problems, fmt.Errorf("--fresh-first must be 0 to 1000000000, not %d", f.freshFirst))
 	}
 	for _, dir := range []struct{ flag, path string }{{"--corpus", f.corpus}, {"--out", f.out}} {
 		if dir.path == "" {
@@ -127,6 +135,9 @@ type fuzzSummary struct {
 	Failures    int     `json:"failing_runs"`
 	Classes     int     `json:"failure_classes"`
 	Invalid     int     `json:"invalid_inputs"`
+	// FreshRuns counts the runs of fresh seeds, the swarm's own (the rest ran corpus entries or
+	// their mutations).
+	FreshRuns int64 `json:"fresh_runs"`
 }
 
 func cmdFuzz(env *environment, args []string) int {
@@ -150,13 +161,16 @@ func cmdFuzz(env *environment, args []string) int {
 		return exitUsage
 	}
 	fuzzer := scenarios.NewFuzzer(scenarios.FuzzerOptions{SeedStart: f.seedStart.value, Duration: opts.Duration,
-		FreshPercent: f.freshPercent, RandomSeed: f.randomSeed})
+		FreshPercent: f.freshPercent, FreshFirst: freshFirstOption(f.freshFirst), RandomSeed: f.randomSeed})
 	var classes []*fuzzClassRecord
 	var summary fuzzSummary
 	lastLine := time.Now()
 	fuzzLoop(env, fuzzLoopConfig{opts: opts, fuzzer: fuzzer, parallel: f.parallel, initial: initial, maxExecs: f.execs, timeLimit: f.timeLimit},
 		func(run fuzzRun) bool {
 			summary.Execs, summary.WallSeconds, summary.Features = run.execs, run.wall.Seconds(), run.features
+			if run.candidate.Fresh {
+				summary.FreshRuns++
+			}
 			if run.err != nil && run.class == "" {
 				summary.Invalid++
 				fmt.Fprintf(env.stderr, "fuzz: an input could not run (seed %d): %v\n", run.candidate.Seed, run.err)
@@ -192,6 +206,14 @@ func cmdFuzz(env *environment, args []string) int {
 		return exitFailure
 	}
 	return exitPass
+}
+
+// freshFirstOption turns --fresh-first into FuzzerOptions.FreshFirst, whose zero means the default.
+func freshFirstOption(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // noteFuzzFailure counts a failing run in its class; the first of a class is saved and printed.
@@ -310,8 +332,8 @@ func writeCorpusEntry(dir string, e *scenarios.FuzzEntry) error {
 
 func writeFuzzSummary(w io.Writer, s fuzzSummary, classes []*fuzzClassRecord) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "fuzz: %d runs in %s (%.1f runs/s), corpus %d, %d distinct protocol situations\n",
-		s.Execs, seconds(s.WallSeconds), s.ExecsPerSec, s.Corpus, s.Features)
+	fmt.Fprintf(&b, "fuzz: %d runs in %s (%.1f runs/s, %d of them fresh seeds), corpus %d, %d distinct protocol situations\n",
+		s.Execs, seconds(s.WallSeconds), s.ExecsPerSec, s.FreshRuns, s.Corpus, s.Features)
 	if len(classes) > 0 {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "CLASS\tRUNS\tFIRST AT RUN\tSEED\tREPLAY")

@@ -15,6 +15,7 @@ import (
 
 const replayUsage = `Usage: simrun replay --seed S [flags]
        simrun replay --script FILE [--seed S] [flags]
+       simrun replay --counterexample FILE
 
 Runs one seed with its full trace on stdout (one line per event; --trace-json for JSON lines),
 then prints the report. It then runs the seed a second time without rendering the trace and
@@ -54,6 +55,7 @@ func newReplayFlags() (*flag.FlagSet, *replayFlags) {
 	f := &replayFlags{}
 	fs.Var(&f.seed, "seed", "the seed `S` to replay (required unless --script is given; then it defaults to 1)")
 	fs.BoolVar(&f.traceJSON, "trace-json", false, "write the trace as JSON lines (the report then goes to stderr)")
+	fs.String("counterexample", "", "replay a model checker's counterexample `FILE` ('simrun check --out'); no other flag applies")
 	fs.StringVar(&f.html, "html", "", "also write the run's HTML report to `FILE` (and porcupine's visualizations beside it)")
 	f.scenario.register(fs)
 	return fs, f
@@ -87,6 +89,9 @@ func parseOneSeed(env *environment, name string, fs *flag.FlagSet, scenario *sce
 }
 
 func cmdReplay(env *environment, args []string) int {
+	if mentionsFlag(args, "counterexample") {
+		return cmdReplayCounterexample(env, args)
+	}
 	fs, f := newReplayFlags()
 	opts, err := parseOneSeed(env, "replay", fs, &f.scenario, &f.seed, args)
 	if err != nil {

@@ -267,6 +267,7 @@ func TestZKVersionSelectsAReleaseProfile(t *testing.T) {
 	require.Equal(t, exitPass, listing.code, listing.stderr)
 	assert.Regexp(t, `(?m)^ZK-4646\s+server\s+3\.8\.0-3\.8\.4,3\.9\.0-3\.9\.1\s`, listing.stdout)
 	assert.Regexp(t, `(?m)^stale-ack\s+server\s+3\.8\.0-master\s`, listing.stdout)
+	assert.Regexp(t, `(?m)^ZK-4394-sync\s+server\s+3\.8\.5-3\.8\.6,3\.9\.2\s`, listing.stdout)
 	assert.Regexp(t, `(?m)^fixed\s+-\s`, listing.stdout)
 }
 

@@ -25,6 +25,7 @@ func TestFuzzUsageErrors(t *testing.T) {
 	}{
 		{[]string{"fuzz", "--script", "x.script"}, "--script cannot be used with fuzz"},
 		{[]string{"fuzz", "--fresh-percent", "0"}, "--fresh-percent must be 1 to 100"},
+		{[]string{"fuzz", "--fresh-first", "-1"}, "--fresh-first must be 0 to"},
 		{[]string{"fuzz", "--time-limit", "0s"}, "--time-limit 0 needs --execs"},
 		{[]string{"fuzz", "--time-limit", "-1s"}, "--time-limit must be"},
 		{[]string{"fuzz", "--execs", "-1"}, "--execs must be 0 or more"},
@@ -77,6 +78,7 @@ func TestFuzzSavesAFailureThatReplays(t *testing.T) {
 	again := runCLI(t, "", "fuzz", "--duration", "10s", "--clients", "3", "--execs", strconv.Itoa(len(entries)), "--parallel", "1", "--corpus", corpus)
 	require.Equal(t, exitPass, again.code, again.stdout+again.stderr)
 	assert.Contains(t, again.stdout, "fuzz: "+strconv.Itoa(len(entries))+" runs")
+	assert.Contains(t, again.stdout, ", 0 of them fresh seeds)", "a campaign as long as its corpus runs the corpus first")
 }
 
 func TestHuntFuzzComparesBothSearches(t *testing.T) {

@@ -57,6 +57,7 @@ func commands() []command {
 		{"replay", "run one seed or script with its trace, and check determinism", replayUsage, cmdReplay},
 		{"shrink", "shrink a failing seed's script to a minimal one", shrinkUsage, cmdShrink},
 		{"explore", "crash a small configuration at every crash point it reaches, one run each", exploreUsage, cmdExplore},
+		{"check", "explore every state of a small configuration within bounds (a model checker)", checkUsage, cmdCheck},
 		{"script", "print the fault script a seed draws", scriptUsage, cmdScript},
 		{"conform", "run conformance sequences (JSON lines on stdin) against the simulated server", conformUsage, cmdConform},
 		{"bugs", "list the re-introducible ZooKeeper and lock recipe bugs", bugsUsage, cmdBugs},
@@ -274,6 +275,9 @@ func flagSetFor(name string) *flag.FlagSet {
 		return fs
 	case "explore":
 		fs, _ := newExploreFlags()
+		return fs
+	case "check":
+		fs, _ := newCheckFlags()
 		return fs
 	}
 	return nil

@@ -1,11 +1,9 @@
 package datatree
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"hash/adler32"
-	"slices"
 	"strings"
 
 	"github.com/zabsim/zabsim/zabmodel/proto"
@@ -35,20 +33,7 @@ var ErrCorruptSnapshot = errors.New("datatree: corrupt snapshot")
 // before it. The snapshot's zxid is not in the bytes: Java puts it in the
 // file name, and Deserialize takes it as an argument.
 func (t *Tree) Serialize(sessions []Session) []byte {
-	var e proto.Encoder
-	header := proto.FileHeader{Magic: proto.SnapshotMagic, Version: snapshotVersion, DBID: snapshotDBID}
-	header.Encode(&e)
-	t.serializeSnapshot(&e, sessions)
-	seal(&e)
-	digest := ZxidDigest{Version: DigestVersion}
-	if t.hasLastZxidDigest {
-		digest = t.lastZxidDigest
-	}
-	e.WriteInt64(digest.Zxid)
-	e.WriteInt32(digest.Version)
-	e.WriteInt64(digest.Digest)
-	seal(&e)
-	return e.Bytes()
+	return t.NewSnapshotWriter(sessions, true).Finish()
 }
 
 // SerializeSync returns the snapshot as a leader streams it to a learner in
@@ -56,45 +41,12 @@ func (t *Tree) Serialize(sessions []Session) []byte {
 // signature): the session table, the ACL cache and the nodes as in
 // Serialize, then the string "BenWasHere"; no header, seals or digest.
 func (t *Tree) SerializeSync(sessions []Session) []byte {
-	var e proto.Encoder
-	t.serializeSnapshot(&e, sessions)
-	e.WriteString(syncSignature)
-	return e.Bytes()
+	return t.NewSnapshotWriter(sessions, false).Finish()
 }
 
 func seal(e *proto.Encoder) {
 	e.WriteInt64(int64(adler32.Checksum(e.Bytes())))
 	e.WriteString("/")
-}
-
-// serializeSnapshot is SerializeUtils.serializeSnapshot.
-func (t *Tree) serializeSnapshot(e *proto.Encoder, sessions []Session) {
-	sorted := slices.Clone(sessions)
-	slices.SortFunc(sorted, func(a, b Session) int { return cmp.Compare(a.ID, b.ID) })
-	e.WriteInt32(int32(len(sorted)))
-	for _, s := range sorted {
-		e.WriteInt64(s.ID)
-		e.WriteInt32(s.TimeoutMilliseconds)
-	}
-	t.acls.serialize(e)
-	t.serializeNode(e, "")
-	e.WriteString("/")
-}
-
-// serializeNode is DataTree.serializeNode: the path, the node record (data,
-// ACL index, persisted stat), then each child's subtree.
-func (t *Tree) serializeNode(e *proto.Encoder, path string) {
-	n := t.nodes.get(path)
-	if n == nil {
-		return
-	}
-	e.WriteString(path)
-	e.WriteBuffer(n.data)
-	e.WriteInt64(n.acl)
-	n.stat.Encode(e)
-	for _, child := range n.sortedChildren() {
-		t.serializeNode(e, path+"/"+child)
-	}
 }
 
 // Deserialize reads a snapshot file written by Serialize or by a 3.8.0
@@ -103,8 +55,9 @@ func (t *Tree) serializeNode(e *proto.Encoder, path string) {
 // session table. It checks the magic, both seals and the structure, and
 // returns an error wrapping ErrCorruptSnapshot, never panicking, on bad
 // input. It is stricter than Java in refusing a snapshot whose root is not
-// the first node, that names a node twice, or whose nodes refer to ACLs it
-// does not hold (Java loads those and fails later). A missing digest section
+// the first node or that names a node twice. Like Java it loads a node whose
+// ACL index the cache lacks (a fuzzy snapshot's node created with a new ACL
+// after the cache was written), which only a read of that ACL then fails. A missing digest section
 // (a pre-3.6 snapshot) is accepted. If the stored digest is for
 // snapshotZxid it is compared at once (see DigestMismatchOnLoad); if it is
 // for a later zxid, Apply compares it when that zxid is applied.

@@ -76,9 +76,6 @@ func (t *Tree) attachNode(path string, n *node, first bool) error {
 	if _, dup := t.nodes.nodes[path]; dup {
 		return corrupt("nodes", fmt.Errorf("node %q appears twice", path))
 	}
-	if _, err := t.acls.lookup(n.acl); err != nil {
-		return corrupt("nodes", fmt.Errorf("node %q: %w", path, err))
-	}
 	i := strings.LastIndexByte(path, '/')
 	switch {
 	case first && path != "":
@@ -87,6 +84,11 @@ func (t *Tree) attachNode(path string, n *node, first bool) error {
 		return corrupt("nodes", fmt.Errorf("node %q is not under the root", path))
 	}
 	t.nodes.put(path, n)
+	// A node may refer to an ACL the cache before it lacks: a fuzzy snapshot writes the cache
+	// first and a node created with a new ACL list afterwards. Java loads it all the same
+	// (ReferenceCountedACLCache.addUsage: "Ignoring acl ... as it does not exist in the cache"),
+	// and the replay of its create adds the list again (DataTree.createNode converts the ACL
+	// before it finds the node exists).
 	t.acls.addUsage(n.acl)
 	if first {
 		return nil

@@ -1,0 +1,335 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/zabsim/zabsim/modelcheck"
+	"github.com/zabsim/zabsim/zabmodel"
+)
+
+const checkUsage = `Usage: simrun check [--model fle|zab] [bounds] [--strategy bfs|dfs] [--out FILE]
+
+Explores every state of a small configuration within bounds, as TLC or stateright explore a
+specification, but on zabsim's implementation itself (package modelcheck). Each step is one
+enabled event: a message delivered (the oldest in flight on one connection), a timer that expires
+(any armed timer, at any moment: the asynchronous model), or, within the bounds, a fault. Every
+state is judged by the safety invariants; a state with no enabled event is judged by the
+liveness rule (a fault-free path that ends must end with one established leader). States are
+identified by a canonical fingerprint, so each is explored once.
+
+Models:
+  fle   Fast Leader Election (package electionmodel) among --servers voters and --observers
+        observers; faults: --crashes, --restarts; --timeouts bounds notification-timeout expiries,
+        --abandons how often a decided server gives up its role (ZAB's initLimit / syncLimit).
+  zab   the ZooKeeper ensemble itself (package zabmodel) with one client that issues --writes
+        creates, through the simulator's schedule mode: each step is a due event (a connection's
+        oldest message, a server's own hand-off), once nothing is due the earliest timer, or
+        within the bounds another timer (--early-timeouts; --timers bounds them all), a write, a crash now or at a server's next effect boundary
+        (--crashes), a restart (--restarts). --bug switches bug-zoo bugs on. Every state is judged
+        by checkers/zab; a path ends when every write is answered and nothing is due. States are
+        paths re-executed from the start (after a canonical warm-up to a serving ensemble unless
+        --warmup=false), so this model is far slower than fle; bound it with --depth.
+
+It prints the figures TLC prints (states generated, distinct states, depth, queue, distinct states
+per second) and whether the bounds were exhausted or a budget (--max-states, --time-limit) cut the
+search. On a violation it prints the path and, with --out, saves it as a counterexample file that
+'simrun replay --counterexample FILE' runs to the same violation, one step per line. Breadth-first
+search (the default) finds a shortest path; --workers N expands each level on N goroutines, with
+the same result for every N.
+
+Exit status: 0 when no state within the bounds violates an invariant (complete or cut by a
+budget: the summary says which), 1 on a violation, 2 on bad usage.
+
+Examples:
+  simrun check --servers 3
+  simrun check --servers 3 --crashes 1 --restarts 1 --timeouts 1 --workers 2
+  simrun check --servers 3 --selftest never-abandon --out fle.cex; simrun replay --counterexample fle.cex
+  simrun check --model zab --bug ZK-1277 --zxid-counter 0xfffffffd --out zab.cex
+`
+
+type checkFlags struct {
+	model     string
+	servers   int
+	observers int
+	crashes   int
+	restarts  int
+	timeouts  int
+	abandons  int
+	zxids     string
+	epochs    string
+	strategy  string
+	workers   int
+	depth     int
+	maxStates int64
+	timeLimit time.Duration
+	out       string
+	writes    int
+	early     int
+	warmup    bool
+	bugs      string
+	selftest  string
+	counter   int64
+	timers    int
+	noCommute bool
+}
+
+func newCheckFlags() (*flag.FlagSet, *checkFlags) {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	f := &checkFlags{}
+	fs.StringVar(&f.model, "model", "fle", "the `MODEL` to explore: fle or zab")
+	fs.IntVar(&f.servers, "servers", 3, "voting servers (1 to 9)")
+	fs.IntVar(&f.observers, "observers", 0, "observers")
+	fs.IntVar(&f.crashes, "crashes", 0, "crashes a path may take")
+	fs.IntVar(&f.restarts, "restarts", 0, "restarts a path may take (at most --crashes)")
+	fs.IntVar(&f.timeouts, "timeouts", 0, "fle: notification-timeout expiries a path may take")
+	fs.IntVar(&f.abandons, "abandons", 0, "fle: times a decided server may give up its role")
+	fs.StringVar(&f.zxids, "zxids", "", "each process's last logged zxid, comma-separated (default all 0)")
+	fs.StringVar(&f.epochs, "epochs", "", "each process's current epoch, comma-separated (default all 0)")
+	fs.StringVar(&f.strategy, "strategy", "bfs", "bfs (shortest counterexample) or dfs")
+	fs.IntVar(&f.workers, "workers", 1, "goroutines that expand states (bfs only; 0: one per core)")
+	fs.IntVar(&f.depth, "depth", 0, "the longest path explored (0: no bound)")
+	fs.Int64Var(&f.maxStates, "max-states", 0, "stop after this many distinct states (0: no bound)")
+	fs.DurationVar(&f.timeLimit, "time-limit", 0, "stop after this much wall time (0: no limit)")
+	fs.StringVar(&f.out, "out", "", "save a counterexample to `FILE`")
+	fs.IntVar(&f.writes, "writes", 1, "zab: creates the client issues")
+	fs.IntVar(&f.early, "early-timeouts", 0, "zab: timers a path may fire before the earliest pending one")
+	fs.BoolVar(&f.warmup, "warmup", true, "zab: start from the state where a leader serves and the client is connected")
+	fs.StringVar(&f.selftest, "selftest", "", "fle: never-abandon, a deliberately broken driver whose followers never give up (the liveness judge must fail)")
+	fs.IntVar(&f.timers, "timers", 20, "zab: timers a path may fire in all (0: no bound)")
+	fs.BoolVar(&f.noCommute, "no-commute", false, "zab: switch off the merging of commuting deliveries (a state is then its path)")
+	fs.Int64Var(&f.counter, "zxid-counter", 0, "zab: start every new leader's zxid counter here (to reach ZK-1277's overflow)")
+	fs.StringVar(&f.bugs, "bug", "", "zab: bug-zoo switches, comma-separated ('simrun bugs' lists them)")
+	return fs, f
+}
+
+func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
+	var opts modelcheck.Options
+	switch f.strategy {
+	case "bfs":
+		opts.Strategy = modelcheck.BFS
+	case "dfs":
+		opts.Strategy = modelcheck.DFS
+	default:
+		return nil, opts, fmt.Errorf("--strategy %q: want bfs or dfs", f.strategy)
+	}
+	if f.workers < 0 {
+		return nil, opts, fmt.Errorf("--workers %d: must not be negative", f.workers)
+	}
+	opts.Workers = f.workers
+	if opts.Workers == 0 {
+		opts.Workers = runtime.NumCPU()
+	}
+	if opts.Strategy == modelcheck.DFS && opts.Workers > 1 {
+		return nil, opts, errors.New("--strategy dfs runs on one worker; drop --workers")
+	}
+	if f.depth < 0 || f.maxStates < 0 || f.timeLimit < 0 {
+		return nil, opts, errors.New("--depth, --max-states and --time-limit must not be negative")
+	}
+	opts.MaxDepth, opts.MaxStates, opts.TimeLimit = f.depth, f.maxStates, f.timeLimit
+	switch f.model {
+	case "fle":
+		cfg := modelcheck.FLEConfig{
+			Servers: f.servers, Observers: f.observers, Crashes: f.crashes, Restarts: f.restarts,
+			Timeouts: f.timeouts, Abandons: f.abandons,
+		}
+		var err error
+		if f.zxids != "" {
+			if cfg.LastZxids, err = modelcheck.ParseInts(f.zxids); err != nil {
+				return nil, opts, fmt.Errorf("--zxids: %w", err)
+			}
+		}
+		if f.epochs != "" {
+			if cfg.CurrentEpochs, err = modelcheck.ParseInts(f.epochs); err != nil {
+				return nil, opts, fmt.Errorf("--epochs: %w", err)
+			}
+		}
+		if f.bugs != "" || f.writes != 1 || f.early != 0 || f.counter != 0 || f.timers != 20 || f.noCommute {
+			return nil, opts, errors.New("--bug, --writes, --early-timeouts, --timers, --no-commute and --zxid-counter apply to --model zab only")
+		}
+		switch f.selftest {
+		case "":
+		case "never-abandon":
+			cfg.NeverAbandon = true
+		default:
+			return nil, opts, fmt.Errorf("--selftest %q: want never-abandon", f.selftest)
+		}
+		m, err := modelcheck.NewFLE(cfg)
+		return m, opts, err
+	case "zab":
+		if f.observers != 0 || f.timeouts != 0 || f.zxids != "" || f.epochs != "" || f.selftest != "" {
+			return nil, opts, errors.New("--observers, --timeouts, --zxids, --epochs and --selftest apply to --model fle only")
+		}
+		cfg := modelcheck.ZABConfig{
+			Servers: f.servers, Writes: f.writes, Crashes: f.crashes, Restarts: f.restarts,
+			EarlyTimeouts: f.early, Warmup: f.warmup, ZxidCounter: f.counter, Timers: f.timers,
+			NoCommute: f.noCommute,
+		}
+		if f.bugs != "" {
+			bugs, err := zabmodel.ParseBugs(f.bugs)
+			if err != nil {
+				return nil, opts, fmt.Errorf("--bug: %w", err)
+			}
+			cfg.Bugs = bugs
+		}
+		m, err := modelcheck.NewZAB(cfg)
+		return m, opts, err
+	}
+	return nil, opts, fmt.Errorf("--model %q: want fle or zab", f.model)
+}
+
+func cmdCheck(env *environment, args []string) int {
+	fs, f := newCheckFlags()
+	if err := parseFlags(env, "check", fs, args); err != nil {
+		return flagExit(err)
+	}
+	m, opts, err := f.build()
+	if err != nil {
+		usageFailed(env, "check", err)
+		return exitUsage
+	}
+	if f.out != "" {
+		// The output is checked before the search, so that a bad path costs nothing.
+		if _, err := os.Stat(f.out); err == nil {
+			usageFailed(env, "check", fmt.Errorf("--out %s exists; give a new file", f.out))
+			return exitUsage
+		}
+	}
+	opts.Progress = func(s modelcheck.Stats) {
+		fmt.Fprintf(env.stderr, "Progress(%d) at %s: %d states generated, %d distinct states found (%.0f/s), %d states left on queue.\n",
+			s.Depth, s.Elapsed.Truncate(time.Second), s.Generated, s.Distinct, s.PerSecond(), s.Queue)
+	}
+	fmt.Fprintf(env.stdout, "Model checking %s (%s, %d worker(s)) with %s.\n", m.Name(), opts.Strategy, opts.Workers, describeSettings(m))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if env.interrupt != nil {
+		go func() {
+			select {
+			case <-env.interrupt:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	r, err := modelcheck.Check(ctx, m, opts)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "simrun check: %v\n", err)
+		return exitFailure
+	}
+	writeCheckResult(env, m, r)
+	if r.Violation == nil {
+		return exitPass
+	}
+	if f.out != "" {
+		file, err := os.Create(f.out)
+		if err == nil {
+			cx := &modelcheck.Counterexample{Model: m, Path: r.Path, Violation: r.Violation}
+			err = cx.Write(file)
+			if closeErr := file.Close(); err == nil {
+				err = closeErr
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(env.stderr, "simrun check: --out: %v\n", err)
+		} else {
+			fmt.Fprintf(env.stdout, "The counterexample is in %s; replay it with: simrun replay --counterexample %s\n", f.out, f.out)
+		}
+	}
+	return exitFailure
+}
+
+func describeSettings(m modelcheck.Model) string {
+	s, ok := m.(modelcheck.Settings)
+	if !ok {
+		return "no settings"
+	}
+	var parts []string
+	for _, kv := range s.Settings() {
+		parts = append(parts, kv[0]+"="+kv[1])
+	}
+	return strings.Join(parts, " ")
+}
+
+// writeCheckResult prints the verdict as TLC does: the error and its trace, or that none was
+// found, then the counts.
+func writeCheckResult(env *environment, m modelcheck.Model, r modelcheck.Result) {
+	w := env.stdout
+	if r.Violation != nil {
+		fmt.Fprintf(w, "Error: Invariant %s is violated.\n%s\n", r.Violation.Invariant, r.Violation.Explanation)
+		fmt.Fprintf(w, "The behavior up to this point is (%d steps):\n", len(r.Path))
+		if _, err := modelcheck.Replay(m, r.Path, w); err != nil {
+			fmt.Fprintf(env.stderr, "simrun check: rendering the path: %v\n", err)
+		}
+	} else if r.Complete {
+		fmt.Fprintln(w, "Model checking completed. No error has been found.")
+	} else {
+		fmt.Fprintf(w, "Model checking stopped (cut by %s). No error has been found in the states explored.\n", strings.Join(r.CutBy, ", "))
+	}
+	fmt.Fprintf(w, "%d states generated, %d distinct states found, %d states left on queue.\n", r.Generated, r.Distinct, r.Queue)
+	fmt.Fprintf(w, "The depth of the complete state graph search is %d.\n", r.Depth)
+	fmt.Fprintf(w, "%d terminal states (%d of them cut by a bound).\n", r.Terminal, r.CutTerminal)
+	fmt.Fprintf(w, "Finished in %s: %.0f distinct states/s.\n", r.Elapsed.Round(time.Millisecond), r.PerSecond())
+	switch {
+	case r.Violation != nil:
+	case r.Complete:
+		fmt.Fprintln(w, "Bounds exhausted: every state within them was explored.")
+	default:
+		fmt.Fprintf(w, "Budget cut the search (%s): the bounds were not exhausted.\n", strings.Join(r.CutBy, ", "))
+	}
+}
+
+// cmdReplayCounterexample replays a counterexample file that 'simrun check --out' saved.
+func cmdReplayCounterexample(env *environment, args []string) int {
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	var path string
+	fs.StringVar(&path, "counterexample", "", "")
+	if err := parseFlags(env, "replay", fs, args); err != nil {
+		return flagExit(err)
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		usageFailed(env, "replay", err)
+		return exitUsage
+	}
+	defer file.Close()
+	cx, err := modelcheck.ReadCounterexample(file)
+	if err != nil {
+		usageFailed(env, "replay", fmt.Errorf("%s: %w", path, err))
+		return exitUsage
+	}
+	fmt.Fprintf(env.stdout, "Replaying %d steps of model %s with %s.\n", len(cx.Path), cx.Model.Name(), describeSettings(cx.Model))
+	v, err := modelcheck.Replay(cx.Model, cx.Path, env.stdout)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "simrun replay: %s: %v\n", path, err)
+		return exitFailure
+	}
+	if v == nil {
+		fmt.Fprintln(env.stdout, "No invariant is violated on this path.")
+		if cx.Violation != nil {
+			fmt.Fprintf(env.stderr, "simrun replay: %s records a violation of %s, which the replay did not reach\n", path, cx.Violation.Invariant)
+		}
+		return exitFailure
+	}
+	fmt.Fprintf(env.stdout, "Error: Invariant %s is violated.\n%s\n", v.Invariant, v.Explanation)
+	if cx.Violation != nil && cx.Violation.Invariant != v.Invariant {
+		fmt.Fprintf(env.stderr, "simrun replay: %s records a violation of %s, but the replay found %s\n", path, cx.Violation.Invariant, v.Invariant)
+	}
+	return exitFailure
+}
+
+// mentionsFlag reports whether args set the named flag, in any of the spellings flag accepts.
+func mentionsFlag(args []string, name string) bool {
+	for _, a := range args {
+		a = strings.TrimLeft(a, "-")
+		if a == name || strings.HasPrefix(a, name+"=") {
+			return true
+		}
+	}
+	return false
+}

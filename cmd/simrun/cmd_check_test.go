@@ -1,0 +1,74 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCheckRejectsBadBounds(t *testing.T) {
+	exists := filepath.Join(t.TempDir(), "exists.cex")
+	require.NoError(t, os.WriteFile(exists, nil, 0o600))
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--servers", "0"}, "servers 0: must be 1 to 9"},
+		{[]string{"--servers", "3", "--crashes", "-1"}, "negative bound"},
+		{[]string{"--restarts", "1"}, "1 restarts need at least as many crashes (0)"},
+		{[]string{"--strategy", "dfs", "--workers", "2"}, "--strategy dfs runs on one worker"},
+		{[]string{"--strategy", "sideways"}, `--strategy "sideways": want bfs or dfs`},
+		{[]string{"--depth", "-3"}, "must not be negative"},
+		{[]string{"--model", "raft"}, `--model "raft": want fle or zab`},
+		{[]string{"--model", "zab", "--servers", "4"}, "servers 4: must be 1, 3 or 5"},
+		{[]string{"--model", "zab", "--bug", "ZK-0"}, "--bug:"},
+		{[]string{"--model", "zab", "--timeouts", "1"}, "apply to --model fle only"},
+		{[]string{"--bug", "ZK-3911"}, "apply to --model zab only"},
+		{[]string{"--zxids", "1,x,3"}, "--zxids:"},
+		{[]string{"--selftest", "nope"}, `--selftest "nope"`},
+		{[]string{"--out", exists}, "exists; give a new file"},
+		{[]string{"17"}, `unexpected argument "17"`},
+	}
+	for _, c := range cases {
+		r := runCLI(t, "", append([]string{"check"}, c.args...)...)
+		assert.Equal(t, exitUsage, r.code, "%v: %s", c.args, r.stderr)
+		assert.Contains(t, r.stderr, c.want, "%v", c.args)
+		assert.Empty(t, r.stdout, "%v", c.args)
+	}
+}
+
+func TestCheckPassesAndCounts(t *testing.T) {
+	r := runCLI(t, "", "check", "--servers", "2", "--crashes", "1", "--restarts", "1")
+	require.Equal(t, exitPass, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "Model checking completed. No error has been found.")
+	assert.Contains(t, r.stdout, "distinct states found, 0 states left on queue.")
+	assert.Contains(t, r.stdout, "Bounds exhausted")
+}
+
+// TestCheckCounterexampleReplays: the never-abandon self-test breaks liveness; check saves the
+// shortest path, and replay runs it to the same violation.
+func TestCheckCounterexampleReplays(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "fle.cex")
+	r := runCLI(t, "", "check", "--servers", "3", "--selftest", "never-abandon", "--out", out)
+	require.Equal(t, exitFailure, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "Error: Invariant ElectionLiveness is violated.")
+	assert.Contains(t, r.stdout, "The behavior up to this point is (20 steps):")
+	saved, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Contains(t, string(saved), "violation ElectionLiveness")
+
+	replay := runCLI(t, "", "replay", "--counterexample", out)
+	assert.Equal(t, exitFailure, replay.code)
+	assert.Empty(t, replay.stderr, "the replay reaches the recorded violation")
+	assert.Contains(t, replay.stdout, "step 20: timer zk3 (finalize wait)")
+	assert.Contains(t, replay.stdout, "Error: Invariant ElectionLiveness is violated.")
+
+	broken := filepath.Join(t.TempDir(), "broken.cex")
+	require.NoError(t, os.WriteFile(broken, []byte("model fle\nservers 3\nstep deliver zk1->zk4\n"), 0o600))
+	bad := runCLI(t, "", "replay", "--counterexample", broken)
+	assert.Equal(t, exitUsage, bad.code)
+	assert.Contains(t, bad.stderr, `no process "zk4"`)
+}

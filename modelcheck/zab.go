@@ -1,0 +1,721 @@
+package modelcheck
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/zabsim/zabsim/checkers/zab"
+	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/net"
+	"github.com/zabsim/zabsim/sim"
+	"github.com/zabsim/zabsim/zabmodel"
+	"github.com/zabsim/zabsim/zabmodel/client"
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+// ZABConfig bounds an exploration of the ZooKeeper ensemble itself (package zabmodel: election,
+// discovery, synchronization, broadcast, storage) with one client (package zabmodel/client).
+type ZABConfig struct {
+	// Servers is the number of voters: 1, 3 or 5.
+	Servers int
+	// Writes is how many creates the client issues; each is an action of its own, so that its
+	// moment is explored too.
+	Writes int
+	// Crashes bounds the crashes of a path: at any step, or armed at a server's next effect
+	// boundary (between two persistence steps or around a quorum packet's send).
+	Crashes int
+	// Restarts bounds the restarts of a path.
+	Restarts int
+	// EarlyTimeouts bounds how often a path fires a timer early: while a message or hand-off is
+	// due, or before the earliest pending timer.
+	EarlyTimeouts int
+	// Timers bounds how many timers a path fires in all (each moves the clock on); 0 means no
+	// bound. Without it a path that never settles (a write never answered) never ends.
+	Timers int
+	// Bugs re-introduces bug-zoo switches in every server.
+	Bugs zabmodel.Bugs
+	// Warmup starts the exploration from the state a canonical schedule reaches once a leader is
+	// established, every server serves and the client is connected: the first due event each
+	// step, else the earliest timer. Without it the search starts at the servers' boot.
+	Warmup bool
+	// ZxidCounter, if positive, starts every new leader's zxid counter there
+	// (zabmodel.Config.InitialZxidCounter), to reach the counter's overflow (ZK-1277) in a few
+	// writes.
+	ZxidCounter int64
+	// NoCommute switches off the one reduction of this model: without it, a state's fingerprint
+	// is its path, so two orders of deliveries to different nodes are two states. It exists to
+	// show that the reduction changes the counts and not the verdicts.
+	NoCommute bool
+}
+
+// maxWarmupSteps bounds the canonical warm-up; an ensemble that has not settled by then is
+// reported as an error.
+const maxWarmupSteps = 100_000
+
+// Validate rejects bounds that make no sense.
+func (c ZABConfig) Validate() error {
+	switch {
+	case c.Servers != 1 && c.Servers != 3 && c.Servers != 5:
+		return fmt.Errorf("%w: servers %d: must be 1, 3 or 5", errBadOptions, c.Servers)
+	case c.Writes < 0 || c.Writes > 100:
+		return fmt.Errorf("%w: writes %d: must be 0 to 100", errBadOptions, c.Writes)
+	case c.Crashes < 0 || c.Restarts < 0 || c.EarlyTimeouts < 0 || c.Timers < 0 || c.ZxidCounter < 0 || c.ZxidCounter > 0xffffffff:
+		return fmt.Errorf("%w: negative bound in %+v", errBadOptions, c)
+	case c.Restarts > c.Crashes:
+		return fmt.Errorf("%w: %d restarts need at least as many crashes (%d)", errBadOptions, c.Restarts, c.Crashes)
+	}
+	return nil
+}
+
+// ZABModel explores a zabmodel ensemble through the simulator's schedule mode (sim.World
+// EnableScheduleMode). Each step is one enabled event of the world or one action of the bounded
+// environment:
+//
+//   - a due event: the head message of any connection (FIFO within the connection), a loopback or
+//     a thread hand-off a server posted for itself, a connection's handshake or close;
+//   - once nothing is due, the earliest pending timer, which moves the clock to its deadline; any
+//     timer earlier than that (while something is due, or before the earliest) only within
+//     EarlyTimeouts (the asynchronous model lets a timer expire at any moment, but firing them
+//     all in every order would make even one election unbounded), and every timer only within
+//     Timers, the bound that makes a path that never settles finite;
+//   - the client's next write, a crash of a server now or at its next effect boundary, a restart.
+//
+// Random draws are fixed: the world's Chooser answers 0 to every question, so each latency is the
+// network's minimum (zero in this mode), each fsync and jitter its least value, a crashed disk
+// loses its whole unsynced tail, and the client's choice of server is fixed. The servers, the client
+// and the storage run exactly the code of the random sweep.
+//
+// A state is the path from the initial state: to step it, the world is built again and the path
+// re-executed (worlds are graphs of closures and cannot be copied), which costs the path's length
+// per step. Its fingerprint is made of every node's history hash (sim.World.HistoryHash), the
+// world-level history, the clock and the bounds used: sound, because a node's state is a function
+// of its history, and canonical up to the order of deliveries to different nodes, which commute.
+// It is not canonical across histories that reach equal states by different inputs (a ping
+// exchanged or not), so the state graph is a tree modulo commuting steps, and only a depth bound
+// or settlement ends a path. A path settles, and ends, when every write has been answered and no
+// event is due.
+//
+// Judges at every state: every invariant of checkers/zab, fed by the servers' events, and a run
+// that panics or fails (ZK-4394's null dereference is a panic). At a settled state: the servers
+// that applied the same last zxid hold trees with the same digest. A state where nothing is
+// enabled, no bound cut anything and a write is unanswered is a deadlock.
+type ZABModel struct {
+	cfg ZABConfig
+}
+
+// NewZAB validates cfg and returns the model.
+func NewZAB(cfg ZABConfig) (*ZABModel, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &ZABModel{cfg: cfg}, nil
+}
+
+// Name implements Model.
+func (m *ZABModel) Name() string { return "zab" }
+
+// Action kinds of the ZAB model.
+const (
+	zabFire uint32 = iota + 1
+	zabWrite
+	zabCrash
+	zabCrashAt
+	zabRestart
+)
+
+func zabAction(kind uint32, arg int) Action { return Action(kind<<24 | uint32(arg)) }
+
+func (a Action) zabKind() uint32 { return uint32(a) >> 24 }
+func (a Action) zabArg() int     { return int(uint32(a) & 0xffffff) }
+
+// zeroChooser answers every question with 0: the least latency, the least jitter, one fixed
+// server for the client, a disk that keeps nothing unsynced.
+type zeroChooser struct{}
+
+func (zeroChooser) Choose(int) int { return 0 }
+
+// zabWorld is one built world with the environment's bookkeeping.
+type zabWorld struct {
+	m       *ZABModel
+	w       *sim.World
+	ens     *zabmodel.Ensemble
+	client  *client.Client
+	clientN sim.NodeID
+	nodes   []sim.NodeID // the servers' nodes, by sid-1
+
+	writesIssued, writesDone         int
+	crashes, restarts, early, timers int
+	armed                            []bool
+	violation                        *Violation
+	enabled                          []sim.EnabledEvent
+	earliest                         int
+	trace                            io.Writer
+}
+
+func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
+	cfg := sim.Config{Seed: 1, Chooser: zeroChooser{}}
+	if trace != nil {
+		cfg.Trace = sim.TraceConfig{Text: trace}
+	}
+	w, err := sim.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.EnableScheduleMode(); err != nil {
+		return nil, err
+	}
+	nw, err := net.New(w, net.Config{LatencyMin: 0, LatencyMax: 1, LatencyStep: 1})
+	if err != nil {
+		return nil, err
+	}
+	zw := &zabWorld{m: m, w: w, armed: make([]bool, m.cfg.Servers), trace: trace}
+	var voters []int64
+	for i := range m.cfg.Servers {
+		voters = append(voters, int64(i+1))
+	}
+	checker, err := zab.New(zab.Config{Voters: voters, InitialZxidCounter: m.cfg.ZxidCounter, OnViolation: func(v zab.Violation) {
+		if zw.violation == nil {
+			zw.violation = &Violation{Invariant: string(v.Invariant), Explanation: v.String()}
+		}
+	}})
+	if err != nil {
+		return nil, err
+	}
+	ens, err := zabmodel.NewEnsemble(w, nw, zabmodel.Config{Voters: m.cfg.Servers, Bugs: m.cfg.Bugs, Observer: checker, InitialZxidCounter: m.cfg.ZxidCounter})
+	if err != nil {
+		return nil, err
+	}
+	ens.SetBoundaryHook(func(sid int64, point string, conn net.ConnID) bool {
+		if i := int(sid - 1); i >= 0 && i < len(zw.armed) && zw.armed[i] {
+			zw.armed[i] = false
+			w.Note(zw.nodes[i], "fault", "crash at %s", point)
+			return true
+		}
+		return false
+	})
+	zw.ens = ens
+	zw.nodes = ens.Nodes()
+	ens.Start()
+	zw.clientN = w.AddNode("c1", nil)
+	zw.client, err = client.New(w, nw, zw.clientN, client.Config{Servers: ens.Nodes(), SessionTimeout: 6 * clock.Second}, nil)
+	if err != nil {
+		return nil, err
+	}
+	zw.refresh()
+	if m.cfg.Warmup {
+		if err := zw.warmup(); err != nil {
+			return nil, err
+		}
+	}
+	return zw, nil
+}
+
+// warmup runs the canonical schedule until the ensemble serves and the client is connected.
+func (zw *zabWorld) warmup() error {
+	for range maxWarmupSteps {
+		if zw.ready() {
+			return nil
+		}
+		pick := -1
+		for i := range zw.enabled {
+			if zw.due(i) {
+				pick = i
+				break
+			}
+		}
+		if pick < 0 {
+			pick = zw.earliest
+		}
+		if pick < 0 {
+			return errors.New("modelcheck: the warm-up ran out of events before the ensemble served")
+		}
+		if _, err := zw.w.FireEnabled(zw.enabled[pick].Seq); err != nil {
+			return err
+		}
+		zw.refresh()
+		if v := zw.check(); v != nil {
+			return fmt.Errorf("modelcheck: the warm-up itself violates %s: %s", v.Invariant, v.Explanation)
+		}
+	}
+	return fmt.Errorf("modelcheck: the ensemble did not serve within %d warm-up steps", maxWarmupSteps)
+}
+
+// ready reports whether a leader is established, every server serves, the client is connected
+// and nothing is due.
+func (zw *zabWorld) ready() bool {
+	if _, _, ok := zw.ens.Leader(); !ok || !zw.client.State().IsConnected() {
+		return false
+	}
+	for _, s := range zw.ens.Servers() {
+		if !s.State().Serving {
+			return false
+		}
+	}
+	for i := range zw.enabled {
+		if zw.due(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// refresh lists the enabled events and finds the earliest pending timer.
+func (zw *zabWorld) refresh() {
+	zw.enabled = zw.w.Enabled(zw.enabled[:0])
+	zw.earliest = -1
+	now := zw.w.Now()
+	for i, ev := range zw.enabled {
+		if ev.At <= now {
+			continue
+		}
+		if zw.earliest < 0 || ev.At < zw.enabled[zw.earliest].At {
+			zw.earliest = i
+		}
+	}
+}
+
+func (zw *zabWorld) due(i int) bool { return zw.enabled[i].At <= zw.w.Now() }
+
+func (zw *zabWorld) anyDue() bool {
+	for i := range zw.enabled {
+		if zw.due(i) {
+			return true
+		}
+	}
+	return false
+}
+
+func (zw *zabWorld) settled() bool {
+	if zw.writesIssued < zw.m.cfg.Writes || zw.writesDone < zw.m.cfg.Writes {
+		return false
+	}
+	for i := range zw.enabled {
+		if zw.due(i) {
+			return false
+		}
+	}
+	return true
+}
+
+func (zw *zabWorld) actions(buf []Action) ([]Action, bool) {
+	if zw.violation != nil || zw.w.Ended() || zw.settled() {
+		return buf, false
+	}
+	cut := false
+	anyDue := false
+	for i := range zw.enabled {
+		anyDue = anyDue || zw.due(i)
+	}
+	for i := range zw.enabled {
+		switch {
+		case zw.due(i):
+			buf = append(buf, zabAction(zabFire, i))
+		case zw.m.cfg.Timers > 0 && zw.timers >= zw.m.cfg.Timers:
+			cut = true
+		case i == zw.earliest && !anyDue:
+			buf = append(buf, zabAction(zabFire, i))
+		case zw.early < zw.m.cfg.EarlyTimeouts:
+			buf = append(buf, zabAction(zabFire, i))
+		}
+	}
+	if zw.writesIssued < zw.m.cfg.Writes {
+		buf = append(buf, zabAction(zabWrite, 0))
+	}
+	for i, node := range zw.nodes {
+		up := zw.w.IsUp(node)
+		if up && zw.crashes < zw.m.cfg.Crashes {
+			buf = append(buf, zabAction(zabCrash, i))
+			if !zw.armed[i] {
+				buf = append(buf, zabAction(zabCrashAt, i))
+			}
+		}
+		if !up && zw.restarts < zw.m.cfg.Restarts {
+			buf = append(buf, zabAction(zabRestart, i))
+		}
+	}
+	return buf, cut
+}
+
+func (zw *zabWorld) step(a Action) error {
+	arg := a.zabArg()
+	switch a.zabKind() {
+	case zabFire:
+		if arg >= len(zw.enabled) {
+			return fmt.Errorf("modelcheck: fire %d: only %d events are enabled", arg, len(zw.enabled))
+		}
+		if !zw.due(arg) {
+			zw.timers++
+			if arg != zw.earliest || zw.anyDue() {
+				zw.early++
+			}
+		}
+		if _, err := zw.w.FireEnabled(zw.enabled[arg].Seq); err != nil {
+			return err
+		}
+	case zabWrite:
+		k := zw.writesIssued
+		zw.writesIssued++
+		zw.w.NoteHistory(zw.clientN, "write "+strconv.Itoa(k))
+		zw.w.Note(zw.clientN, "op", "create /k%d", k)
+		err := zw.client.Create("/k"+strconv.Itoa(k), []byte{byte(k)}, proto.OpenACLUnsafe, proto.Persistent, func(client.CreateResult) {
+			zw.writesDone++
+		})
+		if err != nil {
+			return fmt.Errorf("modelcheck: write %d: %w", k, err)
+		}
+	case zabCrash:
+		zw.crashes++
+		zw.w.Crash(zw.nodes[arg])
+	case zabCrashAt:
+		zw.crashes++
+		zw.armed[arg] = true
+		zw.w.NoteHistory(sim.NoNode, "armed "+strconv.Itoa(arg))
+	case zabRestart:
+		zw.restarts++
+		zw.w.Restart(zw.nodes[arg])
+	default:
+		return fmt.Errorf("modelcheck: unknown action %#x", uint32(a))
+	}
+	zw.refresh()
+	return nil
+}
+
+func (zw *zabWorld) check() *Violation {
+	if zw.violation != nil {
+		return zw.violation
+	}
+	if o := zw.w.Outcome(); o.Kind == sim.Panic || o.Kind == sim.Failure {
+		return &Violation{Invariant: o.Kind.String(), Explanation: fmt.Sprint(o.Err)}
+	}
+	return nil
+}
+
+// checkSettled: servers that applied the same last zxid hold the same tree.
+func (zw *zabWorld) checkSettled() *Violation {
+	if !zw.settled() {
+		return nil
+	}
+	digests := map[int64]zabmodel.State{}
+	for _, s := range zw.ens.Servers() {
+		st := s.State()
+		if !st.Up {
+			continue
+		}
+		if other, ok := digests[st.LastProcessedZxid]; ok && other.Digest != st.Digest {
+			return &Violation{Invariant: "DigestMismatch", Explanation: fmt.Sprintf("zk%d and zk%d applied up to %s with different tree digests %#x and %#x",
+				other.Sid, st.Sid, zabmodel.FormatZxid(st.LastProcessedZxid), other.Digest, st.Digest)}
+		}
+		digests[st.LastProcessedZxid] = st
+	}
+	return nil
+}
+
+func (zw *zabWorld) fingerprint() Fingerprint {
+	var buf [256]byte
+	b := buf[:0]
+	b = binary.AppendVarint(b, int64(zw.w.Now()))
+	for n := range zw.w.NumNodes() {
+		node := sim.NodeID(n)
+		up := uint64(0)
+		if zw.w.IsUp(node) {
+			up = 1
+		}
+		b = binary.AppendUvarint(b, up)
+		b = binary.LittleEndian.AppendUint64(b, zw.w.HistoryHash(node))
+	}
+	b = binary.LittleEndian.AppendUint64(b, zw.w.HistoryHash(sim.NoNode))
+	for _, v := range []int{zw.writesIssued, zw.writesDone, zw.crashes, zw.restarts, zw.early, zw.timers} {
+		b = binary.AppendUvarint(b, uint64(v))
+	}
+	for _, armed := range zw.armed {
+		if armed {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+	}
+	return hashBytes(b)
+}
+
+func (zw *zabWorld) summary() string {
+	var parts []string
+	for _, s := range zw.ens.Servers() {
+		st := s.State()
+		if !st.Up {
+			parts = append(parts, fmt.Sprintf("zk%d down", st.Sid))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("zk%d %s e%d/%d last=%s", st.Sid, st.Role, st.AcceptedEpoch, st.CurrentEpoch, zabmodel.FormatZxid(st.LastProcessedZxid)))
+	}
+	parts = append(parts, fmt.Sprintf("writes %d/%d", zw.writesDone, zw.writesIssued))
+	return strings.Join(parts, ", ")
+}
+
+// describe renders action a in this world, before it is taken.
+func (zw *zabWorld) describe(a Action) (string, string) {
+	arg := a.zabArg()
+	switch a.zabKind() {
+	case zabFire:
+		line := fmt.Sprintf("fire %d", arg)
+		if arg >= len(zw.enabled) {
+			return line, ""
+		}
+		ev := zw.enabled[arg]
+		detail := zw.w.Name(ev.Node) + " " + zw.eventName(ev)
+		if !zw.due(arg) {
+			if arg == zw.earliest && !zw.anyDue() {
+				detail += fmt.Sprintf(", clock to %s", strings.TrimSpace(ev.At.String()))
+			} else {
+				detail += ", early"
+			}
+		}
+		return line, detail
+	case zabWrite:
+		return "write", fmt.Sprintf("c1 creates /k%d", zw.writesIssued)
+	case zabCrash:
+		return fmt.Sprintf("crash zk%d", arg+1), ""
+	case zabCrashAt:
+		return fmt.Sprintf("crash-at-boundary zk%d", arg+1), "crashes at its next effect boundary"
+	case zabRestart:
+		return fmt.Sprintf("restart zk%d", arg+1), ""
+	}
+	return fmt.Sprintf("unknown %#x", uint32(a)), ""
+}
+
+// eventName renders an enabled event's key: a delivery names its connection's ends and port.
+func (zw *zabWorld) eventName(ev sim.EnabledEvent) string {
+	key := zw.w.EventKey(ev.Seq)
+	if rest, ok := strings.CutPrefix(key, "target "); ok {
+		if key, err := strconv.ParseUint(rest, 10, 64); err == nil {
+			from, to, port := sim.NodeID(key>>40), sim.NodeID(key>>20&0xfffff), key&0xfffff
+			return fmt.Sprintf("receives from %s->%s:%d", zw.w.Name(from), zw.w.Name(to), port)
+		}
+	}
+	return key
+}
+
+// zabState is a path from the initial state, with what its world showed when it was built.
+type zabState struct {
+	m         *ZABModel
+	path      []Action
+	fp        Fingerprint
+	actions   []Action
+	cut       bool
+	violation *Violation
+	terminal  *Violation
+	summary   string
+	lines     []string // Describe's line and detail per action, two entries each
+}
+
+func (m *ZABModel) stateOf(path []Action, zw *zabWorld) *zabState {
+	s := &zabState{m: m, path: path, fp: zw.fingerprint(), violation: zw.check(), summary: zw.summary()}
+	if m.cfg.NoCommute {
+		b := make([]byte, 0, 4*len(path))
+		for _, a := range path {
+			b = binary.LittleEndian.AppendUint32(b, uint32(a))
+		}
+		s.fp = hashBytes(b)
+	}
+	s.actions, s.cut = zw.actions(nil)
+	if s.violation == nil && len(s.actions) == 0 {
+		s.terminal = zw.checkSettled()
+		if !zw.settled() && !s.cut && s.terminal == nil {
+			s.terminal = &Violation{Invariant: "Deadlock", Explanation: "no event is enabled and a write is unanswered: " + zw.summary()}
+		}
+	}
+	for _, a := range s.actions {
+		line, detail := zw.describe(a)
+		s.lines = append(s.lines, line, detail)
+	}
+	return s
+}
+
+// Init implements Model.
+func (m *ZABModel) Init() (State, error) {
+	zw, err := m.build(nil)
+	if err != nil {
+		return nil, err
+	}
+	return m.stateOf(nil, zw), nil
+}
+
+// replay builds a world and takes path in it.
+func (m *ZABModel) replay(path []Action, trace io.Writer) (*zabWorld, error) {
+	zw, err := m.build(trace)
+	if err != nil {
+		return nil, err
+	}
+	for i, a := range path {
+		if trace != nil {
+			line, detail := zw.describe(a)
+			fmt.Fprintf(trace, "step %d: %s (%s)\n", i+1, line, detail)
+		}
+		if err := zw.step(a); err != nil {
+			return nil, fmt.Errorf("step %d: %w", i+1, err)
+		}
+	}
+	return zw, nil
+}
+
+// Step implements State.
+func (s *zabState) Step(a Action) (State, error) {
+	path := make([]Action, len(s.path)+1)
+	copy(path, s.path)
+	path[len(s.path)] = a
+	zw, err := s.m.replay(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.m.stateOf(path, zw), nil
+}
+
+// Fingerprint implements State.
+func (s *zabState) Fingerprint() Fingerprint { return s.fp }
+
+// Actions implements State.
+func (s *zabState) Actions(buf []Action) ([]Action, bool) { return append(buf, s.actions...), s.cut }
+
+// Check implements State.
+func (s *zabState) Check() *Violation { return s.violation }
+
+// CheckTerminal implements State.
+func (s *zabState) CheckTerminal(bool) *Violation { return s.terminal }
+
+// Summary renders the state in one line.
+func (s *zabState) Summary() string { return s.summary }
+
+// Describe implements Model.
+func (m *ZABModel) Describe(st State, a Action) (string, string) {
+	if s, ok := st.(*zabState); ok {
+		for i, b := range s.actions {
+			if b == a {
+				return s.lines[2*i], s.lines[2*i+1]
+			}
+		}
+	}
+	zw := &zabWorld{m: m}
+	line, _ := zw.describe(a)
+	return line, ""
+}
+
+// ParseAction implements Model.
+func (m *ZABModel) ParseAction(line string) (Action, error) {
+	fields := strings.Fields(line)
+	if len(fields) == 1 && fields[0] == "write" {
+		return zabAction(zabWrite, 0), nil
+	}
+	if len(fields) != 2 {
+		return 0, fmt.Errorf("modelcheck: %q: want an action and its argument", line)
+	}
+	if fields[0] == "fire" {
+		i, err := strconv.Atoi(fields[1])
+		if err != nil || i < 0 || i >= 1<<24 {
+			return 0, fmt.Errorf("modelcheck: %q: want fire N", line)
+		}
+		return zabAction(zabFire, i), nil
+	}
+	kinds := map[string]uint32{"crash": zabCrash, "crash-at-boundary": zabCrashAt, "restart": zabRestart}
+	kind, ok := kinds[fields[0]]
+	if !ok {
+		return 0, fmt.Errorf("modelcheck: %q: unknown action %q", line, fields[0])
+	}
+	id, err := strconv.Atoi(strings.TrimPrefix(fields[1], "zk"))
+	if err != nil || !strings.HasPrefix(fields[1], "zk") || id < 1 || id > m.cfg.Servers {
+		return 0, fmt.Errorf("modelcheck: %q: no server %q (zk1 to zk%d)", line, fields[1], m.cfg.Servers)
+	}
+	return zabAction(kind, id-1), nil
+}
+
+// ReplayPath implements PathReplayer: one world runs the whole path with its trace rendered to w,
+// each step announced before the trace lines it causes.
+func (m *ZABModel) ReplayPath(path []Action, w io.Writer) (*Violation, error) {
+	zw, err := m.replay(path, w)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(w, "state after %d steps: %s\n", len(path), zw.summary())
+	if v := zw.check(); v != nil {
+		return v, nil
+	}
+	if actions, cut := zw.actions(nil); len(actions) == 0 {
+		if !zw.settled() && !cut {
+			return &Violation{Invariant: "Deadlock", Explanation: "no event is enabled and a write is unanswered: " + zw.summary()}, nil
+		}
+		return zw.checkSettled(), nil
+	}
+	return nil, nil
+}
+
+// Settings implements Settings.
+func (m *ZABModel) Settings() [][2]string {
+	c := m.cfg
+	bugs := "none"
+	if !c.Bugs.Empty() {
+		bugs = strings.Join(c.Bugs.Names(), ",")
+	}
+	return [][2]string{
+		{"servers", strconv.Itoa(c.Servers)}, {"writes", strconv.Itoa(c.Writes)},
+		{"crashes", strconv.Itoa(c.Crashes)}, {"restarts", strconv.Itoa(c.Restarts)},
+		{"early-timeouts", strconv.Itoa(c.EarlyTimeouts)}, {"timers", strconv.Itoa(c.Timers)}, {"bugs", bugs},
+		{"warmup", strconv.FormatBool(c.Warmup)}, {"no-commute", strconv.FormatBool(c.NoCommute)}, {"zxid-counter", "0x" + strconv.FormatInt(c.ZxidCounter, 16)},
+	}
+}
+
+func zabFromSettings(settings map[string]string) (Model, error) {
+	var cfg ZABConfig
+	ints := map[string]*int{
+		"servers": &cfg.Servers, "writes": &cfg.Writes, "crashes": &cfg.Crashes,
+		"restarts": &cfg.Restarts, "early-timeouts": &cfg.EarlyTimeouts, "timers": &cfg.Timers,
+	}
+	for key, value := range settings { // determinism:ok each key is handled alone
+		if p, ok := ints[key]; ok {
+			v, err := strconv.Atoi(value)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", key, err)
+			}
+			*p = v
+			continue
+		}
+		if key == "zxid-counter" {
+			v, err := strconv.ParseInt(value, 0, 64)
+			if err != nil {
+				return nil, fmt.Errorf("zxid-counter: %w", err)
+			}
+			cfg.ZxidCounter = v
+			continue
+		}
+		if key == "no-commute" {
+			v, err := strconv.ParseBool(value)
+			if err != nil {
+				return nil, fmt.Errorf("no-commute: %w", err)
+			}
+			cfg.NoCommute = v
+			continue
+		}
+		if key == "warmup" {
+			v, err := strconv.ParseBool(value)
+			if err != nil {
+				return nil, fmt.Errorf("warmup: %w", err)
+			}
+			cfg.Warmup = v
+			continue
+		}
+		if key != "bugs" {
+			return nil, fmt.Errorf("unknown setting %q for model zab", key)
+		}
+		if value != "none" {
+			bugs, err := zabmodel.ParseBugs(value)
+			if err != nil {
+				return nil, fmt.Errorf("bugs: %w", err)
+			}
+			cfg.Bugs = bugs
+		}
+	}
+	return NewZAB(cfg)
+}
+
+func init() { RegisterModel("zab", zabFromSettings) }
