@@ -40,7 +40,7 @@ const (
 //     watched that node may be granted meanwhile: Curator's window (the callback of reset's create
 //     calls setNode, whose guaranteed delete runs in the background, then getChildren; only
 //     checkLeadership's listing sets leadership false). lock/exclusive-belief-fenced reports it
-//     as the known class curator-latch-replaced-node (election seed 1049505).
+//     as the known class curator-latch-replaced-node (election seed 10452).
 //   - A listing that finds the election's parent gone resets (CURATOR-724, Curator 5.8.0).
 //
 // Close leaves the election.

@@ -37,10 +37,13 @@ var regressions = []struct {
 	{"latch-dead-waiter-expiry-1009649", 1009649, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	{"stale-leader-later-epoch-1000187", 1000187, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	{"trunc-forwarded-proposal-1023103", 1023103, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
-	{"latch-replaced-node-1049505", 1049505, zabmodel.Bugs{}, lockmodel.Bugs{},
+	{"latch-replaced-node-10452", 10452, zabmodel.Bugs{}, lockmodel.Bugs{},
 		[]string{lock.CheckerExclusiveBeliefFenced + ":" + lock.KnownLatchReplacedNode}},
-	{"accepted-epoch-lockout-1038795", 1038795, zabmodel.Bugs{}, lockmodel.Bugs{},
-		[]string{CheckerConvergence + ":" + KnownAcceptedEpochLockout}},
+	// Seed 1038795's script reached the acceptedEpoch lock-out (known class
+	// zk-accepted-epoch-lockout) until the model changed with issues 16 and 20; it now converges,
+	// and passes. judgeConvergence's test covers the class; a seed that reaches it again belongs
+	// here with that class expected.
+	{"accepted-epoch-lockout-1038795", 1038795, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	{"latch-led-on-replacement-2005193", 2005193, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 }
 
