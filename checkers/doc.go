@@ -19,7 +19,9 @@
 //
 // Each checker returns a Result: Pass, Violation (with findings that name the checker, rule,
 // clients, sessions, operations, zxids and virtual times), Unknown when it could not decide (never
-// a pass), or Skipped when it had nothing to judge. Bad input is an error wrapping
+// a pass), Skipped when it had nothing to judge, or Known when every finding is a documented
+// behaviour of the modelled software (Finding.Known names its class; StatusOf decides), which does
+// not fail a run unless the run asks for it. Bad input is an error wrapping
 // ErrInvalidHistory (or ErrOutsideModel for a model that does not fit the workload), never a
 // panic.
 //

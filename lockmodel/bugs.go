@@ -50,44 +50,19 @@ var bugTable = switches.NewTable("recipe bug",
 	switches.Switch[Bug]{Bit: BugDowngradeNewNode, Name: "rwlock-downgrade-new-node", Description: "a downgrading read lock queues a new node behind waiting writers (Curator before 5.5.0, CURATOR-621)"},
 )
 
-// Bugs is a set of recipe bug switches. The zero value switches nothing on.
-type Bugs struct{ mask Bug }
+// Table returns the recipe bugs' table, which names the switches of a Bugs set.
+func (Bug) Table() *switches.Table[Bug] { return &bugTable }
 
-// Has reports whether b is switched on.
-func (s Bugs) Has(b Bug) bool { return s.mask&b != 0 }
+// Bugs is a set of recipe bug switches (Has, With, Union, Empty, Names, String, Validate); the
+// zero value switches nothing on.
+type Bugs = switches.Set[Bug]
 
-// With returns the set with b switched on.
-func (s Bugs) With(b Bug) Bugs { return Bugs{mask: s.mask | b} }
-
-// Empty reports whether no bug is switched on.
-func (s Bugs) Empty() bool { return s.mask == 0 }
-
-// Names returns the names of the bugs switched on, in zoo order.
-func (s Bugs) Names() []string { return bugTable.Names(s.mask) }
-
-// String returns the names joined by commas, or "none".
-func (s Bugs) String() string { return bugTable.String(s.mask) }
-
-// BugInfo describes one switch for listings (simrun bugs).
-type BugInfo struct {
-	Bug         Bug
-	Name        string
-	Description string
-}
+// BugInfo describes one switch for listings (simrun bugs): its Bit, Name and Description.
+type BugInfo = switches.Switch[Bug]
 
 // BugList returns the recipe bugs in zoo order.
-func BugList() []BugInfo {
-	list := bugTable.List()
-	out := make([]BugInfo, 0, len(list))
-	for _, b := range list {
-		out = append(out, BugInfo{Bug: b.Bit, Name: b.Name, Description: b.Description})
-	}
-	return out
-}
+func BugList() []BugInfo { return bugTable.List() }
 
 // ParseBugs parses a comma-separated list of recipe bug names ("lock-herd,lock-no-fencing"); "" and
 // "none" are the empty set. An unknown name is an error that lists the known ones.
-func ParseBugs(list string) (Bugs, error) {
-	mask, err := bugTable.Parse(list)
-	return Bugs{mask: mask}, err
-}
+func ParseBugs(list string) (Bugs, error) { return switches.ParseSet[Bug](list) }

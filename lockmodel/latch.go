@@ -36,8 +36,11 @@ const (
 //     deletes the node before; the first may make the participant leader, and the second then
 //     deletes the leader's node and lists the children, and the participant gives up leadership
 //     one round trip later (or keeps leading on its new node if that is first), as Curator does.
-//     Until that round trip returns it believes it leads on a deleted node: Curator's window, which
-//     lock/exclusive-belief judges.
+//     Until that round trip returns it believes it leads on a deleted node, and a waiter that
+//     watched that node may be granted meanwhile: Curator's window (the callback of reset's create
+//     calls setNode, whose guaranteed delete runs in the background, then getChildren; only
+//     checkLeadership's listing sets leadership false). lock/exclusive-belief-fenced reports it
+//     as the known class curator-latch-replaced-node (election seed 10452).
 //   - A listing that finds the election's parent gone resets (CURATOR-724, Curator 5.8.0).
 //
 // Close leaves the election.

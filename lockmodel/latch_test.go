@@ -185,3 +185,35 @@ func TestLeaderLatchChecksTheOwnerOfItsNodeBeforeLeading(t *testing.T) {
 	assert.True(t, l[0].HasLeadership())
 	_ = apps
 }
+
+// TestLeaderLatchReplacedNodeLeadsUntilItsListingReturns: in Curator 5.x, the callback of reset's
+// create calls setNode, which deletes the node before in the background (a guaranteed delete),
+// and then getChildren; only checkLeadership, when that listing returns, sets leadership false.
+// A leader whose earlier create completes late (a RECONNECTED started a second one) so still
+// believes it leads on its deleted node for one round trip, and a waiter that watched that node
+// may be granted within it: the window lock/exclusive-belief-fenced reports as the known class
+// curator-latch-replaced-node.
+func TestLeaderLatchReplacedNodeLeadsUntilItsListingReturns(t *testing.T) {
+	h := newHarness(t, 31, 3, true)
+	h.ensure("/election")
+	_, l := newLatches(t, h, Bugs{}, "a", "b")
+	require.NoError(t, l[0].Start())
+	h.run(time2s)
+	require.NoError(t, l[1].Start())
+	h.run(time2s)
+	require.Equal(t, []int{0}, leaders(l))
+	led := l[0].OurPath()
+	// The late create's node: after b's in the queue.
+	late := "/election/_c_00000000-0000-0000-0000-000000000009-latch-0000000009"
+	h.ensure(late)
+	l[0].nodeCreated(late, 0)
+	assert.True(t, l[0].HasLeadership(), "setNode neither ends leadership nor waits for its delete")
+	assert.Equal(t, late, l[0].OurPath())
+	h.run(time2s)
+	assert.Equal(t, []int{1}, leaders(l), "b, whose predecessor was deleted, leads; a gave up at its listing")
+	assert.NotContains(t, h.children("/election"), nodeName(led), "a's own session deleted the node it led on")
+	lost := h.eventsOf(EventLost, "a")
+	require.NotEmpty(t, lost)
+	assert.ErrorIs(t, lost[len(lost)-1].Err, ErrNotFirst, "ended by its own leadership check")
+	assert.Equal(t, led, lost[len(lost)-1].Node, "the loss names the node it led on")
+}

@@ -40,44 +40,22 @@ var selfTestTable = switches.NewTable("recipe self-test",
 		Description: "LeaderLatch as Curator 5.4.0-5.6.x: no owner check before leading (a control: no checker fires)"},
 )
 
-// SelfTests is a set of recipe self-test switches. The zero value switches nothing on.
-type SelfTests struct{ mask SelfTest }
+// Table returns the recipe self-tests' table, which names the switches of a SelfTests set.
+func (SelfTest) Table() *switches.Table[SelfTest] { return &selfTestTable }
 
-// Has reports whether t is switched on.
-func (s SelfTests) Has(t SelfTest) bool { return s.mask&t != 0 }
+// SelfTests is a set of recipe self-test switches (Has, With, Union, Empty, Names, String,
+// Validate); the zero value switches nothing on.
+type SelfTests = switches.Set[SelfTest]
 
-// With returns the set with t switched on.
-func (s SelfTests) With(t SelfTest) SelfTests { return SelfTests{mask: s.mask | t} }
-
-// Empty reports whether no self-test is switched on.
-func (s SelfTests) Empty() bool { return s.mask == 0 }
-
-// Names returns the names of the self-tests switched on, in table order.
-func (s SelfTests) Names() []string { return selfTestTable.Names(s.mask) }
-
-// String returns the names joined by commas, or "none".
-func (s SelfTests) String() string { return selfTestTable.String(s.mask) }
-
-// SelfTestInfo describes one self-test for listings.
-type SelfTestInfo struct {
-	SelfTest    SelfTest
-	Name        string
-	Description string
-}
+// SelfTestInfo describes one self-test for listings (simrun selftests): its Bit, Name and
+// Description.
+type SelfTestInfo = switches.Switch[SelfTest]
 
 // SelfTestList returns the recipe self-tests in table order.
-func SelfTestList() []SelfTestInfo {
-	list := selfTestTable.List()
-	out := make([]SelfTestInfo, 0, len(list))
-	for _, t := range list {
-		out = append(out, SelfTestInfo{SelfTest: t.Bit, Name: t.Name, Description: t.Description})
-	}
-	return out
-}
+func SelfTestList() []SelfTestInfo { return selfTestTable.List() }
 
 // ParseSelfTests parses a comma-separated list of recipe self-test names; "" and "none" are the
 // empty set. An unknown name is an error that lists the known ones.
 func ParseSelfTests(list string) (SelfTests, error) {
-	mask, err := selfTestTable.Parse(list)
-	return SelfTests{mask: mask}, err
+	return switches.ParseSet[SelfTest](list)
 }

@@ -24,14 +24,14 @@ func availabilityResult(t *testing.T, rep *Report) checkers.Result {
 	return checkers.Result{}
 }
 
-// TestAvailabilityFiresOnAHandlerThatNeverReleasesItsLearner: with zabmodel's HoldLearners
+// TestAvailabilityFiresOnAHandlerThatNeverReleasesItsLearner: with zabmodel's hold-learners
 // self-test every learner handler keeps its learner after the NEWLEADER quorum, so no learner ever
 // serves, while every voter is up and connected for the whole run. The check must name the
 // quorum and the window; the same run without the self-test passes it.
 func TestAvailabilityFiresOnAHandlerThatNeverReleasesItsLearner(t *testing.T) {
 	script, err := ParseScript(strings.NewReader("servers 3\nobservers 0\nclients 2\nduration 1m\n"))
 	require.NoError(t, err)
-	rep, err := Run(Options{Seed: 3, Script: script, holdLearners: true})
+	rep, err := Run(Options{Seed: 3, Script: script, SelfTests: zabmodel.SelfTests{}.With(zabmodel.SelfTestHoldLearners)})
 	require.NoError(t, err)
 	assert.Equal(t, CheckerAvailability, rep.Failure(), rep.Explain())
 	res := availabilityResult(t, rep)

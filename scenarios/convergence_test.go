@@ -59,3 +59,34 @@ func TestConvergenceNamesWhatKeptTheClusterApart(t *testing.T) {
 		})
 	}
 }
+
+// TestConvergenceKnowsTheAcceptedEpochLockout: a server up and not serving whose acceptedEpoch is
+// above the serving leader's epoch is ZooKeeper 3.8's own lock-out (Learner.registerWithLeader):
+// a known finding, which names the reason. The same server with an acceptedEpoch not above the
+// leader's, or beside another problem, is a violation.
+func TestConvergenceKnowsTheAcceptedEpochLockout(t *testing.T) {
+	leader := serving(3, 7, zabmodel.Leading)
+	leader.CurrentEpoch, leader.AcceptedEpoch = 6, 6
+	follower := serving(2, 7, zabmodel.Following)
+	lockedOut := serverEnd{State: zabmodel.State{Sid: 1, Up: true, Role: zabmodel.Following, AcceptedEpoch: 7, CurrentEpoch: 3}}
+	l := &checkers.LivenessFacts{HealTime: clock.Time(0).Add(65 * clock.Second)}
+
+	res := judgeConvergence([]serverEnd{lockedOut, follower, leader}, l, 2*clock.Minute)
+	require.Equal(t, checkers.Known, res.Status, res.String())
+	require.Len(t, res.Findings, 1)
+	assert.Equal(t, KnownAcceptedEpochLockout, res.Findings[0].Known)
+	assert.Contains(t, res.Findings[0].Message, "acceptedEpoch 7 is above the serving leader's epoch 6")
+	assert.Contains(t, res.Findings[0].Message, "Learner.registerWithLeader")
+	assert.False(t, res.Failed())
+
+	notAbove := lockedOut
+	notAbove.AcceptedEpoch = 6
+	assert.Equal(t, checkers.Violation, judgeConvergence([]serverEnd{notAbove, follower, leader}, l, 2*clock.Minute).Status)
+
+	noLeader := judgeConvergence([]serverEnd{lockedOut, follower, serving(3, 7, zabmodel.Following)}, l, 2*clock.Minute)
+	assert.Equal(t, checkers.Violation, noLeader.Status, "without a serving leader there is no epoch to be locked out of")
+
+	diverged := judgeConvergence([]serverEnd{lockedOut, serving(2, 9, zabmodel.Following), leader}, l, 2*clock.Minute)
+	require.Equal(t, checkers.Violation, diverged.Status)
+	assert.Len(t, diverged.Findings, 2, "the lock-out is still named beside the violation")
+}

@@ -56,6 +56,10 @@ type Options struct {
 	// LinearizableReadsAfterSync adds the opt-in check that ZooKeeper does not promise
 	// (ZOOKEEPER-1675).
 	LinearizableReadsAfterSync bool
+	// FailOnKnown makes a known finding (checkers.Known: a documented behaviour of ZooKeeper 3.8 or
+	// Curator 5.x, such as the acceptedEpoch lock-out) fail the run like any violation. By default
+	// it is reported (Report.Known) and the run passes.
+	FailOnKnown bool
 	// DatagramFaults adds loss, duplication and reordering inside connections: outside ZAB's fault
 	// model, reported as its own class.
 	DatagramFaults bool
@@ -99,10 +103,6 @@ type Options struct {
 	// Annotations, if set, is asked once the run is over for the annotations of every
 	// linearizability visualization (the faults and leader changes it saw); see Visualization.
 	Annotations func() []checkers.Annotation
-
-	// holdLearners turns on zabmodel's HoldLearners self-test (no learner is ever released), for
-	// the test that shows the availability check firing; no flag or script reaches it.
-	holdLearners bool
 }
 
 // Defaults.

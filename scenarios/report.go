@@ -79,7 +79,8 @@ func (r *Report) Failure() string {
 	return ""
 }
 
-// Explain renders the failure for a person: what broke, where, and the first findings.
+// Explain renders the failure for a person: what broke, where, and the first findings, and the
+// known findings (checkers.Known) of the run, which do not fail it.
 func (r *Report) Explain() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d: %s\n", r.Seed, r.Outcome)
@@ -90,7 +91,7 @@ func (r *Report) Explain() string {
 		fmt.Fprintf(&b, "history could not be judged: %v\n", r.CheckErr)
 	}
 	for _, res := range r.Checks.Results {
-		if res.Status == checkers.Violation || res.Status == checkers.Unknown {
+		if res.Status == checkers.Violation || res.Status == checkers.Unknown || res.Status == checkers.Known {
 			fmt.Fprintf(&b, "%s\n", res.String())
 		}
 	}
@@ -155,7 +156,39 @@ func (r *runner) judge(liveness *checkers.LivenessFacts) *Report {
 	if rep.CheckErr == nil && liveness != nil {
 		rep.Checks.Results = append(rep.Checks.Results, r.convergence(liveness))
 	}
+	if r.opts.FailOnKnown {
+		for i := range rep.Checks.Results {
+			if res := &rep.Checks.Results[i]; res.Status == checkers.Known {
+				res.Status = checkers.Violation
+				res.Notes = append(res.Notes, "every finding is a known behaviour of the modelled software; it fails the run because the run asked for that (FailOnKnown, --fail-on-known)")
+			}
+		}
+	}
 	return rep
+}
+
+// Known returns the results whose findings are all known behaviours of the modelled software
+// (checkers.Known): reported, and not a failure of the run.
+func (r *Report) Known() []checkers.Result {
+	var out []checkers.Result
+	for _, res := range r.Checks.Results {
+		if res.Status == checkers.Known {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+// KnownClasses returns the classes of the run's known findings, as "<checker>:<class>", in the
+// order of the results.
+func (r *Report) KnownClasses() []string {
+	var out []string
+	for _, res := range r.Known() {
+		for _, class := range checkers.KnownClasses(res.Findings) {
+			out = append(out, res.Checker+":"+class)
+		}
+	}
+	return out
 }
 
 // CheckerConvergence names the end-of-run check that every server came back and holds the same
@@ -187,12 +220,16 @@ func judgeConvergence(ends []serverEnd, l *checkers.LivenessFacts, bound clock.D
 	if l.Completed {
 		return res
 	}
-	var problems []string
+	var problems, lockedOut []string
 	var digests []int64 // the distinct trees of the serving servers
+	leaderEpoch := servingLeaderEpoch(ends)
 	for _, st := range ends {
 		switch {
 		case !st.Up && st.Exit != "":
 			problems = append(problems, fmt.Sprintf("server %d exited: %s", st.Sid, st.Exit))
+		case !st.Serving && leaderEpoch > 0 && st.Up && st.AcceptedEpoch > leaderEpoch:
+			lockedOut = append(lockedOut, fmt.Sprintf("server %d is %s and not serving: its acceptedEpoch %d is above the serving leader's epoch %d, so Learner.registerWithLeader refuses every LEADERINFO of that leader (\"Leaders epoch, %d is less than accepted epoch, %d\") until a higher epoch is elected",
+				st.Sid, st.Role, st.AcceptedEpoch, leaderEpoch, leaderEpoch, st.AcceptedEpoch))
 		case !st.Serving:
 			problems = append(problems, fmt.Sprintf("server %d is %s and not serving", st.Sid, st.Role))
 		case !slices.Contains(digests, st.Digest):
@@ -202,14 +239,54 @@ func judgeConvergence(ends []serverEnd, l *checkers.LivenessFacts, bound clock.D
 	if len(digests) > 1 {
 		problems = append(problems, fmt.Sprintf("the serving servers hold %d different trees", len(digests)))
 	}
-	if len(problems) == 0 {
+	if len(problems) == 0 && len(lockedOut) == 0 {
 		problems = append(problems, "some application never got through its final sync")
 	}
-	res.Status = checkers.Violation
-	res.Findings = append(res.Findings, checkers.Finding{Checker: CheckerConvergence, Rule: "converge-after-heal",
-		Message: fmt.Sprintf("%s after the liveness bound of %v following the heal at %ss",
-			strings.Join(problems, "; "), bound, strings.TrimSpace(l.HealTime.String()))})
+	heal := strings.TrimSpace(l.HealTime.String())
+	if len(problems) > 0 {
+		res.Findings = append(res.Findings, checkers.Finding{Checker: CheckerConvergence, Rule: "converge-after-heal",
+			Message: fmt.Sprintf("%s after the liveness bound of %v following the heal at %ss",
+				strings.Join(problems, "; "), bound, heal)})
+	}
+	if len(lockedOut) > 0 {
+		res.Findings = append(res.Findings, checkers.Finding{Checker: CheckerConvergence, Rule: "converge-after-heal",
+			Known: KnownAcceptedEpochLockout,
+			Message: fmt.Sprintf("%s, after the liveness bound of %v following the heal at %ss; ZooKeeper 3.8 does the same (%s)",
+				strings.Join(lockedOut, "; "), bound, heal, KnownAcceptedEpochLockout)})
+	}
+	res.Status = checkers.StatusOf(res.Findings)
+	res.Summary = "the cluster did not converge after the heal"
+	if res.Status == checkers.Known {
+		res.Summary = "every other server serves and holds the same tree after the heal; the servers named are kept out as ZooKeeper 3.8 keeps them out"
+	}
 	return res
+}
+
+// KnownAcceptedEpochLockout is the known class (checkers.Known) of a server that ZooKeeper 3.8
+// itself keeps out of a healthy cluster. A server's acceptedEpoch is raised before its epoch is
+// established: by a leader as soon as a quorum's FOLLOWERINFO arrived (Leader.getEpochToPropose),
+// by a learner on LEADERINFO (Learner.registerWithLeader). If that epoch then fails (the server
+// crashed, or lost its quorum, before NEWLEADER), the server restarts with acceptedEpoch above its
+// currentEpoch (QuorumPeer.loadDataBase refuses only the opposite), and votes with its currentEpoch
+// (FastLeaderElection.getPeerEpoch). A server with a higher currentEpoch can then win, and a leader
+// fixes its new epoch from the first quorum of FOLLOWERINFOs (getEpochToPropose returns the epoch
+// as decided to every later one), which need not include the server; if that epoch is not above
+// the server's acceptedEpoch, the server's registerWithLeader throws "Leaders epoch ... is less
+// than accepted epoch" on every LEADERINFO, and it goes back to LOOKING, is told the same leader,
+// and tries again, until an epoch above its acceptedEpoch is elected. The convergence check reports
+// exactly that state (a server up and not serving whose acceptedEpoch is above the serving
+// leader's epoch) as this known class, and any other way of not converging as a violation.
+const KnownAcceptedEpochLockout = "zk-accepted-epoch-lockout"
+
+// servingLeaderEpoch returns the epoch of the serving leader (its currentEpoch), or 0 if no leader
+// serves.
+func servingLeaderEpoch(ends []serverEnd) int64 {
+	for _, st := range ends {
+		if st.Up && st.Serving && st.Role == zabmodel.Leading {
+			return st.CurrentEpoch
+		}
+	}
+	return 0
 }
 
 // judged is implemented by workloads with checks of their own beyond the client-visible ones (the

@@ -123,8 +123,7 @@ func (r *runner) build() error {
 	}
 	cfg := zabmodel.Config{Voters: s.Servers, Observers: s.Observers, SnapCount: r.opts.SnapCount, Bugs: bugs,
 		SelfTests:          r.opts.SelfTests,
-		InitialZxidCounter: s.InitialZxidCounter, ContainerCheckInterval: s.ContainerCheckInterval,
-		HoldLearners: r.opts.holdLearners}
+		InitialZxidCounter: s.InitialZxidCounter, ContainerCheckInterval: s.ContainerCheckInterval}
 	checker, err := zab.New(zab.Config{
 		Voters: cfg.WithDefaults().VoterSids(), Observers: cfg.WithDefaults().Sids()[s.Servers:],
 		InitialZxidCounter: s.InitialZxidCounter, OnViolation: r.zabFailed, OnCommit: r.onCommitted,

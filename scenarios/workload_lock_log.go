@@ -106,6 +106,8 @@ func (l *lockLog) letGo(e lockmodel.Event) {
 	if i, held := l.holding[key]; held {
 		delete(l.holding, key)
 		l.holds[i].End, l.holds[i].Open = e.Time, false
+		// A latch that found its node no longer first (or gone) ended its belief on its own check.
+		l.holds[i].EndedByCheck = e.Kind == lockmodel.EventLost && errors.Is(e.Err, lockmodel.ErrNotFirst)
 	}
 }
 

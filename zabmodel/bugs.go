@@ -1,8 +1,6 @@
 package zabmodel
 
 import (
-	"fmt"
-
 	"github.com/zabsim/zabsim/internal/switches"
 )
 
@@ -98,53 +96,19 @@ var bugTable = switches.NewTable("bug",
 	switches.Switch[Bug]{Bit: BugTruncSnapshot, Name: "trunc-snapshot", Description: "a TRUNC keeps snapshots newer than the truncation point (3.8.0 as released)"},
 )
 
-// Bugs is a set of bug switches.
-type Bugs struct{ mask Bug }
+// Table returns the bug zoo's table, which names the switches of a Bugs set.
+func (Bug) Table() *switches.Table[Bug] { return &bugTable }
 
-// Has reports whether b is switched on.
-func (s Bugs) Has(b Bug) bool { return s.mask&b != 0 }
+// Bugs is a set of bug switches (Has, With, Union, Empty, Names, String, Validate); the zero value
+// switches nothing on.
+type Bugs = switches.Set[Bug]
 
-// With returns the set with b switched on.
-func (s Bugs) With(b Bug) Bugs { return Bugs{mask: s.mask | b} }
-
-// Union returns the bugs switched on in either set.
-func (s Bugs) Union(o Bugs) Bugs { return Bugs{mask: s.mask | o.mask} }
-
-// Empty reports whether no bug is switched on.
-func (s Bugs) Empty() bool { return s.mask == 0 }
-
-// Names returns the names of the bugs switched on, in zoo order.
-func (s Bugs) Names() []string { return bugTable.Names(s.mask) }
-
-func (s Bugs) String() string { return bugTable.String(s.mask) }
-
-func (s Bugs) validate() error {
-	if unknown := s.mask &^ bugTable.Known(); unknown != 0 {
-		return fmt.Errorf("%w: unknown bug bits %#x", ErrConfig, unknown)
-	}
-	return nil
-}
-
-// BugInfo describes one switch for listings (simrun bugs).
-type BugInfo struct {
-	Bug         Bug
-	Name        string
-	Description string
-}
+// BugInfo describes one switch for listings (simrun bugs): its Bit, Name and Description.
+type BugInfo = switches.Switch[Bug]
 
 // BugList returns the zoo in order.
-func BugList() []BugInfo {
-	list := bugTable.List()
-	out := make([]BugInfo, 0, len(list))
-	for _, b := range list {
-		out = append(out, BugInfo{Bug: b.Bit, Name: b.Name, Description: b.Description})
-	}
-	return out
-}
+func BugList() []BugInfo { return bugTable.List() }
 
 // ParseBugs parses a comma-separated list of bug names ("ZK-3911,ZK-4646"); "" and "none" are the
 // empty set. An unknown name is an error that lists the known ones.
-func ParseBugs(list string) (Bugs, error) {
-	mask, err := bugTable.Parse(list)
-	return Bugs{mask: mask}, err
-}
+func ParseBugs(list string) (Bugs, error) { return switches.ParseSet[Bug](list) }

@@ -66,11 +66,6 @@ type Config struct {
 	// default. They are not part of the bug zoo.
 	SelfTests SelfTests
 
-	// HoldLearners is a self-test of the harness, not a ZooKeeper behaviour: every learner
-	// handler, once a quorum acknowledged NEWLEADER, holds its learner forever instead of sending
-	// UPTODATE, so that no learner ever serves. It exists to show the availability checker firing.
-	HoldLearners bool
-
 	// Observer receives every protocol Event, for the white-box checkers. Optional.
 	Observer Observer
 }
@@ -176,10 +171,10 @@ func (c Config) Validate() error {
 	if c.InitialZxidCounter < 0 || c.InitialZxidCounter >= 0xffffffff {
 		bad("initial zxid counter %#x is out of range", c.InitialZxidCounter)
 	}
-	if err := c.Bugs.validate(); err != nil {
+	if err := c.Bugs.Validate(ErrConfig); err != nil {
 		problems = append(problems, err)
 	}
-	if err := c.SelfTests.validate(); err != nil {
+	if err := c.SelfTests.Validate(ErrConfig); err != nil {
 		problems = append(problems, err)
 	}
 	return errors.Join(problems...)

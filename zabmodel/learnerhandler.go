@@ -393,8 +393,8 @@ func (h *learnerHandler) newLeaderAcked() {
 		return
 	}
 	h.syncCheckStarted = true
-	if h.p().cfg.HoldLearners {
-		h.p().note("leader", "holding learner %d: the HoldLearners self-test", h.sid)
+	if h.p().cfg.SelfTests.Has(SelfTestHoldLearners) {
+		h.p().note("leader", "holding learner %d: the hold-learners self-test", h.sid)
 		return
 	}
 	h.waitForStartup()

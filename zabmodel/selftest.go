@@ -1,8 +1,6 @@
 package zabmodel
 
 import (
-	"fmt"
-
 	"github.com/zabsim/zabsim/internal/switches"
 )
 
@@ -35,6 +33,10 @@ const (
 	// its timeouts after the tracker learned of it, however healthy its client is (the session
 	// checker: wrongful-expiry).
 	SelfTestNoSessionRenewal
+	// SelfTestHoldLearners: every learner handler, once a quorum acknowledged NEWLEADER, holds its
+	// learner for ever instead of sending UPTODATE, so that no learner ever serves while every
+	// voter is up and connected (the availability checker: leader-within-bound).
+	SelfTestHoldLearners
 )
 
 var selfTestTable = switches.NewTable("self-test",
@@ -43,52 +45,25 @@ var selfTestTable = switches.NewTable("self-test",
 	switches.Switch[SelfTest]{Bit: SelfTestEarlySync, Name: "early-sync", Description: "a learner answers sync without waiting for the leader (sequential-consistency: read-after-sync)"},
 	switches.Switch[SelfTest]{Bit: SelfTestDropWatch, Name: "drop-watch", Description: "watch notifications are never delivered (watches: watch-before-data, watch-missed)"},
 	switches.Switch[SelfTest]{Bit: SelfTestNoSessionRenewal, Name: "no-session-renewal", Description: "sessions are never renewed and expire however healthy (sessions)"},
+	switches.Switch[SelfTest]{Bit: SelfTestHoldLearners, Name: "hold-learners", Description: "a leader never releases its learners after NEWLEADER, so no learner serves (availability)"},
 )
 
-// SelfTests is a set of self-test switches.
-type SelfTests struct{ mask SelfTest }
+// Table returns the self-tests' table, which names the switches of a SelfTests set.
+func (SelfTest) Table() *switches.Table[SelfTest] { return &selfTestTable }
 
-// Has reports whether t is switched on.
-func (s SelfTests) Has(t SelfTest) bool { return s.mask&t != 0 }
+// SelfTests is a set of self-test switches (Has, With, Union, Empty, Names, String, Validate); the
+// zero value switches nothing on.
+type SelfTests = switches.Set[SelfTest]
 
-// With returns the set with t switched on.
-func (s SelfTests) With(t SelfTest) SelfTests { return SelfTests{mask: s.mask | t} }
-
-// Empty reports whether no self-test is switched on.
-func (s SelfTests) Empty() bool { return s.mask == 0 }
-
-// Names returns the names of the self-tests switched on, in table order.
-func (s SelfTests) Names() []string { return selfTestTable.Names(s.mask) }
-
-func (s SelfTests) String() string { return selfTestTable.String(s.mask) }
-
-func (s SelfTests) validate() error {
-	if unknown := s.mask &^ selfTestTable.Known(); unknown != 0 {
-		return fmt.Errorf("%w: unknown self-test bits %#x", ErrConfig, unknown)
-	}
-	return nil
-}
-
-// SelfTestInfo describes one self-test for listings (simrun selftests).
-type SelfTestInfo struct {
-	SelfTest    SelfTest
-	Name        string
-	Description string
-}
+// SelfTestInfo describes one self-test for listings (simrun selftests): its Bit, Name and
+// Description.
+type SelfTestInfo = switches.Switch[SelfTest]
 
 // SelfTestList returns the self-tests in order.
-func SelfTestList() []SelfTestInfo {
-	list := selfTestTable.List()
-	out := make([]SelfTestInfo, 0, len(list))
-	for _, s := range list {
-		out = append(out, SelfTestInfo{SelfTest: s.Bit, Name: s.Name, Description: s.Description})
-	}
-	return out
-}
+func SelfTestList() []SelfTestInfo { return selfTestTable.List() }
 
 // ParseSelfTests parses a comma-separated list of self-test names; "" and "none" are the empty
 // set. An unknown name is an error that lists the known ones.
 func ParseSelfTests(list string) (SelfTests, error) {
-	mask, err := selfTestTable.Parse(list)
-	return SelfTests{mask: mask}, err
+	return switches.ParseSet[SelfTest](list)
 }

@@ -23,7 +23,16 @@ type Hold struct {
 	Mode       Mode
 	Start, End clock.Time
 	Open       bool
+	// EndedByCheck says that the recipe ended the belief itself, on its own leadership check
+	// (LeaderLatch.checkLeadership or reset found its node not first, or gone), rather than by a
+	// release, a lost session or a crash.
+	EndedByCheck bool
 }
+
+// curatorWindow reports whether an overlap whose older holder's own session deleted its node is
+// Curator's LeaderLatch window (KnownLatchReplacedNode): an election whose leader ended its belief
+// on its own leadership check.
+func curatorWindow(l Lock, older Hold) bool { return l.Kind == KindElection && older.EndedByCheck }
 
 // Requeue is one time a participant abandoned its node and queued again with a new one, within one
 // acquisition (or one stay in an election), with its session alive.
@@ -52,7 +61,9 @@ type Requeue struct {
 //
 // With fencing on the findings go to CheckerExclusiveBeliefFenced, so that a user sees that fencing
 // saved the resource here; without, to CheckerExclusiveBelief. Both fail the run: two believers are
-// a recipe violation whatever the resource did about it. fenced also receives the rejections that
+// a recipe violation whatever the resource did about it, except for Curator's own LeaderLatch
+// window (KnownLatchReplacedNode), which with fencing is a known finding: reported, and failing a
+// run only if it asks for that. fenced also receives the rejections that
 // judgeRejection traced to a holder whose own session deleted its node while it still believed.
 func checkBelief(h *History, t *lockTree, fenced *collector) []checkers.Result {
 	plain := newCollector(CheckerExclusiveBelief)
@@ -80,11 +91,19 @@ func checkBelief(h *History, t *lockTree, fenced *collector) []checkers.Result {
 					continue
 				}
 				n := t.byToken[older.Token]
+				if l.Kind == KindElection {
+					n = t.heldNode(n, older.Session, newer.Start)
+				}
 				if expiredBy(n, newer.Start) || expiredBy(t.byToken[newer.Token], newer.Start) {
 					excused++
 					continue
 				}
-				col.add(beliefFinding(l, older, newer, n))
+				f := beliefFinding(l, older, newer, n)
+				if h.Fencing && f.Rule == "own-node-deleted" && curatorWindow(l, older) {
+					f.Known = KnownLatchReplacedNode
+					f.Message += " until its own listing told it; Curator 5.x's LeaderLatch does the same when a RECONNECTED starts a second create (" + KnownLatchReplacedNode + "), and fencing covered it"
+				}
+				col.add(f)
 			}
 		}
 	}
@@ -115,10 +134,17 @@ func beliefFinding(l Lock, older, newer Hold, n *node) checkers.Finding {
 		until = "until the end of the run"
 	}
 	why := "no committed lock node has its token"
+	replaced := ""
+	if n != nil && n.czxid != older.Token {
+		replaced = fmt.Sprintf("the node %s that its recipe led on after replacing its own, ", n.path)
+	}
 	switch {
 	case n == nil:
 	case n.aliveAt(newer.Start):
 		why = fmt.Sprintf("its node %s was still alive then: the recipe granted both", n.path)
+		if replaced != "" {
+			why = replaced + "was still alive and had been first in the queue: the recipe granted both"
+		}
 	case n.deletedBy == older.Session:
 		f.Rule = "own-node-deleted"
 		why = fmt.Sprintf("its own session had deleted its node %s at %s and it went on believing", n.path, ts(n.deletedAt))

@@ -50,7 +50,7 @@ func TestExclusiveBeliefFlagsALeaderWhoseOwnRecipeDeletedItsNode(t *testing.T) {
 func TestExclusiveBeliefWithFencingIsItsOwnClass(t *testing.T) {
 	h := electionHistory("own-delete", at(2.6), true)
 	r := result(t, h, CheckerExclusiveBeliefFenced)
-	require.Equal(t, checkers.Violation, r.Status, "two believers fail the run even when fencing saved the resource")
+	require.Equal(t, checkers.Violation, r.Status, "two believers fail the run even when fencing saved the resource, unless Curator's own window")
 	assert.Contains(t, r.Summary, "fencing kept")
 	assert.Equal(t, checkers.Skipped, result(t, h, CheckerExclusiveBelief).Status)
 }
@@ -197,4 +197,106 @@ func TestExclusiveBeliefExcusesAGrantToAnExpiredSession(t *testing.T) {
 	r := result(t, h, CheckerExclusiveBelief)
 	assert.Equal(t, checkers.Pass, r.Status, "%v", r.Findings)
 	assert.NotEmpty(t, r.Notes)
+}
+
+// TestCuratorLatchWindowIsAKnownFindingWithFencing: a latch leader whose own session deleted its
+// node (the second create's setNode) and that ended its belief on its own leadership check is
+// Curator 5.x's window: with fencing, lock/exclusive-belief-fenced reports it as the known class
+// and does not fail; a leader that did not end its belief on its check (a release, a lost session,
+// or never), another lock kind, or no fencing, stay violations.
+func TestCuratorLatchWindowIsAKnownFindingWithFencing(t *testing.T) {
+	h := electionHistory("own-delete", at(2.6), true)
+	h.Holds[0].EndedByCheck = true
+	r := result(t, h, CheckerExclusiveBeliefFenced)
+	require.Equal(t, checkers.Known, r.Status, "%v", r.Findings)
+	require.Len(t, r.Findings, 1)
+	assert.Equal(t, "own-node-deleted", r.Findings[0].Rule)
+	assert.Equal(t, KnownLatchReplacedNode, r.Findings[0].Known)
+	assert.False(t, r.Failed())
+
+	// The same overlap rejected at the resource is the same known class.
+	t0, t1 := h.Holds[0].Token, h.Holds[1].Token
+	h.Accesses = []Access{
+		{Lock: election, Client: "c2", Session: 2, Token: t1, Write: true, Accepted: true, Newest: t0, Time: at(2.2)},
+		{Lock: election, Client: "c1", Session: 1, Token: t0, Write: true, Accepted: false, Newest: t1, Time: at(2.3)},
+	}
+	r = result(t, h, CheckerExclusiveBeliefFenced)
+	require.Equal(t, checkers.Known, r.Status, "%v", r.Findings)
+	assert.Equal(t, []string{KnownLatchReplacedNode}, checkers.KnownClasses(r.Findings))
+	assert.Len(t, r.Findings, 2)
+
+	notByCheck := electionHistory("own-delete", at(2.6), true)
+	assert.Equal(t, checkers.Violation, result(t, notByCheck, CheckerExclusiveBeliefFenced).Status)
+
+	mutex := electionHistory("own-delete", at(2.6), true)
+	mutex.Holds[0].EndedByCheck = true
+	mutex.Locks[0].Kind = KindExclusive
+	assert.Equal(t, checkers.Violation, result(t, mutex, CheckerExclusiveBeliefFenced).Status)
+
+	unfenced := electionHistory("own-delete", at(2.6), false)
+	unfenced.Holds[0].EndedByCheck = true
+	assert.Equal(t, checkers.Violation, result(t, unfenced, CheckerExclusiveBelief).Status)
+
+	// A known finding beside a violation leaves the result a violation.
+	both := electionHistory("alive", at(2.6), true)
+	both.Holds[0].EndedByCheck = true
+	assert.Equal(t, checkers.Violation, result(t, both, CheckerExclusiveBeliefFenced).Status)
+}
+
+// replacedHistory: c1 leads on node 0 from 1 s; its late create makes node 1 at 1.2 s, and its
+// own session deletes node 0 at 1.3 s (LeaderLatch.setNode). c2's node 2 comes at 1.5 s, or,
+// with c2First, c2's node comes first (node 1) and c1's replacement after it (node 2). c1's
+// session ends (closeSession, as an expiry) at 2 s unless alive; c2 is granted at 2.1 s; c1
+// believes until 2.6 s.
+func replacedHistory(c2First, alive bool) *History {
+	var b logBuilder
+	b.create(1, election, false, at(0.5))
+	n0 := election + "/_c_a-latch-0000000000"
+	own, other := election+"/_c_c-latch-0000000001", election+"/_c_b-latch-0000000002"
+	if c2First {
+		own, other = election+"/_c_c-latch-0000000002", election+"/_c_b-latch-0000000001"
+	}
+	t0 := b.create(1, n0, true, at(1))
+	var t1 int64
+	if c2First {
+		t1 = b.create(2, other, true, at(1.1))
+		b.create(1, own, true, at(1.2))
+	} else {
+		b.create(1, own, true, at(1.2))
+	}
+	b.delete(1, n0, at(1.3))
+	if !c2First {
+		t1 = b.create(2, other, true, at(1.5))
+	}
+	if !alive {
+		b.close(1, at(2))
+	}
+	return &History{
+		Locks: []Lock{{Path: election, Kind: KindElection}},
+		Holds: []Hold{
+			{Lock: election, Client: "c1", Session: 1, Node: n0, Token: t0, Mode: ModeExclusive, Start: at(1), End: at(2.6)},
+			{Lock: election, Client: "c2", Session: 2, Node: other, Token: t1, Mode: ModeExclusive, Start: at(2.1), End: at(3)},
+		},
+		Committed: b.log, Fencing: true, End: at(10),
+	}
+}
+
+// TestExclusiveBeliefFollowsALeaderOntoItsReplacementNode: LeaderLatch keeps leading when the node
+// that replaced its own is first (seed 2005193 of the sweep from 2000001), so its belief is judged
+// by that node: its session's end excuses the overlap as an expiry, and a replacement still alive
+// when another is granted is two grants. A replacement that was not first is not followed: that
+// leader gives up at its listing (Curator's window, or a violation).
+func TestExclusiveBeliefFollowsALeaderOntoItsReplacementNode(t *testing.T) {
+	r := result(t, replacedHistory(false, false), CheckerExclusiveBeliefFenced)
+	assert.Equal(t, checkers.Pass, r.Status, "%v", r.Findings)
+	assert.NotEmpty(t, r.Notes, "left to lock/unsafe-without-fencing as an expiry")
+
+	r = result(t, replacedHistory(false, true), CheckerExclusiveBeliefFenced)
+	require.Equal(t, checkers.Violation, r.Status)
+	assert.Equal(t, "two-believers", r.Findings[0].Rule)
+	assert.Contains(t, r.Findings[0].Message, "_c_c-latch-0000000001 that its recipe led on after replacing its own")
+
+	r = result(t, replacedHistory(true, false), CheckerExclusiveBeliefFenced)
+	require.Equal(t, checkers.Violation, r.Status)
+	assert.Equal(t, "own-node-deleted", r.Findings[0].Rule, "a replacement behind another node is not followed")
 }

@@ -19,7 +19,9 @@
 //     accepted; a holder whose session the server had expired is left to
 //     lock/unsafe-without-fencing. With fencing on, the same findings are
 //     lock/exclusive-belief-fenced ("fencing saved you here"), which also fails the run, and which
-//     also takes a fenced-off holder whose own session deleted its node while it believed.
+//     also takes a fenced-off holder whose own session deleted its node while it believed. The
+//     one exception is Curator 5.x's own LeaderLatch window after a RECONNECTED started a second
+//     create (KnownLatchReplacedNode): with fencing it is a known finding (checkers.Known).
 //   - lock/churn: no participant abandons its node and queues again (History.Requeues) more than
 //     Options.ChurnBound times in one session, and no lock goes without a holder for more than
 //     Options.LivelockBound after the heal while its queue keeps changing, not counting the time

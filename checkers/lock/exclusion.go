@@ -156,6 +156,10 @@ func judgeRejection(h *History, l Lock, a Access, accepted []Access, t *lockTree
 	if newer >= 0 {
 		began = accepted[newer].Time
 	}
+	if l.Kind == KindElection {
+		// A leader that went on leading on the node that replaced its own is judged by that node.
+		n = t.heldNode(n, a.Session, began)
+	}
 	if n != nil && !n.aliveAt(began) {
 		if n.byClose || n.deletedBy != a.Session {
 			return // a holder that had lost its lock before the newer one came: fencing did its job
@@ -167,14 +171,19 @@ func judgeRejection(h *History, l Lock, a Access, accepted []Access, t *lockTree
 			return // it had let go: an access still in flight, which fencing rightly refused
 		}
 		x := h.Holds[believed]
+		known, why := "", "not an expiry by the server but the recipe losing its node without saying so, which fencing caught"
+		if curatorWindow(l, x) {
+			known, why = KnownLatchReplacedNode, "Curator 5.x's LeaderLatch window after a RECONNECTED started a second create ("+KnownLatchReplacedNode+"), which fencing caught"
+		}
 		fenced.add(checkers.Finding{
+			Known:    known,
 			Rule:     "own-node-deleted",
 			Clients:  []string{a.Client},
 			Sessions: []int64{a.Session},
 			Zxids:    []int64{a.Token, a.Newest},
 			Times:    []clock.Time{a.Time, n.deletedAt, x.Start, x.End},
-			Message: fmt.Sprintf("%s: the resource rejected %s's %s at %s (session %s, token %s) in favour of the newer token %s: its own session had deleted its node %s at %s, yet its recipe believed it held the lock from %s until %s; not an expiry by the server but the recipe losing its node without saying so, which fencing caught",
-				l.Path, a.Client, accessKind(a), ts(a.Time), hexID(a.Session), hexID(a.Token), hexID(a.Newest), n.path, ts(n.deletedAt), ts(x.Start), ts(x.End)),
+			Message: fmt.Sprintf("%s: the resource rejected %s's %s at %s (session %s, token %s) in favour of the newer token %s: its own session had deleted its node %s at %s, yet its recipe believed it held the lock from %s until %s; %s",
+				l.Path, a.Client, accessKind(a), ts(a.Time), hexID(a.Session), hexID(a.Token), hexID(a.Newest), n.path, ts(n.deletedAt), ts(x.Start), ts(x.End), why),
 		})
 		return
 	}

@@ -29,12 +29,25 @@ const (
 	// the recipes' own state), with no fencing at the resource.
 	CheckerExclusiveBelief = "lock/exclusive-belief"
 	// CheckerExclusiveBeliefFenced: the same with fencing on, where the resource's fencing kept
-	// the overlap from doing harm: "fencing saved you here". It fails the run all the same.
+	// the overlap from doing harm: "fencing saved you here". It fails the run all the same, except
+	// for Curator 5.x's own LeaderLatch window (KnownLatchReplacedNode), a known finding.
 	CheckerExclusiveBeliefFenced = "lock/exclusive-belief-fenced"
 	// CheckerChurn: a participant kept abandoning its node and queueing again, or a lock's queue
 	// kept changing with nobody holding it after the heal.
 	CheckerChurn = "lock/churn"
 )
+
+// KnownLatchReplacedNode is the known class (checkers.Known) of Curator 5.x's own window of two
+// believers: a LeaderLatch participant whose RECONNECTED listing did not find its node (its create
+// was still being retried) resets and starts a second create (LeaderLatch.handleStateChange,
+// checkLeadership, reset); the first completes, the participant leads on it, then the second
+// completes and its callback's setNode deletes the leader's node in the background and lists the
+// children, and the participant gives up leadership only when that listing returns
+// (checkLeadership, CURATOR-653). A waiter that watched the deleted node may be granted within that
+// round trip. With fencing, the resource refuses the stale leader, so the overlap is reported as
+// this known class of lock/exclusive-belief-fenced, not as a failure; without fencing it stays a
+// violation of lock/exclusive-belief.
+const KnownLatchReplacedNode = "curator-latch-replaced-node"
 
 // Options configure the lock checkers.
 type Options struct {
@@ -118,11 +131,7 @@ func (c *collector) add(f checkers.Finding) {
 func (c *collector) note(n string) { c.notes = append(c.notes, n) }
 
 func (c *collector) result(checked int, summary string) checkers.Result {
-	status := checkers.Pass
-	if len(c.findings) > 0 {
-		status = checkers.Violation
-	}
-	return checkers.Result{Checker: c.checker, Status: status, Summary: summary, Findings: c.findings,
+	return checkers.Result{Checker: c.checker, Status: checkers.StatusOf(c.findings), Summary: summary, Findings: c.findings,
 		Dropped: c.dropped, Notes: c.notes, Checked: checked}
 }
 

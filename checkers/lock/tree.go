@@ -262,6 +262,35 @@ func (t *lockTree) firstAliveAt(lock string, at clock.Time) *node {
 	return best
 }
 
+// heldNode returns the node on which a leader's belief rests at time at, starting from the node it
+// was granted on: while that node had been deleted by the holder's own session by then, and a node
+// of the same session that replaced it was first in the queue when it was deleted, the
+// replacement. LeaderLatch does this (Curator 5.x): a create that completes while the participant
+// leads replaces its node (setNode deletes the one before), and when the new node is first,
+// checkLeadership's owner check keeps it leading, with no new grant for anyone to see.
+func (t *lockTree) heldNode(n *node, session int64, at clock.Time) *node {
+	for n != nil && n.deleted != 0 && n.deletedAt <= at && !n.byClose && n.deletedBy == session {
+		r := t.replacement(n)
+		if r == nil || t.firstAliveAt(n.lock, n.deletedAt) != r {
+			return n
+		}
+		n = r
+	}
+	return n
+}
+
+// replacement returns the node of n's session in n's lock created last before n's delete, after
+// n: the one that setNode put in n's place, or nil.
+func (t *lockTree) replacement(n *node) *node {
+	var r *node
+	for _, m := range t.nodes {
+		if m != n && m.owner == n.owner && m.ephemeral && m.lock == n.lock && m.created >= n.created && m.created <= n.deletedAt && (r == nil || m.created > r.created) {
+			r = m
+		}
+	}
+	return r
+}
+
 // blockedByEndingSessions returns how much of [from, to) the first node of a lock was an ephemeral
 // node that the close of its owner's session removed, rather than its owner's delete: a node no
 // participant could remove, which blocked the lock until its session ended.

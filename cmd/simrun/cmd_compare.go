@@ -146,7 +146,7 @@ func scenarioOf(workload, family string, fencing bool, duration time.Duration) s
 	scenario.workload, scenario.faults, scenario.duration = workload, family, duration
 	if !fencing {
 		if err := scenario.bugs.Set(lockmodel.BugList()[slices.IndexFunc(lockmodel.BugList(), func(b lockmodel.BugInfo) bool {
-			return b.Bug == lockmodel.BugNoFencing
+			return b.Bit == lockmodel.BugNoFencing
 		})].Name); err != nil {
 			panic(fmt.Sprintf("simrun: the lock-no-fencing switch's name is refused: %v", err))
 		}

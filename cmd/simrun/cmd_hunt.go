@@ -110,12 +110,12 @@ func huntTargets(f *huntFlags) []huntTarget {
 		targets = append(targets, huntTarget{name: name, kind: kind, scenario: scenario})
 	}
 	for _, bug := range zabmodel.BugList() {
-		if everything || f.only.bugs.Has(bug.Bug) {
+		if everything || f.only.bugs.Has(bug.Bit) {
 			add(bug.Name, "server", "mixed")
 		}
 	}
 	for _, bug := range lockmodel.BugList() {
-		if everything || f.only.recipe.Has(bug.Bug) {
+		if everything || f.only.recipe.Has(bug.Bit) {
 			add(bug.Name, "recipe", recipeWorkload(bug.Name))
 		}
 	}

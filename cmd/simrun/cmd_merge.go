@@ -353,6 +353,13 @@ func combine(r seedRange, shards []*shardInput) *mergedSweep {
 		for class, n := range summary.Failures {
 			s.Failures[class] += n
 		}
+		s.KnownSeeds += summary.KnownSeeds
+		for class, n := range summary.Known {
+			if s.Known == nil {
+				s.Known = map[string]int64{}
+			}
+			s.Known[class] += n
+		}
 		s.Events += summary.Events
 		s.VirtualSeconds += summary.VirtualSeconds
 		s.BusySeconds += summary.BusySeconds

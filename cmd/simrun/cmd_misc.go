@@ -156,7 +156,7 @@ func cmdBugs(env *environment, args []string) int {
 	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tKIND\tRELEASES\tDESCRIPTION")
 	for _, bug := range zabmodel.BugList() {
-		fmt.Fprintf(tw, "%s\tserver\t%s\t%s\n", bug.Name, releaseRanges(zabmodel.ReleasesWith(bug.Bug)), bug.Description)
+		fmt.Fprintf(tw, "%s\tserver\t%s\t%s\n", bug.Name, releaseRanges(zabmodel.ReleasesWith(bug.Bit)), bug.Description)
 	}
 	for _, bug := range lockmodel.BugList() {
 		fmt.Fprintf(tw, "%s\trecipe (%s workload)\t-\t%s\n", bug.Name, recipeWorkload(bug.Name), bug.Description)

@@ -157,6 +157,9 @@ func cmdReplay(env *environment, args []string) int {
 func writeReport(w io.Writer, report *scenarios.Report, bugs, replay string) {
 	class := classify(report)
 	verdict := "PASS"
+	if known := report.KnownClasses(); len(known) > 0 {
+		verdict = "PASS with known findings: " + strings.Join(known, ", ") + " (documented behaviour of the modelled software; --fail-on-known fails on them)"
+	}
 	if class != "" {
 		verdict = "FAIL " + class
 	}

@@ -202,6 +202,9 @@ type totals struct {
 	checkers            time.Duration
 	zabCheckers         time.Duration
 	beyondGuarantee     int64
+	// known counts the passing seeds' known findings by class, and knownSeeds those seeds.
+	known      map[string]int64
+	knownSeeds int64
 }
 
 func (t *totals) add(r seedResult) {
@@ -213,6 +216,15 @@ func (t *totals) add(r seedResult) {
 	t.zabCheckers += r.zabCheckers
 	if !r.failed() {
 		t.passed++
+		if len(r.known) > 0 {
+			t.knownSeeds++
+			if t.known == nil {
+				t.known = map[string]int64{}
+			}
+			for _, class := range r.known {
+				t.known[class]++
+			}
+		}
 		return
 	}
 	t.failed++
@@ -228,6 +240,7 @@ type seedRecord struct {
 	Seed              uint64   `json:"seed"`
 	Passed            bool     `json:"passed"`
 	Class             string   `json:"class,omitempty"`
+	Known             []string `json:"known,omitempty"`
 	BeyondGuarantee   bool     `json:"beyond_guarantee,omitempty"`
 	Events            int64    `json:"events"`
 	VirtualSeconds    float64  `json:"virtual_seconds"`
@@ -244,14 +257,17 @@ type seedRecord struct {
 // summaryRecord is the final JSON object of a sweep. Its counts and times are sums, so that the
 // summaries of shards add up to the summary of the whole range.
 type summaryRecord struct {
-	Type              string           `json:"type"`
-	SeedStart         uint64           `json:"seed_start"`
-	Seeds             int64            `json:"seeds"`
-	Shard             string           `json:"shard"`
-	SeedsRun          int64            `json:"seeds_run"`
-	Passed            int64            `json:"passed"`
-	Failed            int64            `json:"failed"`
-	Failures          map[string]int64 `json:"failures"`
+	Type      string           `json:"type"`
+	SeedStart uint64           `json:"seed_start"`
+	Seeds     int64            `json:"seeds"`
+	Shard     string           `json:"shard"`
+	SeedsRun  int64            `json:"seeds_run"`
+	Passed    int64            `json:"passed"`
+	Failed    int64            `json:"failed"`
+	Failures  map[string]int64 `json:"failures"`
+	// KnownSeeds counts the passing seeds with known findings, and Known those findings by class.
+	KnownSeeds        int64            `json:"known_seeds,omitempty"`
+	Known             map[string]int64 `json:"known,omitempty"`
 	Events            int64            `json:"events"`
 	VirtualSeconds    float64          `json:"virtual_seconds"`
 	BusySeconds       float64          `json:"busy_seconds"`

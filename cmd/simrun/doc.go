@@ -20,7 +20,7 @@
 //	           [--time-limit D]
 //	           [--servers N] [--observers N] [--clients N] [--workload W] [--faults LIST]
 //	           [--duration D] [--liveness-bound D] [--bug NAME]... [--script FILE]
-//	           [--linearizable-reads-after-sync] [--datagram-faults]
+//	           [--linearizable-reads-after-sync] [--datagram-faults] [--fail-on-known]
 //	           [--json] [--out DIR] [--out-max N] [--stop-on-failure] [--quiet]
 //	simrun merge [--json] [--quiet] [FILE...]            (shards' --json output; stdin if none)
 //	simrun farm --db FILE --time-limit D [--seeds N] [--parallel P] [--seed-start S]

@@ -63,16 +63,16 @@ func (b *bugFlag) Set(value string) error {
 		}
 		if server, err := zabmodel.ParseBugs(name); err == nil {
 			for _, info := range zabmodel.BugList() {
-				if server.Has(info.Bug) {
-					b.bugs = b.bugs.With(info.Bug)
+				if server.Has(info.Bit) {
+					b.bugs = b.bugs.With(info.Bit)
 				}
 			}
 			continue
 		}
 		if recipe, err := lockmodel.ParseBugs(name); err == nil {
 			for _, info := range lockmodel.BugList() {
-				if recipe.Has(info.Bug) {
-					b.recipe = b.recipe.With(info.Bug)
+				if recipe.Has(info.Bit) {
+					b.recipe = b.recipe.With(info.Bit)
 				}
 			}
 			continue
@@ -130,16 +130,16 @@ func (s *selfTestFlag) Set(value string) error {
 		}
 		if server, err := zabmodel.ParseSelfTests(name); err == nil {
 			for _, info := range zabmodel.SelfTestList() {
-				if server.Has(info.SelfTest) {
-					s.server = s.server.With(info.SelfTest)
+				if server.Has(info.Bit) {
+					s.server = s.server.With(info.Bit)
 				}
 			}
 			continue
 		}
 		if recipe, err := lockmodel.ParseSelfTests(name); err == nil {
 			for _, info := range lockmodel.SelfTestList() {
-				if recipe.Has(info.SelfTest) {
-					s.recipe = s.recipe.With(info.SelfTest)
+				if recipe.Has(info.Bit) {
+					s.recipe = s.recipe.With(info.Bit)
 				}
 			}
 			continue
@@ -189,6 +189,7 @@ type scenarioFlags struct {
 	zkVersion                  string
 	linearizableReadsAfterSync bool
 	datagramFaults             bool
+	failOnKnown                bool
 	checkTimeLimit             time.Duration
 	checker                    string
 	scriptPath                 string
@@ -218,6 +219,8 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 		"fixed (zabsim's model, master with every finding fixed), master, or one of "+releaseVersions()+"; 'simrun bugs' shows which release has which")
 	fs.BoolVar(&f.linearizableReadsAfterSync, "linearizable-reads-after-sync", false, "add the opt-in check that reads after sync are linearizable (ZooKeeper does not promise it)")
 	fs.BoolVar(&f.datagramFaults, "datagram-faults", false, "inject loss, duplication and reordering inside connections: OUTSIDE ZAB's fault model")
+	fs.BoolVar(&f.failOnKnown, "fail-on-known", false, "fail a run on a known finding too: a documented behaviour of ZooKeeper 3.8 or Curator 5.x "+
+		"(such as zk-accepted-epoch-lockout), which is otherwise reported as KNOWN and passes")
 	fs.DurationVar(&f.checkTimeLimit, "check-time-limit", checkers.DefaultTimeLimit, "host time each linearizability check may search before its verdict is Unknown (never a pass); "+
 		"the only verdict that depends on the machine's speed, not on the seed alone")
 	fs.StringVar(&f.checker, "checker", "zxid", "how linearizability is decided: zxid (verify the order the zxids give; never Unknown), "+
@@ -238,7 +241,7 @@ func (f *scenarioFlags) options() (scenarios.Options, error) {
 		Servers: f.servers, Observers: f.observers, Clients: f.clients, Duration: f.duration,
 		LivenessBound: f.livenessBound, Bugs: f.bugs.bugs, RecipeBugs: f.bugs.recipe,
 		SelfTests: f.selfTests.server, RecipeSelfTests: f.selfTests.recipe, NoZabChecker: f.noZabChecker,
-		LinearizableReadsAfterSync: f.linearizableReadsAfterSync, DatagramFaults: f.datagramFaults,
+		LinearizableReadsAfterSync: f.linearizableReadsAfterSync, DatagramFaults: f.datagramFaults, FailOnKnown: f.failOnKnown,
 		CheckTimeLimit: f.checkTimeLimit,
 	}
 	var problems []error
@@ -381,6 +384,9 @@ func (f *scenarioFlags) replayArgs() []string {
 	}
 	if f.datagramFaults {
 		args = append(args, "--datagram-faults")
+	}
+	if f.failOnKnown {
+		args = append(args, "--fail-on-known")
 	}
 	if f.checkTimeLimit != checkers.DefaultTimeLimit {
 		add("check-time-limit", f.checkTimeLimit.String())

@@ -16,6 +16,10 @@ import (
 // maxListedFailures bounds the failing seeds printed in human form; --json lists every one.
 const maxListedFailures = 200
 
+// maxListedKnown bounds the passing seeds with known findings printed in human form; the summary
+// counts every one, and --json lists every one.
+const maxListedKnown = 20
+
 // progressInterval is how often the progress line is redrawn at most.
 const progressInterval = 200 * time.Millisecond
 
@@ -32,6 +36,7 @@ type sweepPrinter struct {
 	seeds           seedRange
 	totals          totals
 	listed          int
+	knownListed     int
 	artifacts       int
 	determinismBugs int
 	meter           *progressMeter
@@ -100,13 +105,22 @@ func (p *sweepPrinter) seed(opts scenarios.Options, r seedResult) {
 		if artifacts != "" && !p.flags.quiet {
 			fmt.Fprintf(p.env.stdout, "  artifacts: %s\n", artifacts)
 		}
+	} else if !r.failed() && len(r.known) > 0 && p.knownListed < maxListedKnown {
+		// A known finding passes, and is listed all the same, so that it stays visible.
+		p.clearProgress()
+		p.knownListed++
+		fmt.Fprintf(p.env.stdout, "KNOWN seed %d: %s\n", r.seed, strings.Join(r.known, ", "))
+		if !p.flags.quiet {
+			fmt.Fprintf(p.env.stdout, "  %s\n", headline(r.explanation))
+		}
+		fmt.Fprintf(p.env.stdout, "  replay: %s\n", p.flags.scenario.replayCommand(r.seed))
 	}
 	p.drawProgress()
 }
 
 func (p *sweepPrinter) record(r seedResult, replay string) seedRecord {
 	record := seedRecord{
-		Type: "seed", Seed: r.seed, Passed: !r.failed(), Class: r.class, BeyondGuarantee: r.beyondGuarantee,
+		Type: "seed", Seed: r.seed, Passed: !r.failed(), Class: r.class, Known: r.known, BeyondGuarantee: r.beyondGuarantee,
 		Events: r.events, VirtualSeconds: r.virtual.Seconds(), WallSeconds: r.wall.Seconds(),
 		CheckerSeconds: r.checkers.Seconds(), TraceHash: fmt.Sprintf("%016x", r.traceHash),
 		OutsideFaultModel: r.outside, Replay: replay,
@@ -171,7 +185,7 @@ func (p *sweepPrinter) summary(wall time.Duration, aborted bool) summaryRecord {
 	t := p.totals
 	s := summaryRecord{
 		Type: "summary", SeedStart: p.seeds.start, Seeds: p.seeds.count, Shard: p.seeds.shard.String(),
-		SeedsRun: t.run, Passed: t.passed, Failed: t.failed, Failures: t.failures, Events: t.events,
+		SeedsRun: t.run, Passed: t.passed, Failed: t.failed, Failures: t.failures, KnownSeeds: t.knownSeeds, Known: t.known, Events: t.events,
 		VirtualSeconds: t.virtual.Seconds(), BusySeconds: t.busy.Seconds(), CheckerSeconds: t.checkers.Seconds(),
 		WallSeconds: wall.Seconds(), SeedsPerSecond: ratio(float64(t.run), wall.Seconds()),
 		VirtualPerWall: ratio(t.virtual.Seconds(), wall.Seconds()), MeanEventsPerSeed: ratio(float64(t.events), float64(t.run)),
@@ -203,6 +217,12 @@ func writeSummaryTable(w io.Writer, s summaryRecord, f *runFlags) {
 	fmt.Fprintf(tw, "  failed\t%d\n", s.Failed)
 	for _, class := range sortedKeys(s.Failures) {
 		fmt.Fprintf(tw, "    %s\t%d\n", class, s.Failures[class])
+	}
+	if s.KnownSeeds > 0 {
+		fmt.Fprintf(tw, "  passed with known findings\t%d\n", s.KnownSeeds)
+		for _, class := range sortedKeys(s.Known) {
+			fmt.Fprintf(tw, "    %s\t%d\n", class, s.Known[class])
+		}
 	}
 	fmt.Fprintf(tw, "  seeds/s\t%.2f\n", s.SeedsPerSecond)
 	fmt.Fprintf(tw, "  virtual s per wall s\t%.1f\n", s.VirtualPerWall)
@@ -248,6 +268,9 @@ func verdictLine(s summaryRecord) string {
 		return fmt.Sprintf("FAIL: every seed passed, but %d replayed differently", s.DeterminismBugs)
 	case s.StoppedEarly:
 		return fmt.Sprintf("INCOMPLETE: the %d seeds run passed, but the sweep stopped early", s.SeedsRun)
+	}
+	if s.KnownSeeds > 0 {
+		return fmt.Sprintf("PASS: all %d seeds passed (%d with known findings of the modelled software, listed above as KNOWN; --fail-on-known fails on them)", s.SeedsRun, s.KnownSeeds)
 	}
 	return fmt.Sprintf("PASS: all %d seeds passed", s.SeedsRun)
 }

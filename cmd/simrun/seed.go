@@ -19,6 +19,8 @@ type seedResult struct {
 	index int64 // position in the sweep's range
 	seed  uint64
 	class string // "" for a pass
+	// known lists the run's known findings ("<checker>:<class>"), which do not fail it.
+	known []string
 	// beyondGuarantee marks a failure of an opt-in check stronger than ZooKeeper's promises.
 	beyondGuarantee bool
 	events          int64
@@ -113,6 +115,10 @@ func measureSeed(env *environment, opts scenarios.Options, index int64, seed uin
 	result.zabCheckers = report.ZabCheckTime
 	result.traceHash = report.Outcome.TraceHash
 	result.outside = report.Outcome.OutsideFaultModel
+	result.known = report.KnownClasses()
+	if result.failed() || len(result.known) > 0 {
+		result.explanation = report.Explain()
+	}
 	if result.failed() {
 		result.beyondGuarantee = failedBeyondGuarantee(report)
 		result.explanation = report.Explain()

@@ -1,6 +1,7 @@
-// Package switches is the machinery behind zabsim's bug switches: a table of named bits, listing,
-// naming and parsing. zabmodel.Bugs (server bugs) and lockmodel.Bugs (recipe bugs) each keep their
-// own bit type and table and delegate here, so that both parse, print and list alike.
+// Package switches is the machinery behind zabsim's bug and self-test switches: a table of named
+// bits, listing, naming and parsing, and Set, the set of one table's switches. zabmodel.Bugs,
+// zabmodel.SelfTests, lockmodel.Bugs and lockmodel.SelfTests each keep their own bit type and table
+// and are aliases of Set, so that all four parse, print, list and validate alike.
 //
 //	var table = switches.NewTable("bug",
 //		switches.Switch[Bug]{Bit: BugA, Name: "ZK-1", Description: "..."},
@@ -8,6 +9,10 @@
 //	)
 //	mask, err := table.Parse("ZK-1,zk-2") // names are case-insensitive
 //	fmt.Println(table.String(mask))         // "ZK-1,ZK-2", or "none"
+//
+//	func (Bug) Table() *switches.Table[Bug] { return &table }
+//	type Bugs = switches.Set[Bug] // Has, With, Union, Empty, Names, String, Validate
+//	bugs, err := switches.ParseSet[Bug]("ZK-1")
 package switches
 
 import (

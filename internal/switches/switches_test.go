@@ -1,6 +1,7 @@
 package switches
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -37,4 +38,33 @@ func TestParseRefusesUnknownNamesAndListsTheKnown(t *testing.T) {
 	assert.Equal(t, `unknown bug "ZK-9" (known: ZK-1, ZK-2, lock-x)`, err.Error())
 	_, err = table.Parse("ZK-1,")
 	assert.ErrorContains(t, err, `unknown bug ""`, "an empty name is not silently ignored")
+}
+
+func (bit) Table() *Table[bit] { return &table }
+
+type bits = Set[bit]
+
+func TestSetNamesItsSwitchesThroughItsTable(t *testing.T) {
+	var empty bits
+	assert.True(t, empty.Empty(), "the zero value switches nothing on")
+	assert.Equal(t, "none", empty.String())
+	s := empty.With(4).With(1)
+	assert.True(t, s.Has(1) && s.Has(4))
+	assert.False(t, s.Has(2))
+	assert.Equal(t, []string{"ZK-1", "lock-x"}, s.Names())
+	assert.Equal(t, "ZK-1,lock-x", s.String())
+	assert.Equal(t, "ZK-1,ZK-2,lock-x", s.Union(empty.With(2)).String())
+
+	parsed, err := ParseSet[bit]("lock-x, zk-1")
+	require.NoError(t, err)
+	assert.Equal(t, s, parsed)
+	_, err = ParseSet[bit]("ZK-9")
+	assert.EqualError(t, err, `unknown bug "ZK-9" (known: ZK-1, ZK-2, lock-x)`)
+
+	errConfig := errors.New("invalid config")
+	require.NoError(t, s.Validate(errConfig))
+	err = s.With(8).Validate(errConfig)
+	assert.ErrorIs(t, err, errConfig)
+	assert.EqualError(t, err, "invalid config: unknown bug bits 0x8")
+	assert.Equal(t, table.List(), List[bit]())
 }
