@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -263,7 +265,9 @@ func fleFromSettings(settings map[string]string) (Model, error) {
 		"servers": &cfg.Servers, "observers": &cfg.Observers, "crashes": &cfg.Crashes,
 		"restarts": &cfg.Restarts, "timeouts": &cfg.Timeouts, "abandons": &cfg.Abandons,
 	}
-	for key, value := range settings { // determinism:ok each key is handled alone
+	// Keys are taken in sorted order, so that of several bad settings the same one is reported.
+	for _, key := range slices.Sorted(maps.Keys(settings)) {
+		value := settings[key]
 		if p, ok := ints[key]; ok {
 			v, err := strconv.Atoi(value)
 			if err != nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -770,9 +772,22 @@ func zabFromSettings(settings map[string]string) (Model, error) {
 		"restarts": &cfg.Restarts, "early-timeouts": &cfg.EarlyTimeouts, "timers": &cfg.Timers,
 		"boundary-skips": &cfg.BoundarySkips,
 	}
-	for key, value := range settings { // determinism:ok each key is handled alone
+	bools := map[string]*bool{
+		"no-commute": &cfg.NoCommute, "coarse": &cfg.Coarse, "warmup": &cfg.Warmup,
+	}
+	// Keys are taken in sorted order, so that of several bad settings the same one is reported.
+	for _, key := range slices.Sorted(maps.Keys(settings)) {
+		value := settings[key]
 		if p, ok := ints[key]; ok {
 			v, err := strconv.Atoi(value)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", key, err)
+			}
+			*p = v
+			continue
+		}
+		if p, ok := bools[key]; ok {
+			v, err := strconv.ParseBool(value)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", key, err)
 			}
@@ -785,30 +800,6 @@ func zabFromSettings(settings map[string]string) (Model, error) {
 				return nil, fmt.Errorf("zxid-counter: %w", err)
 			}
 			cfg.ZxidCounter = v
-			continue
-		}
-		if key == "no-commute" {
-			v, err := strconv.ParseBool(value)
-			if err != nil {
-				return nil, fmt.Errorf("no-commute: %w", err)
-			}
-			cfg.NoCommute = v
-			continue
-		}
-		if key == "coarse" {
-			v, err := strconv.ParseBool(value)
-			if err != nil {
-				return nil, fmt.Errorf("coarse: %w", err)
-			}
-			cfg.Coarse = v
-			continue
-		}
-		if key == "warmup" {
-			v, err := strconv.ParseBool(value)
-			if err != nil {
-				return nil, fmt.Errorf("warmup: %w", err)
-			}
-			cfg.Warmup = v
 			continue
 		}
 		if key != "bugs" {

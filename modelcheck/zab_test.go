@@ -236,3 +236,17 @@ func TestZABBoundarySkipsRoundTrip(t *testing.T) {
 	_, err = NewZAB(ZABConfig{Servers: 3, BoundarySkips: -1})
 	assert.Error(t, err)
 }
+
+// TestSettingsReportTheFirstBadKeyInOrder shows that of several bad settings a counterexample file
+// names, the error is always about the same one (the first in sorted order), whatever order Go's
+// map iteration takes.
+func TestSettingsReportTheFirstBadKeyInOrder(t *testing.T) {
+	for range 20 {
+		_, err := zabFromSettings(map[string]string{"writes": "x", "coarse": "maybe", "timers": "y"})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "coarse:")
+		_, err = fleFromSettings(map[string]string{"timeouts": "x", "crashes": "y", "servers": "z"})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "crashes:")
+	}
+}
