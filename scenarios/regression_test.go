@@ -41,10 +41,11 @@ var regressions = []struct {
 		[]string{lock.CheckerExclusiveBeliefFenced + ":" + lock.KnownLatchReplacedNode}},
 	// Seed 1038795's script reached the acceptedEpoch lock-out (known class
 	// zk-accepted-epoch-lockout) until the model changed with issues 16 and 20; it now converges,
-	// and passes. judgeConvergence's test covers the class; a seed that reaches it again belongs
-	// here with that class expected.
+	// and passes. judgeConvergence's test covers the class, and seed 3034286 below reaches it.
 	{"accepted-epoch-lockout-1038795", 1038795, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	{"latch-led-on-replacement-2005193", 2005193, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
+	{"accepted-epoch-lockout-3034286", 3034286, zabmodel.Bugs{}, lockmodel.Bugs{},
+		[]string{CheckerConvergence + ":" + KnownAcceptedEpochLockout}},
 }
 
 // TestStaleNewLeaderAckIsThe3_8_0Behaviour: the stale-newleader-ack regression passes with the
