@@ -85,13 +85,32 @@ func (l *leader) wait(w *leaderWait) *leaderWait {
 	return w
 }
 
+// releaseAll is the notifyAll that ends a quorum wait. The thread that completed the quorum goes
+// on at once (its caller); each other waiting thread (a LearnerHandler, or the leader's own
+// QuorumPeer thread) wakes as its own step, and the order in which they run is the run's choice,
+// as the JVM's scheduler's would be: one handler may send LEADERINFO, or its DIFF, before another
+// that woke at the same notifyAll.
 func (l *leader) releaseAll(waiters []*leaderWait) {
+	pending := waiters[:0:0]
 	for _, w := range waiters {
 		if !w.done {
 			w.done = true
 			l.p.h.cancel(w.timer)
-			w.release()
+			pending = append(pending, w)
 		}
+	}
+	for len(pending) > 0 {
+		i := 0
+		if len(pending) > 1 {
+			i = l.p.h.choose(len(pending))
+		}
+		w := pending[i]
+		pending = slices.Delete(pending, i, i+1)
+		l.p.h.post(func() {
+			if !l.stopped {
+				w.release()
+			}
+		})
 	}
 }
 
