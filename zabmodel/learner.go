@@ -421,6 +421,24 @@ func (l *learner) newLeader() {
 	}
 	p.crashPoint("newleader-before-epoch")
 	if bugs.Has(BugZK4643) {
+		// 3.8.0 wrote currentEpoch first, so the QuorumPeer thread only queues the synced proposals
+		// to the SyncRequestProcessor thread (logRequest) and writes the ACK. The two threads run
+		// concurrently, and which of them writes to the leader first is the scheduler's choice:
+		// the ACK, or the sync thread's appends, fsync and ACKs of the proposals (then the
+		// LearnerHandler takes a proposal's ACK for the NEWLEADER ACK, as Leader
+		// .waitForNewLeaderAck allows with its "different epoch" message).
+		if l.syncThreadBusy() && p.h.choose(2) == 1 {
+			p.note("sync", "the sync thread runs before the NEWLEADER ACK")
+			l.busy = true
+			l.zk.sync.whenIdle(func() {
+				if l.state != lsSyncing {
+					return
+				}
+				l.ackNewLeader()
+				l.readHeld()
+			})
+			return
+		}
 		l.ackNewLeader()
 		return
 	}

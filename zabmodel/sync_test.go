@@ -427,3 +427,62 @@ func TestANewEpochExceedsEveryAcceptedEpochOfTheQuorum(t *testing.T) {
 		w.run(30 * clock.Second)
 	}
 }
+
+// firstAckAfterRestart runs the NEWLEADER scenario of newLeaderOrderSeed on seed and reports, for
+// the lagging follower's first sync after its restart, whether the sync thread's ACK of a synced
+// proposal went out before the NEWLEADER ACK, and whether a NEWLEADER ACK went out at all.
+func firstAckAfterRestart(t *testing.T, seed uint64, bugs zabmodel.Bugs) (syncThreadFirst, acked bool) {
+	w := newWatched(t, seed, zabmodel.Config{Voters: 3, Bugs: bugs})
+	old := w.leader()
+	lagging := w.other(old)
+	w.writes(old, "/pre", 2)
+	w.w.Crash(w.e.Server(lagging).Node())
+	w.run(clock.Second)
+	w.writes(old, "/a", 5)
+	w.w.Crash(w.e.Server(old).Node())
+	w.w.Restart(w.e.Server(lagging).Node())
+	from := len(w.events)
+	w.run(30 * clock.Second)
+	for _, e := range w.events[from:] {
+		if e.Server != lagging {
+			continue
+		}
+		switch e.Kind {
+		case zabmodel.EventAck:
+			return true, false
+		case zabmodel.EventNewLeaderAck:
+			return false, true
+		}
+	}
+	return false, false
+}
+
+// TestTheSyncThreadMayWriteBeforeTheNewLeaderAck: 3.8.0's learner writes currentEpoch first, then
+// only queues the synced proposals to its SyncRequestProcessor thread and writes the NEWLEADER ACK;
+// the two threads run concurrently, so on some seeds the sync thread's appends, fsync and ACKs of
+// those proposals reach the leader first, and on others the NEWLEADER ACK does. The correct build
+// logs the proposals on the QuorumPeer thread before its ACK, so it always acks NEWLEADER first.
+func TestTheSyncThreadMayWriteBeforeTheNewLeaderAck(t *testing.T) {
+	for _, bugs := range []zabmodel.Bugs{
+		zabmodel.Bugs{}.With(zabmodel.BugZK4643).With(zabmodel.BugZK4646),
+		zabmodel.Bugs{}.With(zabmodel.BugZK4643).With(zabmodel.BugZK4394),
+	} {
+		t.Run(bugs.String(), func(t *testing.T) {
+			var syncFirst, ackFirst []uint64
+			for seed := uint64(15); seed < 35; seed++ {
+				first, acked := firstAckAfterRestart(t, seed, bugs)
+				switch {
+				case first:
+					syncFirst = append(syncFirst, seed)
+				case acked:
+					ackFirst = append(ackFirst, seed)
+				}
+				first, acked = firstAckAfterRestart(t, seed, zabmodel.Bugs{})
+				assert.True(t, acked && !first, "seed %d: the correct build acks NEWLEADER before any proposal", seed)
+			}
+			assert.NotEmpty(t, syncFirst, "some seeds let the sync thread write first")
+			assert.NotEmpty(t, ackFirst, "some seeds write the NEWLEADER ACK first")
+			t.Logf("sync thread first: %v; NEWLEADER ACK first: %v", syncFirst, ackFirst)
+		})
+	}
+}

@@ -33,6 +33,10 @@ type syncProcessor struct {
 	spareBatch   []*request
 	turnFunc     func()
 	flushedFunc  func()
+
+	// idleWaiters are the steps of other threads that the scheduler put off until this thread had
+	// written, fsynced and passed on all its work (see whenIdle).
+	idleWaiters []func()
 }
 
 func newSyncProcessor(p *peer, next func(*request)) *syncProcessor {
@@ -107,6 +111,7 @@ func (sp *syncProcessor) turn() {
 		sp.p.crashPoint("log-appended")
 	}
 	sp.flush()
+	sp.releaseIdleWaiters()
 }
 
 // flush starts an fsync covering everything appended so far; the batch moves on when it completes.
@@ -143,6 +148,32 @@ func (sp *syncProcessor) flushed(covered int, batch []*request) {
 	if sp.pending() > 0 {
 		sp.schedule()
 	}
+	sp.releaseIdleWaiters()
+}
+
+// idle reports whether the thread has nothing queued, nothing appended that waits for an fsync,
+// no fsync in progress and no turn to come: it is blocked in queuedRequests.take().
+func (sp *syncProcessor) idle() bool {
+	return sp.pending() == 0 && len(sp.toFlush) == 0 && !sp.flushing && !sp.scheduled
+}
+
+// whenIdle runs fn as a step of its own once this thread has appended, fsynced and passed on (to
+// SendAckRequestProcessor: the ACKs) everything it holds now, or at once if it holds nothing. It
+// is how another thread of the server runs when the scheduler lets this one go first.
+func (sp *syncProcessor) whenIdle(fn func()) {
+	sp.idleWaiters = append(sp.idleWaiters, fn)
+	sp.releaseIdleWaiters()
+}
+
+func (sp *syncProcessor) releaseIdleWaiters() {
+	if len(sp.idleWaiters) == 0 || !sp.idle() {
+		return
+	}
+	waiters := sp.idleWaiters
+	sp.idleWaiters = nil
+	for _, fn := range waiters {
+		sp.p.h.post(fn)
+	}
 }
 
 // shutdown is SyncRequestProcessor.shutdown: the queued requests are still appended and the log is
@@ -159,6 +190,7 @@ func (sp *syncProcessor) shutdown() {
 	}
 	sp.queue, sp.queueHead = nil, 0
 	sp.toFlush = nil
+	sp.idleWaiters = nil
 	sp.p.db.fsyncNow()
 }
 
