@@ -146,6 +146,15 @@ type linearizabilityEntry struct {
 	// operation, the log's for one the log settled or a session end), or 0 where none is known.
 	// Porcupine ignores it; the zxid-order checker orders the history by it.
 	zxid int64
+	// The zxid-order checker's fields: it orders the entries in place (see zxidOp). partition
+	// is the index of the entry's znode for the register model (0 for the others); rank, with
+	// zxid, is its position (a zxidKey); slot is that position as an integer for the counting
+	// sort (2 * the number of committed transactions up to zxid, plus rank: below 2^24 with
+	// MaxCommitted); placed says it has a position.
+	partition int32
+	slot      int32
+	rank      uint8
+	placed    bool
 }
 
 type linearizabilityBuilder struct {
@@ -160,6 +169,10 @@ type linearizabilityBuilder struct {
 	// ephemeral node: the partitions its end must reach.
 	ephemeralPaths map[int64][]string
 	killers        killerCloses
+	// partitions, when not nil, numbers the paths of the entries in the order they first appear
+	// and gives each entry its path's number (the register model's partitions, for the zxid-order
+	// checker).
+	partitions map[string]int32
 	// inputs and outputs are pools for the entries' model values (see newInput).
 	inputs  []modelInput
 	outputs []modelOutput
@@ -277,6 +290,14 @@ func (b *linearizabilityBuilder) add(client int, ref OpRef, op *Operation, data,
 	if op.Kind == proto.OpCloseSession {
 		b.closes = append(b.closes, entry)
 		return
+	}
+	if b.partitions != nil {
+		p, ok := b.partitions[op.Path]
+		if !ok {
+			p = int32(len(b.partitions))
+			b.partitions[op.Path] = p
+		}
+		entry.partition = p
 	}
 	b.entries = append(b.entries, entry)
 }

@@ -95,6 +95,9 @@ func checkZxidOrderWith(h *History, opts LinearizabilityOptions, byPartition boo
 	}
 	opts.NoLogResolution = false
 	b := newLinearizabilityBuilder(h, opts)
+	if opts.Model == RegisterModel {
+		b.partitions = map[string]int32{}
+	}
 	if err := b.collect(); err != nil {
 		return Result{}, err
 	}
@@ -155,18 +158,13 @@ func (z *zxidChecker) locate(zxid int64) (int, bool) {
 	return run.index + run.length, false
 }
 
-// zxidOp is one operation with its partition and position.
-type zxidOp struct {
-	in        *modelInput
-	out       *modelOutput
-	call, ret int64
-	partition int32
-	placed    bool
-	key       zxidKey
-	// slot orders positions as integers: 2*(the number of committed transactions up to key.zxid)
-	// plus the rank, so that a counting sort orders the history in linear time.
-	slot int
-}
+// zxidOp is one operation with its partition and position: the checker orders the builder's
+// entries in place (see the fields at the end of linearizabilityEntry) rather than copying a
+// million of them into values of its own.
+type zxidOp = linearizabilityEntry
+
+// key returns the operation's position.
+func (o *zxidOp) key() zxidKey { return zxidKey{zxid: o.zxid, rank: o.rank} }
 
 type zxidChecker struct {
 	h     *History
@@ -189,37 +187,23 @@ type zxidChecker struct {
 
 // collect lays the builder's entries and session ends out as operations with their partitions (a
 // znode for the register model, the prefix for the others, as porcupine partitions them), and
-// returns the number of partitions.
+// returns the number of partitions. The builder numbered the register model's znodes as it
+// collected (see linearizabilityBuilder.partitions), while each path was still in the cache.
 func (z *zxidChecker) collect() int {
 	b := z.b
-	partitionOf := func(*linearizabilityEntry) int32 { return 0 }
+	byPath := b.partitions
 	partitions := 1
-	var byPath map[string]int32
-	if b.opts.Model == RegisterModel {
-		byPath = map[string]int32{}
-		partitionOf = func(e *linearizabilityEntry) int32 {
-			p, ok := byPath[e.input.path]
-			if !ok {
-				p = int32(len(byPath))
-				byPath[e.input.path] = p
-			}
-			return p
-		}
-	}
-	z.ops = make([]zxidOp, 0, len(b.entries)+len(b.closes))
-	for i := range b.entries {
-		e := &b.entries[i]
-		z.ops = append(z.ops, zxidOp{in: e.input, out: e.output, call: e.call, ret: e.ret, partition: partitionOf(e), key: zxidKey{zxid: e.zxid}})
-	}
 	if byPath != nil {
 		partitions = len(byPath)
 	}
+	// The checker takes the entries over: they are its operations, and nothing else reads them.
+	z.ops, b.entries = b.entries, nil
 	for i := range b.closes {
-		c := &b.closes[i]
+		c := b.closes[i]
 		paths := b.ephemeralPaths[c.input.session]
 		if byPath == nil {
 			if len(paths) > 0 {
-				z.ops = append(z.ops, zxidOp{in: c.input, out: c.output, call: c.call, ret: c.ret, key: zxidKey{zxid: c.zxid}})
+				z.ops = append(z.ops, c)
 			}
 			continue
 		}
@@ -227,7 +211,8 @@ func (z *zxidChecker) collect() int {
 		slices.Sort(paths)
 		for _, path := range slices.Compact(paths) {
 			if p, ok := byPath[path]; ok {
-				z.ops = append(z.ops, zxidOp{in: c.input, out: c.output, call: c.call, ret: c.ret, partition: p, key: zxidKey{zxid: c.zxid}})
+				c.partition = p
+				z.ops = append(z.ops, c)
 			}
 		}
 	}
@@ -259,21 +244,22 @@ func (z *zxidChecker) place() {
 	for i := range z.ops {
 		o := &z.ops[i]
 		switch {
-		case o.out.unknown:
+		case o.output.unknown:
 			undecided = append(undecided, o)
 			continue
-		case o.in.source == nil || o.out.resolved:
+		case o.input.source == nil || o.output.resolved:
 			// A session end or a write the log settled: its key is its transaction's zxid.
-			if o.key.zxid <= 0 {
+			if o.zxid <= 0 {
 				z.unplaced++
 				continue
 			}
-		case !z.judges(o.in.kind, o.out):
+		case !z.judges(o.input.kind, o.output):
 			z.unjudged++
 			continue
 		default:
-			o.key = z.replyKey(o.in, o.out)
-			if o.key.rank == 1 && z.b.opts.Model == WriteOrderModel {
+			key := z.replyKey(o.input, o.output)
+			o.zxid, o.rank = key.zxid, key.rank
+			if o.rank == 1 && z.b.opts.Model == WriteOrderModel {
 				// A write refused without a transaction of its own (SESSIONMOVED, NOAUTH, ...):
 				// with no state to judge it against, it has nothing to show.
 				z.unjudged++
@@ -290,8 +276,8 @@ func (z *zxidChecker) place() {
 		if !o.placed {
 			continue
 		}
-		n, _ := z.locate(o.key.zxid)
-		o.slot = 2*n + int(o.key.rank)
+		n, _ := z.locate(o.zxid)
+		o.slot = int32(2*n + int(o.rank))
 	}
 }
 
@@ -305,7 +291,7 @@ func (z *zxidChecker) attribute(undecided []*zxidOp) {
 	claimed := map[sessionXid]bool{}
 	sessions := map[int64]bool{}
 	for _, o := range undecided {
-		if src := o.in.source; src != nil && src.Session != 0 {
+		if src := o.input.source; src != nil && src.Session != 0 {
 			sessions[src.Session] = true
 		}
 	}
@@ -325,7 +311,7 @@ func (z *zxidChecker) attribute(undecided []*zxidOp) {
 		}
 	}
 	for _, o := range undecided {
-		src := o.in.source
+		src := o.input.source
 		if src == nil || src.Session == 0 {
 			z.unplaced++
 			continue
@@ -337,8 +323,8 @@ func (z *zxidChecker) attribute(undecided []*zxidOp) {
 				continue
 			}
 			outcome := outcomeOf(&txn.Entry)
-			o.out = &modelOutput{err: outcome.err, path: outcome.path, version: outcome.version, subs: outcome.subs, resolved: true}
-			o.key, o.placed = zxidKey{zxid: txn.Entry.Header.Zxid}, true
+			o.output = &modelOutput{err: outcome.err, path: outcome.path, version: outcome.version, subs: outcome.subs, resolved: true}
+			o.zxid, o.rank, o.placed = txn.Entry.Header.Zxid, 0, true
 			z.attributed++
 			free[src.Session] = slices.Delete(txns, j, j+1)
 			break
@@ -397,7 +383,7 @@ func (z *zxidChecker) findOwn(op *Operation) int {
 // one position (reads of one state) in call order, which respects real time among themselves. A
 // counting sort on the slots makes it linear.
 func (z *zxidChecker) sortByPosition() []int32 {
-	maxSlot := 0
+	maxSlot := int32(0)
 	for i := range z.ops {
 		if z.ops[i].placed {
 			maxSlot = max(maxSlot, z.ops[i].slot)
@@ -454,7 +440,7 @@ func (z *zxidChecker) byPartition(order []int32, partitions int) [][]int32 {
 func (z *zxidChecker) checkPartitions(order []int32, partitions int) {
 	names := make([]string, partitions)
 	for i := range z.ops {
-		if o := &z.ops[i]; names[o.partition] == "" && o.in.source != nil {
+		if o := &z.ops[i]; names[o.partition] == "" && o.input.source != nil {
 			names[o.partition] = z.partitionName(o)
 		}
 	}
@@ -531,13 +517,13 @@ func (z *zxidChecker) checkRegisterPartitions(order []int32, names []string) {
 func (z *zxidChecker) replayRegister(p *registerPartition, o *zxidOp, partition string) {
 	previous := p.previous
 	p.previous = o
-	if previous != nil && o.key.rank == 0 && previous.slot == o.slot {
+	if previous != nil && o.rank == 0 && previous.slot == o.slot {
 		f := z.pairFinding("one-transaction", previous, o, fmt.Sprintf("%s and %s both claim the transaction %s on %s",
-			z.describe(previous), z.describe(o), hexID(o.key.zxid), partition))
+			z.describe(previous), z.describe(o), hexID(o.zxid), partition))
 		p.replayFinding, p.stopped = &f, true
 		return
 	}
-	ok, next := registerJudge(p.state, o.in, o.out)
+	ok, next := registerJudge(p.state, o.input, o.output)
 	if !ok {
 		before := "at the start of the history"
 		if p.last != nil {
@@ -549,14 +535,14 @@ func (z *zxidChecker) replayRegister(p *registerPartition, o *zxidOp, partition 
 		return
 	}
 	p.state = next
-	if o.key.rank == 0 {
+	if o.rank == 0 {
 		p.last = o
 	}
 }
 
 func (z *zxidChecker) partitionName(o *zxidOp) string {
 	if z.b.opts.Model == RegisterModel {
-		return o.in.path
+		return o.input.path
 	}
 	return z.b.opts.Prefix
 }
@@ -569,23 +555,23 @@ func (z *zxidChecker) replay(ops []int32, partition string) {
 	var last *zxidOp // the last operation that sat at its own transaction
 	for i, oi := range ops {
 		o := &z.ops[oi]
-		if i > 0 && o.key.rank == 0 && z.ops[ops[i-1]].slot == o.slot {
+		if i > 0 && o.rank == 0 && z.ops[ops[i-1]].slot == o.slot {
 			prev := &z.ops[ops[i-1]]
 			z.col.add(z.pairFinding("one-transaction", prev, o, fmt.Sprintf("%s and %s both claim the transaction %s on %s",
-				z.describe(prev), z.describe(o), hexID(o.key.zxid), partition)))
+				z.describe(prev), z.describe(o), hexID(o.zxid), partition)))
 			return
 		}
 		var ok bool
 		if z.b.opts.Model == RegisterModel {
 			var next registerState
-			if ok, next = registerJudge(register, o.in, o.out); ok {
+			if ok, next = registerJudge(register, o.input, o.output); ok {
 				register = next
 			} else {
 				state = register
 			}
 		} else {
 			var next any
-			if ok, next = z.model.Step(state, o.in, o.out); ok {
+			if ok, next = z.model.Step(state, o.input, o.output); ok {
 				state = next
 			}
 		}
@@ -598,7 +584,7 @@ func (z *zxidChecker) replay(ops []int32, partition string) {
 				z.describe(o), before, partition, z.model.DescribeState(state))))
 			return
 		}
-		if o.key.rank == 0 {
+		if o.rank == 0 {
 			last = o
 		}
 	}
@@ -626,7 +612,7 @@ func (z *zxidChecker) realTimeFinding(o, latest *zxidOp, partition string) Findi
 	return z.pairFinding("real-time-order", o, latest, fmt.Sprintf(
 		"cycle on %s: %s returned at %s, before %s was called at %s (real time), yet its position %s is after %s (zxid order)",
 		partition, z.describe(o), timeString(clock.Time(o.ret)), z.describe(latest), timeString(clock.Time(latest.call)),
-		describeKey(o.key), describeKey(latest.key)))
+		describeKey(o.key()), describeKey(latest.key())))
 }
 
 // checkWriteRealTime applies the same scan to the replied writes of every partition together:
@@ -636,14 +622,14 @@ func (z *zxidChecker) checkWriteRealTime(order []int32) {
 	var latest *zxidOp
 	for _, oi := range order {
 		o := &z.ops[oi]
-		if o.in.source == nil || o.out.resolved || o.key.rank != 0 || !o.in.kind.IsWrite() || o.in.kind == proto.OpCloseSession {
+		if o.input.source == nil || o.output.resolved || o.rank != 0 || !o.input.kind.IsWrite() || o.input.kind == proto.OpCloseSession {
 			continue
 		}
 		if latest != nil && o.ret < latest.call {
 			z.col.add(z.pairFinding("zxid-real-time-order", o, latest, fmt.Sprintf(
 				"%s returned at %s, before %s was called at %s, yet its zxid %s is above %s: writes are not committed in real-time order",
 				z.describe(o), timeString(clock.Time(o.ret)), z.describe(latest), timeString(clock.Time(latest.call)),
-				hexID(o.key.zxid), hexID(latest.key.zxid))))
+				hexID(o.zxid), hexID(latest.zxid))))
 			continue
 		}
 		if latest == nil || o.call > latest.call {
@@ -659,13 +645,13 @@ func (z *zxidChecker) checkSessions() {
 	var prev *zxidOp
 	for i := range z.ops {
 		o := &z.ops[i]
-		if !o.placed || o.in.source == nil || o.out.resolved || o.in.source.Outcome != OutcomeReplied {
+		if !o.placed || o.input.source == nil || o.output.resolved || o.input.source.Outcome != OutcomeReplied {
 			continue
 		}
-		if prev != nil && prev.in.ref.Client == o.in.ref.Client && prev.in.session == o.in.session && prev.in.ref != o.in.ref &&
-			(prev.slot > o.slot || (prev.slot == o.slot && o.key.rank == 0)) {
+		if prev != nil && prev.input.ref.Client == o.input.ref.Client && prev.input.session == o.input.session && prev.input.ref != o.input.ref &&
+			(prev.slot > o.slot || (prev.slot == o.slot && o.rank == 0)) {
 			z.col.add(z.pairFinding("session-order", prev, o, fmt.Sprintf("session %s issued %s before %s, yet its position %s is not before %s",
-				hexID(o.in.session), z.describe(prev), z.describe(o), describeKey(prev.key), describeKey(o.key))))
+				hexID(o.input.session), z.describe(prev), z.describe(o), describeKey(prev.key()), describeKey(o.key()))))
 		}
 		prev = o
 	}
@@ -725,10 +711,10 @@ func replyDisagrees(out *modelOutput, logged txnOutcome) string {
 
 // describe names an operation with its position and times.
 func (z *zxidChecker) describe(o *zxidOp) string {
-	if o.in.source != nil && !o.out.resolved {
-		return describeOperation(o.in.ref, o.in.source) + " at " + describeKey(o.key)
+	if o.input.source != nil && !o.output.resolved {
+		return describeOperation(o.input.ref, o.input.source) + " at " + describeKey(o.key())
 	}
-	return describeModelOperation(o.in, o.out) + " at " + describeKey(o.key)
+	return describeModelOperation(o.input, o.output) + " at " + describeKey(o.key())
 }
 
 func describeKey(k zxidKey) string {
@@ -745,12 +731,12 @@ func (z *zxidChecker) pairFinding(rule string, first, second *zxidOp, message st
 		if o == nil {
 			continue
 		}
-		f.Ops = append(f.Ops, o.in.ref)
-		f.Sessions = append(f.Sessions, o.in.session)
-		f.Zxids = append(f.Zxids, o.key.zxid)
+		f.Ops = append(f.Ops, o.input.ref)
+		f.Sessions = append(f.Sessions, o.input.session)
+		f.Zxids = append(f.Zxids, o.zxid)
 		f.Times = append(f.Times, clock.Time(o.call), clock.Time(o.ret))
-		if o.in.source != nil {
-			f.Clients = append(f.Clients, o.in.ref.Client)
+		if o.input.source != nil {
+			f.Clients = append(f.Clients, o.input.ref.Client)
 		}
 	}
 	return f
