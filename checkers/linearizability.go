@@ -135,13 +135,24 @@ func checkLinearizability(h *History, opts LinearizabilityOptions) (Result, erro
 	return res, nil
 }
 
-// linearizabilityEntry is one operation as porcupine will see it.
+// linearizabilityEntry is one operation as porcupine will see it. Its model values are made when
+// they are needed (see linearizabilityBuilder.input and output), from the operation, the builder's
+// data text and the committed log, rather than held: a million-operation history would otherwise
+// hold 230 MB of them, allocated, cleared and marked by the collector at every check.
 type linearizabilityEntry struct {
-	input     *modelInput
-	output    *modelOutput
+	op *Operation // nil for a session end recorded by the runner or taken from the log
+	// end is the model input of a session end (op is nil).
+	end       *modelInput
 	call, ret int64
-	client    int
-	op        *Operation // nil for a session end recorded by the runner
+	// text is where op.Data starts in the builder's data text; op.ResultData follows it.
+	text int
+	// client is the index of op's client (len(h.Clients) for a session end), index op's index
+	// among the client's operations.
+	client, index int32
+	// result says where the operation's result comes from; txn is the index of its committed
+	// transaction when that is the committed log.
+	result entryResult
+	txn    int32
 	// zxid is the zxid of the operation's committed transaction (the reply header's for a replied
 	// operation, the log's for one the log settled or a session end), or 0 where none is known.
 	// Porcupine ignores it; the zxid-order checker orders the history by it.
@@ -155,6 +166,68 @@ type linearizabilityEntry struct {
 	slot      int32
 	rank      uint8
 	placed    bool
+}
+
+// entryResult says where an entry's result comes from.
+type entryResult uint8
+
+const (
+	resultReply   entryResult = iota // the operation's reply
+	resultLog                        // the committed transaction at txn: an unknown outcome the log settled
+	resultUnknown                    // nowhere: an unknown outcome the log could not settle
+	resultEnd                        // a session end, which always succeeds
+)
+
+// kind is the entry's operation kind: a session end is a closeSession.
+func (e *linearizabilityEntry) kind() proto.OpCode {
+	if e.op == nil {
+		return proto.OpCloseSession
+	}
+	return e.op.Kind
+}
+
+// session is the session that issued the entry's operation, or that a session end closes.
+func (e *linearizabilityEntry) session() int64 {
+	if e.op == nil {
+		return e.end.session
+	}
+	return e.op.Session
+}
+
+// ref names the entry's operation.
+func (b *linearizabilityBuilder) ref(e *linearizabilityEntry) OpRef {
+	if e.op == nil {
+		return e.end.ref
+	}
+	return OpRef{Client: b.h.Clients[e.client].Name, Index: int(e.index)}
+}
+
+// input is the model's view of an entry's call.
+func (b *linearizabilityBuilder) input(e *linearizabilityEntry) modelInput {
+	op := e.op
+	if op == nil {
+		return *e.end
+	}
+	return modelInput{
+		ref: b.ref(e), kind: op.Kind, path: op.Path, data: b.text[e.text : e.text+len(op.Data)], version: op.Version,
+		mode: op.Mode, session: op.Session, multi: op.Multi, source: op,
+	}
+}
+
+// output is the model's view of an entry's result.
+func (b *linearizabilityBuilder) output(e *linearizabilityEntry) modelOutput {
+	switch e.result {
+	case resultReply:
+		start := e.text + len(e.op.Data)
+		return replyOutputWith(e.op, b.text[start:start+len(e.op.ResultData)])
+	case resultLog:
+		o := outcomeOf(&b.h.Committed[e.txn].Entry)
+		return modelOutput{err: o.err, path: o.path, version: o.version, subs: o.subs, resolved: true}
+	case resultUnknown:
+		return modelOutput{unknown: true, version: -1}
+	default:
+		return modelOutput{err: proto.OK, version: -1}
+	}
 }
 
 type linearizabilityBuilder struct {
@@ -173,9 +246,8 @@ type linearizabilityBuilder struct {
 	// and gives each entry its path's number (the register model's partitions, for the zxid-order
 	// checker).
 	partitions map[string]int32
-	// inputs and outputs are pools for the entries' model values (see newInput).
-	inputs  []modelInput
-	outputs []modelOutput
+	// text holds the data and result data of every operation (see dataText).
+	text string
 	// Counts for the notes: unknown outcomes settled by the log, and left to porcupine; session
 	// ends the log shows without a time to place them at; writes answered by a killer.
 	happened, didNotHappen, undecided, untimedEnds, hijacked int
@@ -204,25 +276,23 @@ func (b *linearizabilityBuilder) collect() error {
 	for ci := range b.h.Clients {
 		total += len(b.h.Clients[ci].Ops)
 	}
-	b.inputs, b.outputs = make([]modelInput, 0, total), make([]modelOutput, 0, total)
 	b.entries = make([]linearizabilityEntry, 0, total)
-	text, offset := b.dataText(), 0
+	b.text = b.dataText()
+	offset := 0
 	for ci := range b.h.Clients {
 		c := &b.h.Clients[ci]
 		for oi := range c.Ops {
 			op := &c.Ops[oi]
-			data := text[offset : offset+len(op.Data)]
-			result := text[offset+len(op.Data) : offset+len(op.Data)+len(op.ResultData)]
+			text := offset
 			offset += len(op.Data) + len(op.ResultData)
-			ref := OpRef{Client: c.Name, Index: oi}
-			in, err := b.scope.inScope(ref, op)
+			in, err := b.scope.inScope(OpRef{Client: c.Name, Index: oi}, op)
 			if err != nil {
 				return err
 			}
 			if !in || (op.Kind == proto.OpCloseSession && ended[op.Session]) {
 				continue
 			}
-			b.add(ci, ref, op, data, result)
+			b.add(linearizabilityEntry{op: op, client: int32(ci), index: int32(oi), text: text, call: int64(op.Call)})
 		}
 	}
 	b.collectSessionEnds()
@@ -252,25 +322,19 @@ func (b *linearizabilityBuilder) dataText() string {
 	return text.String()
 }
 
-// add records one in-scope operation, settling its outcome if it is unknown. data and result are
-// op.Data and op.ResultData as strings.
-func (b *linearizabilityBuilder) add(client int, ref OpRef, op *Operation, data, result string) {
+// add records one in-scope operation, given as an entry with its operation and where it lies,
+// settling its outcome if it is unknown.
+func (b *linearizabilityBuilder) add(entry linearizabilityEntry) {
+	op := entry.op
 	if op.Outcome == OutcomeNotApplied {
 		return
-	}
-	entry := linearizabilityEntry{
-		input: b.newInput(modelInput{
-			ref: ref, kind: op.Kind, path: op.Path, data: data, version: op.Version,
-			mode: op.Mode, session: op.Session, multi: op.Multi, source: op,
-		}),
-		call: int64(op.Call), client: client, op: op,
 	}
 	// A write answered with a killer's closeSession (see killerCloses) had no reply of its own:
 	// its fate is for the log to settle, as after an expiry.
 	hijacked := b.killers.answered(op)
 	switch {
 	case op.Outcome == OutcomeReplied && !hijacked:
-		entry.output, entry.ret, entry.zxid = b.newOutput(replyOutputWith(op, result)), int64(op.Return), op.Zxid
+		entry.result, entry.ret, entry.zxid = resultReply, int64(op.Return), op.Zxid
 	default:
 		if isRead(op.Kind) {
 			return // a read without a reply changed nothing and showed nothing
@@ -278,11 +342,11 @@ func (b *linearizabilityBuilder) add(client int, ref OpRef, op *Operation, data,
 		if hijacked {
 			b.hijacked++
 		}
-		output, ret, zxid, keep := b.settle(op)
+		result, txn, ret, zxid, keep := b.settle(op)
 		if !keep {
 			return
 		}
-		entry.output, entry.ret, entry.zxid = output, ret, zxid
+		entry.result, entry.txn, entry.ret, entry.zxid = result, txn, ret, zxid
 	}
 	for _, path := range createsEphemeral(op) {
 		b.ephemeralPaths[op.Session] = append(b.ephemeralPaths[op.Session], path)
@@ -300,29 +364,6 @@ func (b *linearizabilityBuilder) add(client int, ref OpRef, op *Operation, data,
 		entry.partition = p
 	}
 	b.entries = append(b.entries, entry)
-}
-
-// newInput and newOutput place model values in the builder's pools, one allocation for a whole
-// history instead of two per operation; a pool never grows past the capacity collect gave it, so
-// the pointers stay valid.
-func (b *linearizabilityBuilder) newInput(v modelInput) *modelInput {
-	if len(b.inputs) == cap(b.inputs) {
-		p := new(modelInput) // not &v, which would move every v to the heap
-		*p = v
-		return p
-	}
-	b.inputs = append(b.inputs, v)
-	return &b.inputs[len(b.inputs)-1]
-}
-
-func (b *linearizabilityBuilder) newOutput(v modelOutput) *modelOutput {
-	if len(b.outputs) == cap(b.outputs) {
-		p := new(modelOutput)
-		*p = v
-		return p
-	}
-	b.outputs = append(b.outputs, v)
-	return &b.outputs[len(b.outputs)-1]
 }
 
 // replyOutput is the model's view of a reply.
@@ -349,28 +390,28 @@ func replyOutputWith(op *Operation, resultData string) modelOutput {
 	return out
 }
 
-// settle decides what is known of an indeterminate write: from the committed log if it can,
-// otherwise nothing (porcupine's nondeterministic handling). keep is false for a write the log
-// shows never happened; zxid is the zxid of its transaction when the log has it.
-func (b *linearizabilityBuilder) settle(op *Operation) (out *modelOutput, ret, zxid int64, keep bool) {
+// settle decides what is known of an indeterminate write: from the committed log if it can (its
+// transaction is then at txn), otherwise nothing (porcupine's nondeterministic handling). keep is
+// false for a write the log shows never happened; zxid is the zxid of its transaction when the log
+// has it.
+func (b *linearizabilityBuilder) settle(op *Operation) (result entryResult, txn int32, ret, zxid int64, keep bool) {
 	if b.resolver != nil {
 		switch v, idx := b.resolver.resolve(op); v {
 		case happened:
 			b.happened++
-			txn := &b.h.Committed[idx]
-			o := outcomeOf(&txn.Entry)
+			committed := &b.h.Committed[idx]
 			ret := b.horizon
-			if txn.Time > 0 && txn.Time >= op.Call {
-				ret = int64(txn.Time)
+			if committed.Time > 0 && committed.Time >= op.Call {
+				ret = int64(committed.Time)
 			}
-			return &modelOutput{err: o.err, path: o.path, version: o.version, subs: o.subs, resolved: true}, ret, txn.Entry.Header.Zxid, true
+			return resultLog, int32(idx), ret, committed.Entry.Header.Zxid, true
 		case didNotHappen:
 			b.didNotHappen++
-			return nil, 0, 0, false
+			return 0, 0, 0, 0, false
 		}
 	}
 	b.undecided++
-	return &modelOutput{unknown: true, version: -1}, b.horizon, 0, true
+	return resultUnknown, 0, b.horizon, 0, true
 }
 
 // collectSessionEnds adds the session ends the runner recorded, as instantaneous operations at
@@ -388,7 +429,7 @@ func (b *linearizabilityBuilder) collectSessionEnds() {
 		b.addSessionEnd(s.Session, s.End.Time, s.End.Zxid, OpRef{Client: "runner", Index: i})
 	}
 	for _, c := range b.closes {
-		recorded[c.input.session] = true
+		recorded[c.session()] = true
 	}
 	for i := range b.h.Committed {
 		hdr := &b.h.Committed[i].Entry.Header
@@ -409,9 +450,9 @@ func (b *linearizabilityBuilder) addSessionEnd(session int64, at clock.Time, zxi
 		return
 	}
 	b.closes = append(b.closes, linearizabilityEntry{
-		input:  &modelInput{ref: ref, kind: proto.OpCloseSession, session: session},
-		output: &modelOutput{err: proto.OK, version: -1},
-		call:   int64(at), ret: int64(at), client: len(b.h.Clients), zxid: zxid,
+		end:    &modelInput{ref: ref, kind: proto.OpCloseSession, session: session},
+		result: resultEnd,
+		call:   int64(at), ret: int64(at), client: int32(len(b.h.Clients)), zxid: zxid,
 	})
 }
 
@@ -468,7 +509,7 @@ func (b *linearizabilityBuilder) model() porcupine.Model {
 func (b *linearizabilityBuilder) porcupineHistory() ([]porcupine.Operation, []string) {
 	keyOf := func(e *linearizabilityEntry) string {
 		if b.opts.Model == RegisterModel {
-			return e.input.path
+			return e.op.Path
 		}
 		return b.opts.Prefix
 	}
@@ -486,18 +527,19 @@ func (b *linearizabilityBuilder) porcupineHistory() ([]porcupine.Operation, []st
 		return i
 	}
 	var history []porcupine.Operation
-	emit := func(e linearizabilityEntry, partition int) {
-		in := *e.input
+	emit := func(e *linearizabilityEntry, partition int) {
+		in, out := b.input(e), b.output(e)
 		in.partition, in.zxid = partition, e.zxid
 		history = append(history, porcupine.Operation{
-			ClientId: e.client, Input: &in, Call: e.call, Output: e.output, Return: e.ret, Metadata: in.ref.String(),
+			ClientId: int(e.client), Input: &in, Call: e.call, Output: &out, Return: e.ret, Metadata: in.ref.String(),
 		})
 	}
 	for i := range b.entries {
-		emit(b.entries[i], index(keyOf(&b.entries[i])))
+		emit(&b.entries[i], index(keyOf(&b.entries[i])))
 	}
-	for _, c := range b.closes {
-		for _, p := range b.closePartitions(c.input.session, keys, index) {
+	for i := range b.closes {
+		c := &b.closes[i]
+		for _, p := range b.closePartitions(c.session(), keys, index) {
 			emit(c, p)
 		}
 	}
@@ -556,14 +598,15 @@ func (b *linearizabilityBuilder) checkZxidOrder(col *collector) {
 			continue
 		}
 		earlier := maxBefore[n-1]
+		earlierRef, wRef := b.ref(earlier), b.ref(w)
 		col.add(Finding{
 			Rule: "zxid-real-time-order",
 			Message: fmt.Sprintf("%s returned at %s, before %s was called at %s, yet its zxid %s is not below %s: writes are not committed in real-time order",
-				describeOperation(earlier.input.ref, earlier.op), timeString(clock.Time(earlier.ret)),
-				describeOperation(w.input.ref, w.op), timeString(clock.Time(w.call)), hexID(earlier.op.Zxid), hexID(w.op.Zxid)),
-			Clients:  []string{earlier.input.ref.Client, w.input.ref.Client},
+				describeOperation(earlierRef, earlier.op), timeString(clock.Time(earlier.ret)),
+				describeOperation(wRef, w.op), timeString(clock.Time(w.call)), hexID(earlier.op.Zxid), hexID(w.op.Zxid)),
+			Clients:  []string{earlierRef.Client, wRef.Client},
 			Sessions: []int64{earlier.op.Session, w.op.Session},
-			Ops:      []OpRef{earlier.input.ref, w.input.ref},
+			Ops:      []OpRef{earlierRef, wRef},
 			Zxids:    []int64{earlier.op.Zxid, w.op.Zxid},
 			Times:    []clock.Time{clock.Time(earlier.ret), clock.Time(w.call)},
 		})

@@ -183,6 +183,9 @@ type zxidChecker struct {
 	// replayByPartition replays the register model partition by partition instead of in one pass
 	// (see checkRegisterPartitions); only tests set it.
 	replayByPartition bool
+	// stepInput and stepOutput hold the model values of the operation replay is judging.
+	stepInput  modelInput
+	stepOutput modelOutput
 }
 
 // collect lays the builder's entries and session ends out as operations with their partitions (a
@@ -200,7 +203,7 @@ func (z *zxidChecker) collect() int {
 	z.ops, b.entries = b.entries, nil
 	for i := range b.closes {
 		c := b.closes[i]
-		paths := b.ephemeralPaths[c.input.session]
+		paths := b.ephemeralPaths[c.session()]
 		if byPath == nil {
 			if len(paths) > 0 {
 				z.ops = append(z.ops, c)
@@ -219,13 +222,14 @@ func (z *zxidChecker) collect() int {
 	return partitions
 }
 
-// judges reports whether the model judges a result code for an operation kind; a result it does
-// not judge had no effect and showed nothing, so it needs no position.
-func (z *zxidChecker) judges(kind proto.OpCode, out *modelOutput) bool {
+// judges reports whether the model judges the result code of a replied operation; a result it
+// does not judge had no effect and showed nothing, so it needs no position.
+func (z *zxidChecker) judges(o *zxidOp) bool {
+	kind := o.op.Kind
 	if kind == proto.OpCloseSession || isRead(kind) {
 		return true
 	}
-	code := out.err
+	code := z.b.output(o).err
 	switch z.b.opts.Model {
 	case WriteOrderModel:
 		return true
@@ -244,20 +248,20 @@ func (z *zxidChecker) place() {
 	for i := range z.ops {
 		o := &z.ops[i]
 		switch {
-		case o.output.unknown:
+		case o.result == resultUnknown:
 			undecided = append(undecided, o)
 			continue
-		case o.input.source == nil || o.output.resolved:
+		case o.op == nil || o.result == resultLog:
 			// A session end or a write the log settled: its key is its transaction's zxid.
 			if o.zxid <= 0 {
 				z.unplaced++
 				continue
 			}
-		case !z.judges(o.input.kind, o.output):
+		case !z.judges(o):
 			z.unjudged++
 			continue
 		default:
-			key := z.replyKey(o.input, o.output)
+			key := z.replyKey(o)
 			o.zxid, o.rank = key.zxid, key.rank
 			if o.rank == 1 && z.b.opts.Model == WriteOrderModel {
 				// A write refused without a transaction of its own (SESSIONMOVED, NOAUTH, ...):
@@ -291,7 +295,7 @@ func (z *zxidChecker) attribute(undecided []*zxidOp) {
 	claimed := map[sessionXid]bool{}
 	sessions := map[int64]bool{}
 	for _, o := range undecided {
-		if src := o.input.source; src != nil && src.Session != 0 {
+		if src := o.op; src != nil && src.Session != 0 {
 			sessions[src.Session] = true
 		}
 	}
@@ -311,7 +315,7 @@ func (z *zxidChecker) attribute(undecided []*zxidOp) {
 		}
 	}
 	for _, o := range undecided {
-		src := o.input.source
+		src := o.op
 		if src == nil || src.Session == 0 {
 			z.unplaced++
 			continue
@@ -322,8 +326,7 @@ func (z *zxidChecker) attribute(undecided []*zxidOp) {
 			if !txnFits(src, txn.Entry.Header.Type) || (txn.Time != 0 && txn.Time < src.Call) {
 				continue
 			}
-			outcome := outcomeOf(&txn.Entry)
-			o.output = &modelOutput{err: outcome.err, path: outcome.path, version: outcome.version, subs: outcome.subs, resolved: true}
+			o.result, o.txn = resultLog, int32(idx)
 			o.zxid, o.rank, o.placed = txn.Entry.Header.Zxid, 0, true
 			z.attributed++
 			free[src.Session] = slices.Delete(txns, j, j+1)
@@ -338,29 +341,30 @@ const maxZxidScans = 32
 
 // replyKey places a replied operation: a write at its own transaction, everything else just after
 // the transaction at its reply zxid.
-func (z *zxidChecker) replyKey(in *modelInput, out *modelOutput) zxidKey {
-	src := in.source
+func (z *zxidChecker) replyKey(o *zxidOp) zxidKey {
+	src := o.op
 	after := zxidKey{zxid: src.Zxid, rank: 1}
-	if isRead(in.kind) {
+	if isRead(src.Kind) {
 		return after
 	}
+	out := z.b.output(o)
 	n, found := z.locate(src.Zxid)
 	if idx := n - 1; found && z.owns(src, idx) {
-		if why := replyDisagrees(out, outcomeOf(&z.h.Committed[idx].Entry)); why != "" {
-			z.col.add(z.finding(in, "reply-transaction", fmt.Sprintf("%s, but its transaction %s records %s: the reply and the write's effect disagree",
-				describeOperation(in.ref, src), hexID(src.Zxid), why), src.Zxid))
+		if why := replyDisagrees(&out, outcomeOf(&z.h.Committed[idx].Entry)); why != "" {
+			z.col.add(z.finding(o, "reply-transaction", fmt.Sprintf("%s, but its transaction %s records %s: the reply and the write's effect disagree",
+				describeOperation(z.b.ref(o), src), hexID(src.Zxid), why), src.Zxid))
 		}
 		return zxidKey{zxid: src.Zxid}
 	}
 	if idx := z.findOwn(src); idx >= 0 {
 		own := z.h.Committed[idx].Entry.Header.Zxid
-		z.col.add(z.finding(in, "reply-zxid", fmt.Sprintf("%s was answered with zxid %s, but its transaction is %s: the server misreported the zxid",
-			describeOperation(in.ref, src), hexID(src.Zxid), hexID(own)), src.Zxid, own))
+		z.col.add(z.finding(o, "reply-zxid", fmt.Sprintf("%s was answered with zxid %s, but its transaction is %s: the server misreported the zxid",
+			describeOperation(z.b.ref(o), src), hexID(src.Zxid), hexID(own)), src.Zxid, own))
 		return zxidKey{zxid: own}
 	}
 	if out.err == proto.OK {
-		z.col.add(z.finding(in, "reply-zxid", fmt.Sprintf("%s was acknowledged with zxid %s, but the committed log holds no transaction of it: the write was lost or its zxid is false",
-			describeOperation(in.ref, src), hexID(src.Zxid)), src.Zxid))
+		z.col.add(z.finding(o, "reply-zxid", fmt.Sprintf("%s was acknowledged with zxid %s, but the committed log holds no transaction of it: the write was lost or its zxid is false",
+			describeOperation(z.b.ref(o), src), hexID(src.Zxid)), src.Zxid))
 	}
 	return after
 }
@@ -440,7 +444,7 @@ func (z *zxidChecker) byPartition(order []int32, partitions int) [][]int32 {
 func (z *zxidChecker) checkPartitions(order []int32, partitions int) {
 	names := make([]string, partitions)
 	for i := range z.ops {
-		if o := &z.ops[i]; names[o.partition] == "" && o.input.source != nil {
+		if o := &z.ops[i]; names[o.partition] == "" && o.op != nil {
 			names[o.partition] = z.partitionName(o)
 		}
 	}
@@ -523,7 +527,8 @@ func (z *zxidChecker) replayRegister(p *registerPartition, o *zxidOp, partition 
 		p.replayFinding, p.stopped = &f, true
 		return
 	}
-	ok, next := registerJudge(p.state, o.input, o.output)
+	in, out := z.b.input(o), z.b.output(o)
+	ok, next := registerJudge(p.state, &in, &out)
 	if !ok {
 		before := "at the start of the history"
 		if p.last != nil {
@@ -542,7 +547,7 @@ func (z *zxidChecker) replayRegister(p *registerPartition, o *zxidOp, partition 
 
 func (z *zxidChecker) partitionName(o *zxidOp) string {
 	if z.b.opts.Model == RegisterModel {
-		return o.input.path
+		return o.op.Path
 	}
 	return z.b.opts.Prefix
 }
@@ -562,16 +567,20 @@ func (z *zxidChecker) replay(ops []int32, partition string) {
 			return
 		}
 		var ok bool
+		// The models read their arguments and keep none of them, so one pair on the checker
+		// serves every step, where values of the loop's own would be allocated for the interface.
+		z.stepInput, z.stepOutput = z.b.input(o), z.b.output(o)
+		in, out := &z.stepInput, &z.stepOutput
 		if z.b.opts.Model == RegisterModel {
 			var next registerState
-			if ok, next = registerJudge(register, o.input, o.output); ok {
+			if ok, next = registerJudge(register, in, out); ok {
 				register = next
 			} else {
 				state = register
 			}
 		} else {
 			var next any
-			if ok, next = z.model.Step(state, o.input, o.output); ok {
+			if ok, next = z.model.Step(state, in, out); ok {
 				state = next
 			}
 		}
@@ -622,7 +631,7 @@ func (z *zxidChecker) checkWriteRealTime(order []int32) {
 	var latest *zxidOp
 	for _, oi := range order {
 		o := &z.ops[oi]
-		if o.input.source == nil || o.output.resolved || o.rank != 0 || !o.input.kind.IsWrite() || o.input.kind == proto.OpCloseSession {
+		if o.op == nil || o.result == resultLog || o.rank != 0 || !o.op.Kind.IsWrite() || o.op.Kind == proto.OpCloseSession {
 			continue
 		}
 		if latest != nil && o.ret < latest.call {
@@ -645,13 +654,14 @@ func (z *zxidChecker) checkSessions() {
 	var prev *zxidOp
 	for i := range z.ops {
 		o := &z.ops[i]
-		if !o.placed || o.input.source == nil || o.output.resolved || o.input.source.Outcome != OutcomeReplied {
+		if !o.placed || o.op == nil || o.result == resultLog || o.op.Outcome != OutcomeReplied {
 			continue
 		}
-		if prev != nil && prev.input.ref.Client == o.input.ref.Client && prev.input.session == o.input.session && prev.input.ref != o.input.ref &&
+		// One client and index are one operation (a client close stands in several partitions).
+		if prev != nil && prev.client == o.client && prev.op.Session == o.op.Session && prev.index != o.index &&
 			(prev.slot > o.slot || (prev.slot == o.slot && o.rank == 0)) {
 			z.col.add(z.pairFinding("session-order", prev, o, fmt.Sprintf("session %s issued %s before %s, yet its position %s is not before %s",
-				hexID(o.input.session), z.describe(prev), z.describe(o), describeKey(prev.key()), describeKey(o.key()))))
+				hexID(o.op.Session), z.describe(prev), z.describe(o), describeKey(prev.key()), describeKey(o.key()))))
 		}
 		prev = o
 	}
@@ -683,11 +693,12 @@ func (z *zxidChecker) owns(op *Operation, idx int) bool {
 	return hdr.ClientID == op.Session && (op.Xid == 0 || hdr.Cxid == op.Xid) && txnFits(op, hdr.Type)
 }
 
-func (z *zxidChecker) finding(in *modelInput, rule, message string, zxids ...int64) Finding {
-	f := Finding{Rule: rule, Message: message, Ops: []OpRef{in.ref}, Sessions: []int64{in.session}, Zxids: zxids}
-	if in.source != nil {
-		f.Clients = []string{in.ref.Client}
-		f.Times = []clock.Time{in.source.Call, in.source.Return}
+func (z *zxidChecker) finding(o *zxidOp, rule, message string, zxids ...int64) Finding {
+	ref := z.b.ref(o)
+	f := Finding{Rule: rule, Message: message, Ops: []OpRef{ref}, Sessions: []int64{o.session()}, Zxids: zxids}
+	if o.op != nil {
+		f.Clients = []string{ref.Client}
+		f.Times = []clock.Time{o.op.Call, o.op.Return}
 	}
 	return f
 }
@@ -711,10 +722,11 @@ func replyDisagrees(out *modelOutput, logged txnOutcome) string {
 
 // describe names an operation with its position and times.
 func (z *zxidChecker) describe(o *zxidOp) string {
-	if o.input.source != nil && !o.output.resolved {
-		return describeOperation(o.input.ref, o.input.source) + " at " + describeKey(o.key())
+	if o.op != nil && o.result != resultLog {
+		return describeOperation(z.b.ref(o), o.op) + " at " + describeKey(o.key())
 	}
-	return describeModelOperation(o.input, o.output) + " at " + describeKey(o.key())
+	in, out := z.b.input(o), z.b.output(o)
+	return describeModelOperation(&in, &out) + " at " + describeKey(o.key())
 }
 
 func describeKey(k zxidKey) string {
@@ -731,12 +743,13 @@ func (z *zxidChecker) pairFinding(rule string, first, second *zxidOp, message st
 		if o == nil {
 			continue
 		}
-		f.Ops = append(f.Ops, o.input.ref)
-		f.Sessions = append(f.Sessions, o.input.session)
+		ref := z.b.ref(o)
+		f.Ops = append(f.Ops, ref)
+		f.Sessions = append(f.Sessions, o.session())
 		f.Zxids = append(f.Zxids, o.zxid)
 		f.Times = append(f.Times, clock.Time(o.call), clock.Time(o.ret))
-		if o.input.source != nil {
-			f.Clients = append(f.Clients, o.input.ref.Client)
+		if o.op != nil {
+			f.Clients = append(f.Clients, ref.Client)
 		}
 	}
 	return f
