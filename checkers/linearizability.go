@@ -246,7 +246,7 @@ type linearizabilityBuilder struct {
 	// and gives each entry its path's number (the register model's partitions, for the zxid-order
 	// checker).
 	partitions map[string]int32
-	// text holds the data and result data of every operation (see dataText).
+	// text holds the data and result data of every operation, in order (see collect).
 	text string
 	// Counts for the notes: unknown outcomes settled by the log, and left to porcupine; session
 	// ends the log shows without a time to place them at; writes answered by a killer.
@@ -277,14 +277,18 @@ func (b *linearizabilityBuilder) collect() error {
 		total += len(b.h.Clients[ci].Ops)
 	}
 	b.entries = make([]linearizabilityEntry, 0, total)
-	b.text = b.dataText()
-	offset := 0
+	// The data and result data of every operation, in order, as one string: the models compare
+	// data as strings, and slicing one string costs no allocation where converting each
+	// operation's bytes cost one or two. It is written in this loop, which reads each operation
+	// anyway, rather than in passes of its own.
+	var text strings.Builder
 	for ci := range b.h.Clients {
 		c := &b.h.Clients[ci]
 		for oi := range c.Ops {
 			op := &c.Ops[oi]
-			text := offset
-			offset += len(op.Data) + len(op.ResultData)
+			offset := text.Len()
+			text.Write(op.Data)
+			text.Write(op.ResultData)
 			in, err := b.scope.inScope(OpRef{Client: c.Name, Index: oi}, op)
 			if err != nil {
 				return err
@@ -292,34 +296,12 @@ func (b *linearizabilityBuilder) collect() error {
 			if !in || (op.Kind == proto.OpCloseSession && ended[op.Session]) {
 				continue
 			}
-			b.add(linearizabilityEntry{op: op, client: int32(ci), index: int32(oi), text: text, call: int64(op.Call)})
+			b.add(linearizabilityEntry{op: op, client: int32(ci), index: int32(oi), text: offset, call: int64(op.Call)})
 		}
 	}
+	b.text = text.String()
 	b.collectSessionEnds()
 	return nil
-}
-
-// dataText holds the data and result data of every operation of the history, in order, as one
-// string: the models compare data as strings, and slicing one string costs no allocation where
-// converting each operation's bytes cost one or two (half a million for a million operations).
-func (b *linearizabilityBuilder) dataText() string {
-	size := 0
-	for ci := range b.h.Clients {
-		for oi := range b.h.Clients[ci].Ops {
-			op := &b.h.Clients[ci].Ops[oi]
-			size += len(op.Data) + len(op.ResultData)
-		}
-	}
-	var text strings.Builder
-	text.Grow(size)
-	for ci := range b.h.Clients {
-		for oi := range b.h.Clients[ci].Ops {
-			op := &b.h.Clients[ci].Ops[oi]
-			text.Write(op.Data)
-			text.Write(op.ResultData)
-		}
-	}
-	return text.String()
 }
 
 // add records one in-scope operation, given as an entry with its operation and where it lies,
@@ -372,22 +354,26 @@ func replyOutput(op *Operation) modelOutput { return replyOutputWith(op, string(
 // replyOutputWith is replyOutput with op.ResultData given as a string.
 func replyOutputWith(op *Operation, resultData string) modelOutput {
 	out := modelOutput{
-		err: op.Err, path: op.CreatedPath, version: -1, data: resultData,
+		err: replyCode(op), path: op.CreatedPath, version: -1, data: resultData,
 		children: op.Children, subs: op.MultiResults,
 	}
 	if op.Stat != nil {
 		out.version = op.Stat.Version
 	}
-	if op.Kind == proto.OpMulti && out.err == proto.OK {
+	return out
+}
+
+// replyCode is the result code of a reply as the models see it.
+func replyCode(op *Operation) proto.Code {
+	if op.Kind == proto.OpMulti && op.Err == proto.OK {
 		// The reply header of a failed multi says OK; the client raises the first failing result.
 		for _, r := range op.MultiResults {
 			if r.Err != proto.OK {
-				out.err = r.Err
-				break
+				return r.Err
 			}
 		}
 	}
-	return out
+	return op.Err
 }
 
 // settle decides what is known of an indeterminate write: from the committed log if it can (its

@@ -229,7 +229,7 @@ func (z *zxidChecker) judges(o *zxidOp) bool {
 	if kind == proto.OpCloseSession || isRead(kind) {
 		return true
 	}
-	code := z.b.output(o).err
+	code := replyCode(o.op)
 	switch z.b.opts.Model {
 	case WriteOrderModel:
 		return true
