@@ -146,26 +146,27 @@ type linearizabilityEntry struct {
 	call, ret int64
 	// text is where op.Data starts in the builder's data text; op.ResultData follows it.
 	text int
-	// client is the index of op's client (len(h.Clients) for a session end), index op's index
-	// among the client's operations.
-	client, index int32
-	// result says where the operation's result comes from; txn is the index of its committed
-	// transaction when that is the committed log.
-	result entryResult
-	txn    int32
 	// zxid is the zxid of the operation's committed transaction (the reply header's for a replied
 	// operation, the log's for one the log settled or a session end), or 0 where none is known.
 	// Porcupine ignores it; the zxid-order checker orders the history by it.
 	zxid int64
+	// client is the index of op's client (len(h.Clients) for a session end), index op's index
+	// among the client's operations.
+	client, index int32
+	// txn is the index of the operation's committed transaction when result says its result
+	// comes from the committed log.
+	txn    int32
+	result entryResult
 	// The zxid-order checker's fields: it orders the entries in place (see zxidOp). partition
 	// is the index of the entry's znode for the register model (0 for the others); rank, with
 	// zxid, is its position (a zxidKey); slot is that position as an integer for the counting
 	// sort (2 * the number of committed transactions up to zxid, plus rank: below 2^24 with
-	// MaxCommitted); placed says it has a position.
-	partition int32
-	slot      int32
+	// MaxCommitted); placed says it has a position. (The small fields come last, so that an
+	// entry takes 72 bytes.)
 	rank      uint8
 	placed    bool
+	partition int32
+	slot      int32
 }
 
 // entryResult says where an entry's result comes from.
