@@ -245,6 +245,7 @@ func (z *zxidChecker) judges(o *zxidOp) bool {
 // place gives each operation its position, and reports replied writes whose zxid is not theirs.
 func (z *zxidChecker) place() {
 	var undecided []*zxidOp
+	var writes []int32 // the replied writes the model judges, placed by placeWrites
 	for i := range z.ops {
 		o := &z.ops[i]
 		switch {
@@ -260,18 +261,16 @@ func (z *zxidChecker) place() {
 		case !z.judges(o):
 			z.unjudged++
 			continue
+		case !isRead(o.op.Kind):
+			writes = append(writes, int32(i))
+			continue
 		default:
-			key := z.replyKey(o)
-			o.zxid, o.rank = key.zxid, key.rank
-			if o.rank == 1 && z.b.opts.Model == WriteOrderModel {
-				// A write refused without a transaction of its own (SESSIONMOVED, NOAUTH, ...):
-				// with no state to judge it against, it has nothing to show.
-				z.unjudged++
-				continue
-			}
+			z.placeReply(o)
+			continue
 		}
 		o.placed = true
 	}
+	z.placeWrites(writes)
 	if len(undecided) > 0 {
 		z.attribute(undecided)
 	}
@@ -282,6 +281,66 @@ func (z *zxidChecker) place() {
 		}
 		n, _ := z.locate(o.zxid)
 		o.slot = int32(2*n + int(o.rank))
+	}
+}
+
+// placeReply places a replied operation at the key replyKey gives it.
+func (z *zxidChecker) placeReply(o *zxidOp) {
+	key := z.replyKey(o)
+	o.zxid, o.rank = key.zxid, key.rank
+	if o.rank == 1 && z.b.opts.Model == WriteOrderModel {
+		// A write refused without a transaction of its own (SESSIONMOVED, NOAUTH, ...): with no
+		// state to judge it against, it has nothing to show.
+		z.unjudged++
+		return
+	}
+	o.placed = true
+}
+
+// placeWrites places the replied writes (indices into z.ops, in operation order). Nearly every
+// one was answered with the zxid of its own transaction and the result that transaction records,
+// and sits at that zxid; those are recognized first, in log order: the operations lie client by
+// client, so that taking them in their own order sweeps the log's transactions once per client,
+// missing the cache at every one, where log order reads them one after the other. The others
+// (a misreported zxid, a reply that disagrees with its transaction, two writes claiming one
+// transaction) are then placed by replyKey in operation order, as every write once was, so that
+// their findings, and the log scans they spend, come in the same order.
+func (z *zxidChecker) placeWrites(writes []int32) {
+	const (
+		unclaimed = -1
+		contested = -2
+	)
+	claims := make([]int32, len(z.h.Committed)) // per transaction, the write claiming it
+	for i := range claims {
+		claims[i] = unclaimed
+	}
+	for w, oi := range writes {
+		if n, found := z.locate(z.ops[oi].op.Zxid); found {
+			if claims[n-1] == unclaimed {
+				claims[n-1] = int32(w)
+			} else {
+				claims[n-1] = contested
+			}
+		}
+	}
+	own := make([]bool, len(writes)) // the writes at their own transactions, with its result
+	for idx, w := range claims {
+		if w < 0 {
+			continue
+		}
+		o := &z.ops[writes[w]]
+		if z.owns(o.op, idx) {
+			out := z.b.output(o)
+			own[w] = replyDisagrees(&out, outcomeOf(&z.h.Committed[idx].Entry)) == ""
+		}
+	}
+	for w, oi := range writes {
+		o := &z.ops[oi]
+		if !own[w] {
+			z.placeReply(o)
+			continue
+		}
+		o.zxid, o.rank, o.placed = o.op.Zxid, 0, true
 	}
 }
 
