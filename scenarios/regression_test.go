@@ -50,6 +50,17 @@ var regressions = []struct {
 		[]string{CheckerConvergence + ":" + KnownAcceptedEpochLockout}},
 }
 
+// regressionScript parses testdata/regressions/NAME.script.
+func regressionScript(t *testing.T, name string) *Script {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "regressions", name+".script"))
+	require.NoError(t, err)
+	defer f.Close()
+	script, err := ParseScript(f)
+	require.NoError(t, err)
+	return script
+}
+
 // TestStaleNewLeaderAckIsThe3_8_0Behaviour: the stale-newleader-ack regression passes with the
 // stale-ack switch too. 3.8.0 keeps a departed learner's NEWLEADER ack (Leader.waitForNewLeaderAck
 // never prunes its ack set), so zk5 is established in epoch 4 after epoch 5 committed 0x5:0x1; such
@@ -57,11 +68,7 @@ var regressions = []struct {
 // transactions (seed 1000187 showed that even the fixed model establishes one on an ack it cannot
 // yet know to be stale).
 func TestStaleNewLeaderAckIsThe3_8_0Behaviour(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "regressions", "stale-newleader-ack.script"))
-	require.NoError(t, err)
-	defer f.Close()
-	script, err := ParseScript(f)
-	require.NoError(t, err)
+	script := regressionScript(t, "stale-newleader-ack")
 	rep, err := Run(Options{Seed: 300034, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugStaleAck)})
 	require.NoError(t, err)
 	assert.False(t, rep.Failed(), rep.Explain())
@@ -73,11 +80,7 @@ func TestStaleNewLeaderAckIsThe3_8_0Behaviour(t *testing.T) {
 // claim the point, as Learner.syncWithLeader does on Java's disk (claiming it lost transactions in
 // trunc-unreachable-1002382).
 func TestATruncToAnUnreachablePointEndsTheSync(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "regressions", "trunc-point-unreachable.script"))
-	require.NoError(t, err)
-	defer f.Close()
-	script, err := ParseScript(f)
-	require.NoError(t, err)
+	script := regressionScript(t, "trunc-point-unreachable")
 	var trace strings.Builder
 	// The run was recorded before LeaderLatch read its node's owner before leading (CURATOR-696,
 	// issue #21), a round trip that changes the schedule; the latch-no-owner-check self-test
@@ -93,11 +96,7 @@ func TestATruncToAnUnreachablePointEndsTheSync(t *testing.T) {
 // TestZK4846StopsARestartOnAFuzzySnapshotsACL: the fuzzy-acl-index-2226 regression fails with the
 // ZK-4846 switch, as the releases before ZOOKEEPER-4846 behave: zk1's replay throws at startup.
 func TestZK4846StopsARestartOnAFuzzySnapshotsACL(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "regressions", "fuzzy-acl-index-2226.script"))
-	require.NoError(t, err)
-	defer f.Close()
-	script, err := ParseScript(f)
-	require.NoError(t, err)
+	script := regressionScript(t, "fuzzy-acl-index-2226")
 	var trace strings.Builder
 	rep, err := Run(Options{Seed: 2226, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugZK4846), Trace: sim.TraceConfig{Text: &trace}})
 	require.NoError(t, err)
@@ -106,11 +105,7 @@ func TestZK4846StopsARestartOnAFuzzySnapshotsACL(t *testing.T) {
 		"zk1 cannot start again")
 
 	// The same through a TRUNC's reload of the snapshot, which is not a start: zk4 goes on.
-	f, err = os.Open(filepath.Join("testdata", "regressions", "fuzzy-acl-index-trunc-3028828.script"))
-	require.NoError(t, err)
-	defer f.Close()
-	script, err = ParseScript(f)
-	require.NoError(t, err)
+	script = regressionScript(t, "fuzzy-acl-index-trunc-3028828")
 	rep, err = Run(Options{Seed: 3028828, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugZK4846)})
 	require.NoError(t, err)
 	assert.Equal(t, "zab:TxnThrew", rep.Failure(), rep.Explain())
@@ -121,11 +116,7 @@ func TestZK4846StopsARestartOnAFuzzySnapshotsACL(t *testing.T) {
 // runs with seed 10: with fuzzy snapshots seed 413 no longer reaches the window on 3.8.6, whose
 // NEWLEADER (ZK-4394-sync) takes another course.
 func TestReleaseProfilesLoseWhatTheFixedModelKeeps(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "regressions", "stale-ack-durability-413.script"))
-	require.NoError(t, err)
-	defer f.Close()
-	script, err := ParseScript(f)
-	require.NoError(t, err)
+	script := regressionScript(t, "stale-ack-durability-413")
 	for _, version := range []string{"fixed", "3.8.0", "3.8.6", "master"} {
 		release, err := zabmodel.ParseRelease(version)
 		require.NoError(t, err)
@@ -160,11 +151,7 @@ func TestReleaseProfilesLoseWhatTheFixedModelKeeps(t *testing.T) {
 // Learner.shutdown (a full ZooKeeperServer.shutdown) and QuorumPeer.getLastLoggedZxid make it;
 // keeping the SNAP's tree in memory failed ProcessConsistency.
 func TestALearnerLeavingASnapSyncReloadsItsDisk(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "regressions", "snap-leave-before-newleader.script"))
-	require.NoError(t, err)
-	defer f.Close()
-	script, err := ParseScript(f)
-	require.NoError(t, err)
+	script := regressionScript(t, "snap-leave-before-newleader")
 	var trace strings.Builder
 	// Seed 1067370 shrank the script; since a leader streams a SNAP from its live tree, seed
 	// 1067375 is the first after it whose zk2 leaves inside that window (1067381 was, while a
@@ -178,11 +165,7 @@ func TestALearnerLeavingASnapSyncReloadsItsDisk(t *testing.T) {
 func TestRegressions(t *testing.T) {
 	for _, c := range regressions {
 		t.Run(c.script, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("testdata", "regressions", c.script+".script"))
-			require.NoError(t, err)
-			defer f.Close()
-			script, err := ParseScript(f)
-			require.NoError(t, err)
+			script := regressionScript(t, c.script)
 			rep, err := Run(Options{Seed: c.seed, Script: script, Bugs: c.bugs, RecipeBugs: c.recipeBugs})
 			require.NoError(t, err)
 			require.False(t, rep.Failed(), rep.Explain())
