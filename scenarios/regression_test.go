@@ -44,6 +44,8 @@ var regressions = []struct {
 	// and passes. judgeConvergence's test covers the class, and seed 3034286 below reaches it.
 	{"accepted-epoch-lockout-1038795", 1038795, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	{"latch-led-on-replacement-2005193", 2005193, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
+	{"fuzzy-acl-index-2226", 2226, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
+	{"fuzzy-acl-index-trunc-3028828", 3028828, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	{"accepted-epoch-lockout-3034286", 3034286, zabmodel.Bugs{}, lockmodel.Bugs{},
 		[]string{CheckerConvergence + ":" + KnownAcceptedEpochLockout}},
 	{"fuzzy-snapshot-trunc-3071591", 3071591, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
@@ -87,6 +89,32 @@ func TestATruncToAnUnreachablePointEndsTheSync(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, rep.Failed(), rep.Explain())
 	assert.Contains(t, trace.String(), "truncated to 0x3:0x0, but the durable state only rebuilds 0x2:0x9")
+}
+
+// TestZK4846StopsARestartOnAFuzzySnapshotsACL: the fuzzy-acl-index-2226 regression fails with the
+// ZK-4846 switch, as the releases before ZOOKEEPER-4846 behave: zk1's replay throws at startup.
+func TestZK4846StopsARestartOnAFuzzySnapshotsACL(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "regressions", "fuzzy-acl-index-2226.script"))
+	require.NoError(t, err)
+	defer f.Close()
+	script, err := ParseScript(f)
+	require.NoError(t, err)
+	var trace strings.Builder
+	rep, err := Run(Options{Seed: 2226, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugZK4846), Trace: sim.TraceConfig{Text: &trace}})
+	require.NoError(t, err)
+	assert.Equal(t, "zab:TxnThrew", rep.Failure(), rep.Explain())
+	assert.True(t, strings.Contains(trace.String(), "Unable to load database on disk: processTxn of 0x2:0x12b threw"),
+		"zk1 cannot start again")
+
+	// The same through a TRUNC's reload of the snapshot, which is not a start: zk4 goes on.
+	f, err = os.Open(filepath.Join("testdata", "regressions", "fuzzy-acl-index-trunc-3028828.script"))
+	require.NoError(t, err)
+	defer f.Close()
+	script, err = ParseScript(f)
+	require.NoError(t, err)
+	rep, err = Run(Options{Seed: 3028828, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugZK4846)})
+	require.NoError(t, err)
+	assert.Equal(t, "zab:TxnThrew", rep.Failure(), rep.Explain())
 }
 
 // TestReleaseProfilesLoseWhatTheFixedModelKeeps: the stale-ack-durability-413 script passes on the

@@ -81,6 +81,12 @@ const (
 	// ZOOKEEPER-4394's fix, so that the pending list is empty and a COMMIT between NEWLEADER and
 	// UPTODATE dereferences nothing (a NullPointerException in Java, a panic here).
 	BugZK4394Sync
+	// BugZK4846 is DataTree.createNode before ZOOKEEPER-4846 (3.8.0 to 3.8.4, 3.9.0 to 3.9.3):
+	// replaying the create of a node that a fuzzy snapshot already holds keeps the node's ACL index
+	// from the snapshot, which the snapshot's ACL cache (written before the walk) may lack. The next
+	// setData or delete of that node throws "Failed to fetch acls": out of
+	// FileTxnSnapLog.restore, a server that cannot start again; after a SNAP, a learner's processTxn.
+	BugZK4846
 )
 
 var bugTable = switches.NewTable("bug",
@@ -90,6 +96,7 @@ var bugTable = switches.NewTable("bug",
 	switches.Switch[Bug]{Bit: BugZK2845, Name: "ZK-2845", Description: "a server leaving its role does not fast-forward its tree to its log"},
 	switches.Switch[Bug]{Bit: BugZK4394, Name: "ZK-4394", Description: "a COMMIT between NEWLEADER and UPTODATE finds no pending proposal"},
 	switches.Switch[Bug]{Bit: BugZK4394Sync, Name: "ZK-4394-sync", Description: "3.8.5's synchronous NEWLEADER logging empties the pending list: a COMMIT before UPTODATE finds nothing"},
+	switches.Switch[Bug]{Bit: BugZK4846, Name: "ZK-4846", Description: "replaying a create over a fuzzy snapshot keeps a node's ACL index the snapshot's cache lacks"},
 	switches.Switch[Bug]{Bit: BugZK4712, Name: "ZK-4712", Description: "a follower's sync processor keeps writing after the tree was fast-forwarded"},
 	switches.Switch[Bug]{Bit: BugZK335, Name: "ZK-335", Description: "epochs are taken without a quorum's acceptedEpoch agreement"},
 	switches.Switch[Bug]{Bit: BugZK1653, Name: "ZK-1653", Description: "startup ignores currentEpoch.tmp"},

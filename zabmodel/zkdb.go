@@ -165,6 +165,15 @@ func (db *zkDatabase) applyTxn(entry *proto.TxnEntry, source Source) applyResult
 	hash := db.p.txnHash(entry) // Before the apply, which may rewrite a failed multi's sub-txn types.
 	res := db.tree.apply(entry)
 	db.p.observe(Event{Kind: EventApply, Zxid: entry.Header.Zxid, Hash: hash, Digest: db.tree.digest(), Source: source})
+	if fault := res.res.Fault; fault != nil {
+		db.p.observe(Event{Kind: EventTxnThrew, Zxid: entry.Header.Zxid, Digest: db.tree.digest(), Source: source})
+		db.p.note("apply", "processTxn of %s threw: %v", FormatZxid(entry.Header.Zxid), fault)
+		if source == SourceStartup {
+			// QuorumPeer.loadDataBase: the RuntimeException leaves FileTxnSnapLog.restore and
+			// QuorumPeer.start, and the process exits; every start replays the same log again.
+			db.p.exit("Unable to load database on disk: processTxn of %s threw: %v", FormatZxid(entry.Header.Zxid), fault)
+		}
+	}
 	if res.digestMismatch {
 		var expected int64
 		if entry.Digest != nil {
