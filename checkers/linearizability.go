@@ -179,14 +179,6 @@ const (
 	resultEnd                        // a session end, which always succeeds
 )
 
-// kind is the entry's operation kind: a session end is a closeSession.
-func (e *linearizabilityEntry) kind() proto.OpCode {
-	if e.op == nil {
-		return proto.OpCloseSession
-	}
-	return e.op.Kind
-}
-
 // session is the session that issued the entry's operation, or that a session end closes.
 func (e *linearizabilityEntry) session() int64 {
 	if e.op == nil {
