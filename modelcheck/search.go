@@ -233,6 +233,13 @@ type expansion struct {
 	err       error
 }
 
+// releaser is implemented by states that hold something costly (the ZAB model's live world) that
+// is worth keeping only while the state is about to be stepped: a breadth-first search releases
+// every successor it computes; a depth-first one steps a state right after computing it.
+type releaser interface {
+	release()
+}
+
 type successor struct {
 	state  State
 	fp     Fingerprint
@@ -256,6 +263,11 @@ func expand(st State, atDepthBound bool, buf []Action) (expansion, bool) {
 		next, err := st.Step(a)
 		if err != nil {
 			return expansion{err: err}, false
+		}
+		// A breadth-first search steps a queued state a level later at the earliest: what it
+		// would keep for that (a live world) is dropped now, before a chunk's worth accumulates.
+		if r, ok := next.(releaser); ok {
+			r.release()
 		}
 		out.succ = append(out.succ, successor{state: next, fp: next.Fingerprint(), action: a})
 	}

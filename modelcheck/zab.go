@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/zabsim/zabsim/checkers/zab"
 	"github.com/zabsim/zabsim/clock"
@@ -61,6 +63,10 @@ type ZABConfig struct {
 	// an armed crash reaches only the first boundary after the arming, which under Coarse is
 	// often not the one a bug needs.
 	BoundarySkips int
+	// NoReuse switches off the two savings of re-execution (see ZABModel): every state is then
+	// built by running its whole path in a new world, the warm-up decided event by event. They
+	// change the cost of a state, never a count or a verdict; the switch exists to show that.
+	NoReuse bool
 }
 
 // maxWarmupSteps bounds the canonical warm-up; an ensemble that has not settled by then is
@@ -118,6 +124,16 @@ func (c ZABConfig) Validate() error {
 // enabled, no bound cut anything and a write is unanswered is a deadlock.
 type ZABModel struct {
 	cfg ZABConfig
+
+	// warm is the warm-up's choice prefix: the sequence numbers of the events the canonical
+	// warm-up fired, recorded by the first build and fired as they are by every later one.
+	warmMu sync.Mutex
+	warm   []uint64
+	// warmReplays counts the builds that fired the recorded prefix, for the tests.
+	warmReplays atomic.Int64
+	// inPlace counts the steps taken in a live world instead of a re-executed one, for the
+	// tests and the benchmark.
+	inPlace atomic.Int64
 }
 
 // NewZAB validates cfg and returns the model.
@@ -225,7 +241,7 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 	}
 	zw.refresh()
 	if m.cfg.Warmup {
-		if err := zw.warmup(); err != nil {
+		if err := zw.warmupCached(); err != nil {
 			return nil, err
 		}
 	}
@@ -235,11 +251,50 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 	return zw, nil
 }
 
-// warmup runs the canonical schedule until the ensemble serves and the client is connected.
-func (zw *zabWorld) warmup() error {
+// warmupCached runs the warm-up, or fires the choice prefix an earlier build of the same model
+// recorded. The world is deterministic: the same calls in the same order give the same events
+// with the same sequence numbers, so firing the recorded ones reaches the same state without
+// listing the enabled events, judging and testing readiness after each (about a fifth of a
+// state's cost). Dead timers the skipped listings would have dropped stay in the pending list
+// until the next listing; they are never enabled, so no index of a later "fire N" changes.
+func (zw *zabWorld) warmupCached() error {
+	m := zw.m
+	if m.cfg.NoReuse || zw.trace != nil {
+		_, err := zw.warmup()
+		return err
+	}
+	m.warmMu.Lock()
+	prefix := m.warm
+	m.warmMu.Unlock()
+	if prefix == nil {
+		fired, err := zw.warmup()
+		if err != nil {
+			return err
+		}
+		m.warmMu.Lock()
+		if m.warm == nil {
+			m.warm = fired
+		}
+		m.warmMu.Unlock()
+		return nil
+	}
+	m.warmReplays.Add(1)
+	for i, seq := range prefix {
+		if _, err := zw.w.FireEnabled(seq); err != nil {
+			return fmt.Errorf("modelcheck: warm-up prefix step %d: %w", i+1, err)
+		}
+	}
+	zw.refresh()
+	return nil
+}
+
+// warmup runs the canonical schedule until the ensemble serves and the client is connected, and
+// returns the sequence numbers of the events it fired.
+func (zw *zabWorld) warmup() ([]uint64, error) {
+	fired := []uint64{}
 	for range maxWarmupSteps {
 		if zw.ready() {
-			return nil
+			return fired, nil
 		}
 		pick := -1
 		for i := range zw.enabled {
@@ -252,17 +307,19 @@ func (zw *zabWorld) warmup() error {
 			pick = zw.earliest
 		}
 		if pick < 0 {
-			return errors.New("modelcheck: the warm-up ran out of events before the ensemble served")
+			return nil, errors.New("modelcheck: the warm-up ran out of events before the ensemble served")
 		}
-		if _, err := zw.w.FireEnabled(zw.enabled[pick].Seq); err != nil {
-			return err
+		seq := zw.enabled[pick].Seq
+		if _, err := zw.w.FireEnabled(seq); err != nil {
+			return nil, err
 		}
+		fired = append(fired, seq)
 		zw.refresh()
 		if v := zw.check(); v != nil {
-			return fmt.Errorf("modelcheck: the warm-up itself violates %s: %s", v.Invariant, v.Explanation)
+			return nil, fmt.Errorf("modelcheck: the warm-up itself violates %s: %s", v.Invariant, v.Explanation)
 		}
 	}
-	return fmt.Errorf("modelcheck: the ensemble did not serve within %d warm-up steps", maxWarmupSteps)
+	return nil, fmt.Errorf("modelcheck: the ensemble did not serve within %d warm-up steps", maxWarmupSteps)
 }
 
 // ready reports whether a leader is established, every server serves, the client is connected
@@ -599,6 +656,8 @@ type zabState struct {
 	terminal  *Violation
 	summary   string
 	lines     []string // Describe's line and detail per action, two entries each
+	// world is the live world the state was built in, until a step takes it over (see Step).
+	world atomic.Pointer[zabWorld]
 }
 
 func (m *ZABModel) stateOf(path []Action, zw *zabWorld) *zabState {
@@ -620,6 +679,9 @@ func (m *ZABModel) stateOf(path []Action, zw *zabWorld) *zabState {
 	for _, a := range s.actions {
 		line, detail := zw.describe(a)
 		s.lines = append(s.lines, line, detail)
+	}
+	if !m.cfg.NoReuse && len(s.actions) > 0 {
+		s.world.Store(zw)
 	}
 	return s
 }
@@ -651,17 +713,32 @@ func (m *ZABModel) replay(path []Action, trace io.Writer) (*zabWorld, error) {
 	return zw, nil
 }
 
-// Step implements State.
+// Step implements State. The first step taken from a state that still holds its live world
+// continues in that world (the world is deterministic, so that is the world a re-execution of the
+// path would build) and takes it over; every other step re-executes the path in a new world. A
+// depth-first search thus re-executes a path only when it backtracks: one re-execution saved per
+// expanded state. A breadth-first search releases the worlds of the states it queues (release),
+// since a level's worth of live worlds would not fit in memory.
 func (s *zabState) Step(a Action) (State, error) {
 	path := make([]Action, len(s.path)+1)
 	copy(path, s.path)
 	path[len(s.path)] = a
+	if zw := s.world.Swap(nil); zw != nil {
+		s.m.inPlace.Add(1)
+		if err := zw.step(a); err != nil {
+			return nil, fmt.Errorf("step %d: %w", len(path), err)
+		}
+		return s.m.stateOf(path, zw), nil
+	}
 	zw, err := s.m.replay(path, nil)
 	if err != nil {
 		return nil, err
 	}
 	return s.m.stateOf(path, zw), nil
 }
+
+// release drops the state's live world: the search will not step it soon.
+func (s *zabState) release() { s.world.Store(nil) }
 
 // Fingerprint implements State.
 func (s *zabState) Fingerprint() Fingerprint { return s.fp }

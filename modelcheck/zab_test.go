@@ -182,9 +182,11 @@ func TestZABCoarseCounterexampleReplays(t *testing.T) {
 	assert.Contains(t, v.Explanation, "between NEWLEADER and UPTODATE with no pending proposal")
 	assert.Contains(t, trace.String(), "due: ", "the replay shows the due events each coarse step ran")
 
-	correct := *cx.Model.(*ZABModel)
-	correct.cfg.Bugs = zabmodel.Bugs{}
-	v, err = Replay(&correct, cx.Path, io.Discard)
+	cfg := cx.Model.(*ZABModel).cfg
+	cfg.Bugs = zabmodel.Bugs{}
+	correct, err := NewZAB(cfg)
+	require.NoError(t, err)
+	v, err = Replay(correct, cx.Path, io.Discard)
 	require.NoError(t, err)
 	assert.Nil(t, v, "the correct build takes the same steps without a violation")
 }
@@ -248,5 +250,58 @@ func TestSettingsReportTheFirstBadKeyInOrder(t *testing.T) {
 		_, err = fleFromSettings(map[string]string{"timeouts": "x", "crashes": "y", "servers": "z"})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "crashes:")
+	}
+}
+
+// TestZABReuseKeepsResults: stepping in a live world and firing the recorded warm-up prefix
+// reach exactly the states a re-execution from scratch reaches. A walk of the coarse model with
+// crashes and restarts compares each state built in place with the same path re-executed, and
+// complete searches count the same states both ways, breadth- and depth-first.
+func TestZABReuseKeepsResults(t *testing.T) {
+	cfg := ZABConfig{Servers: 3, Writes: 1, Crashes: 1, Restarts: 1, Timers: 6, Warmup: true, Coarse: true, BoundarySkips: 1}
+	m, err := NewZAB(cfg)
+	require.NoError(t, err)
+	s, err := m.Init()
+	require.NoError(t, err)
+	for step := 0; ; step++ {
+		actions, _ := s.Actions(nil)
+		if len(actions) == 0 {
+			break
+		}
+		// The last action: after the first steps that is a crash or a restart when one is left.
+		next, err := s.Step(actions[len(actions)-1])
+		require.NoError(t, err)
+		fresh, err := m.replay(next.(*zabState).path, nil)
+		require.NoError(t, err)
+		want := m.stateOf(next.(*zabState).path, fresh)
+		assert.Equal(t, want.fp, next.Fingerprint(), "step %d", step)
+		assert.Equal(t, want.summary, next.(*zabState).summary, "step %d", step)
+		assert.Equal(t, want.lines, next.(*zabState).lines, "step %d", step)
+		s = next
+	}
+	assert.Positive(t, m.inPlace.Load(), "the walk stepped in place")
+	assert.Positive(t, m.warmReplays.Load(), "later builds fired the recorded warm-up")
+
+	small := ZABConfig{Servers: 3, Writes: 1, Timers: 2, Warmup: true}
+	for _, strategy := range []Strategy{BFS, DFS} {
+		results := map[bool]Result{}
+		for _, noReuse := range []bool{false, true} {
+			c := small
+			c.NoReuse = noReuse
+			m, err := NewZAB(c)
+			require.NoError(t, err)
+			r, err := Check(context.Background(), m, Options{Strategy: strategy})
+			require.NoError(t, err)
+			require.True(t, r.Complete)
+			results[noReuse] = r
+			if noReuse {
+				assert.Zero(t, m.inPlace.Load()+m.warmReplays.Load(), "%s: nothing reused", strategy)
+			} else if strategy == DFS {
+				assert.Positive(t, m.inPlace.Load(), "dfs steps in place")
+			}
+		}
+		assert.Equal(t, results[true].Distinct, results[false].Distinct, "%s", strategy)
+		assert.Equal(t, results[true].Generated, results[false].Generated, "%s", strategy)
+		assert.Equal(t, results[true].Terminal, results[false].Terminal, "%s", strategy)
 	}
 }
