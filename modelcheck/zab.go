@@ -18,7 +18,6 @@ import (
 	"github.com/zabsim/zabsim/sim"
 	"github.com/zabsim/zabsim/zabmodel"
 	"github.com/zabsim/zabsim/zabmodel/client"
-	"github.com/zabsim/zabsim/zabmodel/proto"
 )
 
 // ZABConfig bounds an exploration of the ZooKeeper ensemble itself (package zabmodel: election,
@@ -63,6 +62,13 @@ type ZABConfig struct {
 	// an armed crash reaches only the first boundary after the arming, which under Coarse is
 	// often not the one a bug needs.
 	BoundarySkips int
+	// Reads bounds the client's reads: each is exists(/k0) with a watch, an action of its own, so
+	// that the watch and session rules have something to judge (the first write's create fires
+	// the watch when the read came first).
+	Reads int
+	// SelfTests breaks the servers on purpose (zabmodel.SelfTests), to see the client-visible
+	// judges fire; none breaks a ZAB invariant.
+	SelfTests zabmodel.SelfTests
 	// NoReuse switches off the two savings of re-execution (see ZABModel): every state is then
 	// built by running its whole path in a new world, the warm-up decided event by event. They
 	// change the cost of a state, never a count or a verdict; the switch exists to show that.
@@ -80,6 +86,8 @@ func (c ZABConfig) Validate() error {
 		return fmt.Errorf("%w: servers %d: must be 1, 3 or 5", errBadOptions, c.Servers)
 	case c.Writes < 0 || c.Writes > 100:
 		return fmt.Errorf("%w: writes %d: must be 0 to 100", errBadOptions, c.Writes)
+	case c.Reads < 0 || c.Reads > 100:
+		return fmt.Errorf("%w: reads %d: must be 0 to 100", errBadOptions, c.Reads)
 	case c.Crashes < 0 || c.Restarts < 0 || c.EarlyTimeouts < 0 || c.Timers < 0 || c.ZxidCounter < 0 || c.ZxidCounter > 0xffffffff:
 		return fmt.Errorf("%w: negative bound in %+v", errBadOptions, c)
 	case c.BoundarySkips < 0 || c.BoundarySkips > 255:
@@ -154,6 +162,7 @@ const (
 	zabCrash
 	zabCrashAt
 	zabRestart
+	zabRead
 )
 
 func zabAction(kind uint32, arg int) Action { return Action(kind<<24 | uint32(arg)) }
@@ -177,6 +186,8 @@ type zabWorld struct {
 	nodes   []sim.NodeID // the servers' nodes, by sid-1
 
 	writesIssued, writesDone         int
+	readsIssued, readsDone           int
+	history                          *clientHistory
 	crashes, restarts, early, timers int
 	armed                            []int // boundaries until an armed crash strikes, plus one; 0: not armed
 	violation                        *Violation
@@ -206,15 +217,20 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 	for i := range m.cfg.Servers {
 		voters = append(voters, int64(i+1))
 	}
+	zw.history = newClientHistory(zw)
 	checker, err := zab.New(zab.Config{Voters: voters, InitialZxidCounter: m.cfg.ZxidCounter, OnViolation: func(v zab.Violation) {
 		if zw.violation == nil {
 			zw.violation = &Violation{Invariant: string(v.Invariant), Explanation: v.String()}
 		}
-	}})
+	}, OnCommit: zw.history.committed})
 	if err != nil {
 		return nil, err
 	}
-	ens, err := zabmodel.NewEnsemble(w, nw, zabmodel.Config{Voters: m.cfg.Servers, Bugs: m.cfg.Bugs, Observer: checker, InitialZxidCounter: m.cfg.ZxidCounter})
+	observer := zabmodel.ObserverFunc(func(e zabmodel.Event) {
+		zw.history.observe(e)
+		checker.Observe(e)
+	})
+	ens, err := zabmodel.NewEnsemble(w, nw, zabmodel.Config{Voters: m.cfg.Servers, Bugs: m.cfg.Bugs, SelfTests: m.cfg.SelfTests, Observer: observer, InitialZxidCounter: m.cfg.ZxidCounter})
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +251,7 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 	zw.nodes = ens.Nodes()
 	ens.Start()
 	zw.clientN = w.AddNode("c1", nil)
-	zw.client, err = client.New(w, nw, zw.clientN, client.Config{Servers: ens.Nodes(), SessionTimeout: 6 * clock.Second}, nil)
+	zw.client, err = client.New(w, nw, zw.clientN, client.Config{Servers: ens.Nodes(), SessionTimeout: 6 * clock.Second}, client.WatcherFunc(zw.history.event))
 	if err != nil {
 		return nil, err
 	}
@@ -406,6 +422,9 @@ func (zw *zabWorld) settled() bool {
 	if zw.writesIssued < zw.m.cfg.Writes || zw.writesDone < zw.m.cfg.Writes {
 		return false
 	}
+	if zw.readsIssued < zw.m.cfg.Reads || zw.readsDone < zw.m.cfg.Reads {
+		return false
+	}
 	for i := range zw.enabled {
 		if zw.due(i) {
 			return false
@@ -465,6 +484,9 @@ func (zw *zabWorld) actions(buf []Action) ([]Action, bool) {
 	if zw.writesIssued < zw.m.cfg.Writes {
 		buf = append(buf, zabAction(zabWrite, 0))
 	}
+	if zw.readsIssued < zw.m.cfg.Reads {
+		buf = append(buf, zabAction(zabRead, 0))
+	}
 	for i, node := range zw.nodes {
 		up := zw.w.IsUp(node)
 		if up && zw.crashes < zw.m.cfg.Crashes {
@@ -503,11 +525,16 @@ func (zw *zabWorld) step(a Action) error {
 		zw.writesIssued++
 		zw.w.NoteHistory(zw.clientN, "write "+strconv.Itoa(k))
 		zw.w.Note(zw.clientN, "op", "create /k%d", k)
-		err := zw.client.Create("/k"+strconv.Itoa(k), []byte{byte(k)}, proto.OpenACLUnsafe, proto.Persistent, func(client.CreateResult) {
-			zw.writesDone++
-		})
-		if err != nil {
+		if err := zw.history.create(k, func() { zw.writesDone++ }); err != nil {
 			return fmt.Errorf("modelcheck: write %d: %w", k, err)
+		}
+	case zabRead:
+		k := zw.readsIssued
+		zw.readsIssued++
+		zw.w.NoteHistory(zw.clientN, "read "+strconv.Itoa(k))
+		zw.w.Note(zw.clientN, "op", "exists %s watch", watchedPath)
+		if err := zw.history.read(func() { zw.readsDone++ }); err != nil {
+			return fmt.Errorf("modelcheck: read %d: %w", k, err)
 		}
 	case zabCrash:
 		zw.crashes++
@@ -536,11 +563,27 @@ func (zw *zabWorld) check() *Violation {
 	return nil
 }
 
-// checkSettled: no server exited on its own, and servers that applied the same last zxid hold the
-// same tree.
+// judge is the judgement of every state: check, then the client-visible checkers on the history
+// so far (zab_client.go). The warm-up and the coarse model's due events between two states are
+// judged by check alone: a client-visible violation there is still in the history of the state
+// they lead to.
+func (zw *zabWorld) judge() *Violation {
+	if v := zw.check(); v != nil {
+		return v
+	}
+	return zw.history.judge(false)
+}
+
+// checkSettled: no server exited on its own, servers that applied the same last zxid hold the
+// same tree, and, when the client is connected to a serving server, the watch-missed rule.
 func (zw *zabWorld) checkSettled() *Violation {
 	if !zw.settled() {
 		return nil
+	}
+	if zw.clientServes() {
+		if v := zw.history.judge(true); v != nil {
+			return v
+		}
 	}
 	digests := map[int64]zabmodel.State{}
 	for _, s := range zw.ens.Servers() {
@@ -576,7 +619,7 @@ func (zw *zabWorld) fingerprint() Fingerprint {
 		b = binary.LittleEndian.AppendUint64(b, zw.w.HistoryHash(node))
 	}
 	b = binary.LittleEndian.AppendUint64(b, zw.w.HistoryHash(sim.NoNode))
-	for _, v := range []int{zw.writesIssued, zw.writesDone, zw.crashes, zw.restarts, zw.early, zw.timers} {
+	for _, v := range []int{zw.writesIssued, zw.writesDone, zw.readsIssued, zw.readsDone, zw.crashes, zw.restarts, zw.early, zw.timers} {
 		b = binary.AppendUvarint(b, uint64(v))
 	}
 	for _, armed := range zw.armed {
@@ -596,6 +639,9 @@ func (zw *zabWorld) summary() string {
 		parts = append(parts, fmt.Sprintf("zk%d %s e%d/%d last=%s", st.Sid, st.Role, st.AcceptedEpoch, st.CurrentEpoch, zabmodel.FormatZxid(st.LastProcessedZxid)))
 	}
 	parts = append(parts, fmt.Sprintf("writes %d/%d", zw.writesDone, zw.writesIssued))
+	if zw.m.cfg.Reads > 0 {
+		parts = append(parts, fmt.Sprintf("reads %d/%d", zw.readsDone, zw.readsIssued))
+	}
 	return strings.Join(parts, ", ")
 }
 
@@ -620,6 +666,8 @@ func (zw *zabWorld) describe(a Action) (string, string) {
 		return line, detail
 	case zabWrite:
 		return "write", fmt.Sprintf("c1 creates /k%d", zw.writesIssued)
+	case zabRead:
+		return "read", fmt.Sprintf("c1 asks exists %s with a watch", watchedPath)
 	case zabCrash:
 		return fmt.Sprintf("crash zk%d", arg+1), ""
 	case zabCrashAt:
@@ -661,7 +709,7 @@ type zabState struct {
 }
 
 func (m *ZABModel) stateOf(path []Action, zw *zabWorld) *zabState {
-	s := &zabState{m: m, path: path, fp: zw.fingerprint(), violation: zw.check(), summary: zw.summary()}
+	s := &zabState{m: m, path: path, fp: zw.fingerprint(), violation: zw.judge(), summary: zw.summary()}
 	if m.cfg.NoCommute {
 		b := make([]byte, 0, 4*len(path))
 		for _, a := range path {
@@ -775,6 +823,9 @@ func (m *ZABModel) ParseAction(line string) (Action, error) {
 	if len(fields) == 1 && fields[0] == "write" {
 		return zabAction(zabWrite, 0), nil
 	}
+	if len(fields) == 1 && fields[0] == "read" {
+		return zabAction(zabRead, 0), nil
+	}
 	skip := 0
 	if len(fields) == 3 && fields[0] == "crash-at-boundary" {
 		n, err := strconv.Atoi(strings.TrimPrefix(fields[2], "+"))
@@ -814,7 +865,7 @@ func (m *ZABModel) ReplayPath(path []Action, w io.Writer) (*Violation, error) {
 		return nil, err
 	}
 	fmt.Fprintf(w, "state after %d steps: %s\n", len(path), zw.summary())
-	if v := zw.check(); v != nil {
+	if v := zw.judge(); v != nil {
 		return v, nil
 	}
 	if actions, cut := zw.actions(nil); len(actions) == 0 {
@@ -833,13 +884,22 @@ func (m *ZABModel) Settings() [][2]string {
 	if !c.Bugs.Empty() {
 		bugs = strings.Join(c.Bugs.Names(), ",")
 	}
-	return [][2]string{
+	settings := [][2]string{
 		{"servers", strconv.Itoa(c.Servers)}, {"writes", strconv.Itoa(c.Writes)},
 		{"crashes", strconv.Itoa(c.Crashes)}, {"restarts", strconv.Itoa(c.Restarts)},
 		{"early-timeouts", strconv.Itoa(c.EarlyTimeouts)}, {"timers", strconv.Itoa(c.Timers)}, {"bugs", bugs},
 		{"warmup", strconv.FormatBool(c.Warmup)}, {"no-commute", strconv.FormatBool(c.NoCommute)}, {"zxid-counter", "0x" + strconv.FormatInt(c.ZxidCounter, 16)},
 		{"coarse", strconv.FormatBool(c.Coarse)}, {"boundary-skips", strconv.Itoa(c.BoundarySkips)},
 	}
+	// Reads and self-tests are written only when used, so that older counterexample files and
+	// the printed settings of runs without them stay as they were.
+	if c.Reads > 0 {
+		settings = append(settings, [2]string{"reads", strconv.Itoa(c.Reads)})
+	}
+	if !c.SelfTests.Empty() {
+		settings = append(settings, [2]string{"self-tests", strings.Join(c.SelfTests.Names(), ",")})
+	}
+	return settings
 }
 
 func zabFromSettings(settings map[string]string) (Model, error) {
@@ -847,7 +907,7 @@ func zabFromSettings(settings map[string]string) (Model, error) {
 	ints := map[string]*int{
 		"servers": &cfg.Servers, "writes": &cfg.Writes, "crashes": &cfg.Crashes,
 		"restarts": &cfg.Restarts, "early-timeouts": &cfg.EarlyTimeouts, "timers": &cfg.Timers,
-		"boundary-skips": &cfg.BoundarySkips,
+		"boundary-skips": &cfg.BoundarySkips, "reads": &cfg.Reads,
 	}
 	bools := map[string]*bool{
 		"no-commute": &cfg.NoCommute, "coarse": &cfg.Coarse, "warmup": &cfg.Warmup,
@@ -877,6 +937,14 @@ func zabFromSettings(settings map[string]string) (Model, error) {
 				return nil, fmt.Errorf("zxid-counter: %w", err)
 			}
 			cfg.ZxidCounter = v
+			continue
+		}
+		if key == "self-tests" {
+			tests, err := zabmodel.ParseSelfTests(value)
+			if err != nil {
+				return nil, fmt.Errorf("self-tests: %w", err)
+			}
+			cfg.SelfTests = tests
 			continue
 		}
 		if key != "bugs" {

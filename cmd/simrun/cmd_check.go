@@ -85,6 +85,7 @@ type checkFlags struct {
 	coarse    bool
 	skips     int
 	noReuse   bool
+	reads     int
 }
 
 func newCheckFlags() (*flag.FlagSet, *checkFlags) {
@@ -108,7 +109,8 @@ func newCheckFlags() (*flag.FlagSet, *checkFlags) {
 	fs.IntVar(&f.writes, "writes", 1, "zab: creates the client issues")
 	fs.IntVar(&f.early, "early-timeouts", 0, "zab: timers a path may fire before the earliest pending one")
 	fs.BoolVar(&f.warmup, "warmup", true, "zab: start from the state where a leader serves and the client is connected")
-	fs.StringVar(&f.selftest, "selftest", "", "fle: never-abandon, a deliberately broken driver whose followers never give up (the liveness judge must fail)")
+	fs.StringVar(&f.selftest, "selftest", "", "fle: never-abandon, a deliberately broken driver whose followers never give up (the liveness judge must fail); zab: server self-tests, comma-separated ('simrun selftests' lists them), which the client-visible judges must catch")
+	fs.IntVar(&f.reads, "reads", 0, "zab: exists(/k0) calls with a watch the client issues")
 	fs.IntVar(&f.timers, "timers", 20, "zab: timers a path may fire in all (0: no bound)")
 	fs.BoolVar(&f.noCommute, "no-commute", false, "zab: switch off the merging of commuting deliveries (a state is then its path)")
 	fs.BoolVar(&f.coarse, "coarse", false, "zab: run due events in their canonical order; explore only timers, writes and faults (not the full interleaving space)")
@@ -160,8 +162,8 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 				return nil, opts, fmt.Errorf("--epochs: %w", err)
 			}
 		}
-		if f.bugs != "" || f.writes != 1 || f.early != 0 || f.counter != 0 || f.timers != 20 || f.noCommute || f.coarse || f.skips != 0 || f.noReuse {
-			return nil, opts, errors.New("--bug, --writes, --early-timeouts, --timers, --no-commute, --no-reuse, --coarse, --boundary-skips and --zxid-counter apply to --model zab only")
+		if f.bugs != "" || f.writes != 1 || f.early != 0 || f.counter != 0 || f.timers != 20 || f.noCommute || f.coarse || f.skips != 0 || f.noReuse || f.reads != 0 {
+			return nil, opts, errors.New("--bug, --writes, --reads, --early-timeouts, --timers, --no-commute, --no-reuse, --coarse, --boundary-skips and --zxid-counter apply to --model zab only")
 		}
 		switch f.selftest {
 		case "":
@@ -173,13 +175,20 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 		m, err := modelcheck.NewFLE(cfg)
 		return m, opts, err
 	case "zab":
-		if f.observers != 0 || f.timeouts != 0 || f.zxids != "" || f.epochs != "" || f.selftest != "" {
-			return nil, opts, errors.New("--observers, --timeouts, --zxids, --epochs and --selftest apply to --model fle only")
+		if f.observers != 0 || f.timeouts != 0 || f.zxids != "" || f.epochs != "" {
+			return nil, opts, errors.New("--observers, --timeouts, --zxids and --epochs apply to --model fle only")
 		}
 		cfg := modelcheck.ZABConfig{
 			Servers: f.servers, Writes: f.writes, Crashes: f.crashes, Restarts: f.restarts,
 			EarlyTimeouts: f.early, Warmup: f.warmup, ZxidCounter: f.counter, Timers: f.timers,
-			NoCommute: f.noCommute, Coarse: f.coarse, BoundarySkips: f.skips, NoReuse: f.noReuse,
+			NoCommute: f.noCommute, Coarse: f.coarse, BoundarySkips: f.skips, NoReuse: f.noReuse, Reads: f.reads,
+		}
+		if f.selftest != "" {
+			tests, err := zabmodel.ParseSelfTests(f.selftest)
+			if err != nil {
+				return nil, opts, fmt.Errorf("--selftest: %w", err)
+			}
+			cfg.SelfTests = tests
 		}
 		if f.bugs != "" {
 			bugs, err := zabmodel.ParseBugs(f.bugs)
