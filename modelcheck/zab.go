@@ -69,6 +69,11 @@ type ZABConfig struct {
 	// SelfTests breaks the servers on purpose (zabmodel.SelfTests), to see the client-visible
 	// judges fire; none breaks a ZAB invariant.
 	SelfTests zabmodel.SelfTests
+	// HideTimers is a self-test of the checker, not a ZooKeeper behaviour: the driver never
+	// offers a timer and never says that it withheld one, as if the servers had no timeouts. An
+	// ensemble that loses its leader then never elects another, and the deadlock judge must say
+	// so.
+	HideTimers bool
 	// NoReuse switches off the two savings of re-execution (see ZABModel): every state is then
 	// built by running its whole path in a new world, the warm-up decided event by event. They
 	// change the cost of a state, never a count or a verdict; the switch exists to show that.
@@ -188,6 +193,7 @@ type zabWorld struct {
 	writesIssued, writesDone         int
 	readsIssued, readsDone           int
 	history                          *clientHistory
+	warmedUp                         bool // the warm-up is over (HideTimers hides timers only after it)
 	crashes, restarts, early, timers int
 	armed                            []int // boundaries until an armed crash strikes, plus one; 0: not armed
 	violation                        *Violation
@@ -261,6 +267,8 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 			return nil, err
 		}
 	}
+	zw.warmedUp = true
+	zw.refresh()
 	if err := zw.settle(); err != nil {
 		return nil, err
 	}
@@ -360,6 +368,15 @@ func (zw *zabWorld) ready() bool {
 // refresh lists the enabled events and finds the earliest pending timer.
 func (zw *zabWorld) refresh() {
 	zw.enabled = zw.w.Enabled(zw.enabled[:0])
+	if zw.m.cfg.HideTimers && zw.warmedUp {
+		kept := zw.enabled[:0]
+		for _, ev := range zw.enabled {
+			if !ev.Timer {
+				kept = append(kept, ev)
+			}
+		}
+		zw.enabled = kept
+	}
 	zw.earliest = -1
 	now := zw.w.Now()
 	for i, ev := range zw.enabled {
@@ -719,10 +736,7 @@ func (m *ZABModel) stateOf(path []Action, zw *zabWorld) *zabState {
 	}
 	s.actions, s.cut = zw.actions(nil)
 	if s.violation == nil && len(s.actions) == 0 {
-		s.terminal = zw.checkSettled()
-		if !zw.settled() && !s.cut && s.terminal == nil {
-			s.terminal = &Violation{Invariant: "Deadlock", Explanation: "no event is enabled and a write is unanswered: " + zw.summary()}
-		}
+		s.terminal = zw.checkTerminal(s.cut)
 	}
 	for _, a := range s.actions {
 		line, detail := zw.describe(a)
@@ -869,12 +883,30 @@ func (m *ZABModel) ReplayPath(path []Action, w io.Writer) (*Violation, error) {
 		return v, nil
 	}
 	if actions, cut := zw.actions(nil); len(actions) == 0 {
-		if !zw.settled() && !cut {
-			return &Violation{Invariant: "Deadlock", Explanation: "no event is enabled and a write is unanswered: " + zw.summary()}, nil
-		}
-		return zw.checkSettled(), nil
+		return zw.checkTerminal(cut), nil
 	}
 	return nil, nil
+}
+
+// checkTerminal judges a state in which the search takes no action: the settled judges, and the
+// two deadlocks. A path that ends with a write or a read issued and unanswered, and not because
+// a bound stopped it, leaves it unanswered for ever. A state in which the world has no pending event at all (no
+// timer either: a settled path ends while timers are still armed, and those are no deadlock)
+// and in which no leader serves stays so for ever: the ensemble is stuck without a leader.
+func (zw *zabWorld) checkTerminal(cut bool) *Violation {
+	if v := zw.checkSettled(); v != nil {
+		return v
+	}
+	if cut {
+		return nil
+	}
+	if zw.writesDone < zw.writesIssued || zw.readsDone < zw.readsIssued {
+		return &Violation{Invariant: "Deadlock", Explanation: "no event is enabled and an operation is unanswered: " + zw.summary()}
+	}
+	if len(zw.enabled) == 0 && !zw.w.Ended() && !zw.serving() {
+		return &Violation{Invariant: "Deadlock", Explanation: "no event is pending and no leader serves: " + zw.summary()}
+	}
+	return nil
 }
 
 // Settings implements Settings.
@@ -899,6 +931,9 @@ func (m *ZABModel) Settings() [][2]string {
 	if !c.SelfTests.Empty() {
 		settings = append(settings, [2]string{"self-tests", strings.Join(c.SelfTests.Names(), ",")})
 	}
+	if c.HideTimers {
+		settings = append(settings, [2]string{"hide-timers", "true"})
+	}
 	return settings
 }
 
@@ -910,7 +945,7 @@ func zabFromSettings(settings map[string]string) (Model, error) {
 		"boundary-skips": &cfg.BoundarySkips, "reads": &cfg.Reads,
 	}
 	bools := map[string]*bool{
-		"no-commute": &cfg.NoCommute, "coarse": &cfg.Coarse, "warmup": &cfg.Warmup,
+		"no-commute": &cfg.NoCommute, "coarse": &cfg.Coarse, "warmup": &cfg.Warmup, "hide-timers": &cfg.HideTimers,
 	}
 	// Keys are taken in sorted order, so that of several bad settings the same one is reported.
 	for _, key := range slices.Sorted(maps.Keys(settings)) {

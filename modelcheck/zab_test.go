@@ -341,3 +341,34 @@ func TestZABClientJudges(t *testing.T) {
 	assert.Nil(t, r.Violation)
 	assert.True(t, r.Complete)
 }
+
+// TestZABDeadlockJudge: a driver that withholds every timer (HideTimers, a self-test of the
+// checker) leaves an ensemble that lost its leader without a new election: no event is pending
+// and no leader serves, which the deadlock judge reports and the counterexample replays to; the
+// honest driver explores the same bounds completely without a violation.
+func TestZABDeadlockJudge(t *testing.T) {
+	cfg := ZABConfig{Servers: 3, Crashes: 1, Warmup: true, Coarse: true, Timers: 20, HideTimers: true}
+	m, err := NewZAB(cfg)
+	require.NoError(t, err)
+	r, err := Check(context.Background(), m, Options{})
+	require.NoError(t, err)
+	require.NotNil(t, r.Violation)
+	assert.Equal(t, "Deadlock", r.Violation.Invariant)
+	assert.Contains(t, r.Violation.Explanation, "no leader serves")
+	var buf bytes.Buffer
+	require.NoError(t, (&Counterexample{Model: m, Path: r.Path, Violation: r.Violation}).Write(&buf))
+	back, err := ReadCounterexample(&buf)
+	require.NoError(t, err)
+	v, err := Replay(back.Model, back.Path, io.Discard)
+	require.NoError(t, err)
+	require.NotNil(t, v)
+	assert.Equal(t, r.Violation.Explanation, v.Explanation)
+
+	cfg.HideTimers = false
+	honest, err := NewZAB(cfg)
+	require.NoError(t, err)
+	ok, err := Check(context.Background(), honest, Options{})
+	require.NoError(t, err)
+	assert.Nil(t, ok.Violation)
+	assert.True(t, ok.Complete)
+}
