@@ -35,7 +35,12 @@ Models:
         (--crashes), a restart (--restarts). --bug switches bug-zoo bugs on. Every state is judged
         by checkers/zab; a path ends when every write is answered and nothing is due. States are
         paths re-executed from the start (after a canonical warm-up to a serving ensemble unless
-        --warmup=false), so this model is far slower than fle; bound it with --depth.
+        --warmup=false), so this model is far slower than fle; bound it with --depth, and
+        prefer --strategy dfs for speed: it continues in a live world and re-executes a path only
+        when it backtracks (--no-reuse switches that and the recorded warm-up off). --reads adds
+        exists(/k0) calls with a watch; the client's history is judged at every state by the
+        sweep's client-visible checkers (--selftest drop-watch, stale-read, ... make them fire;
+        --selftest hide-timers makes the deadlock judge fire).
         --coarse runs the due events in their canonical order after every step and explores only
         timers, writes, crashes (--boundary-skips K: also at the K-th effect boundary from
         now) and restarts: depth goes to faults, where bugs live, but it is NOT the full
