@@ -720,7 +720,8 @@ type zabState struct {
 	violation *Violation
 	terminal  *Violation
 	summary   string
-	lines     []string // Describe's line and detail per action, two entries each
+	lines     []string   // Describe's line and detail per action, two entries each
+	keys      []SleepKey // ActionKey's key per action; Owner 0 means not keyed
 	// world is the live world the state was built in, until a step takes it over (see Step).
 	world atomic.Pointer[zabWorld]
 }
@@ -742,6 +743,7 @@ func (m *ZABModel) stateOf(path []Action, zw *zabWorld) *zabState {
 		line, detail := zw.describe(a)
 		s.lines = append(s.lines, line, detail)
 	}
+	s.keys = zw.sleepKeys(s.actions)
 	if !m.cfg.NoReuse && len(s.actions) > 0 {
 		s.world.Store(zw)
 	}
@@ -797,6 +799,64 @@ func (s *zabState) Step(a Action) (State, error) {
 		return nil, err
 	}
 	return s.m.stateOf(path, zw), nil
+}
+
+// sleepKeys names each action for the search's sleep sets (ActionKeyer): a due event of a node,
+// not a timer, is keyed by its node and its canonical event key. Two such events of different
+// nodes commute: each runs only its node's code, which changes only its node's state and
+// appends to the connections from it (a delivery takes only the head of its connection, and
+// the network drops queued messages only towards the node that closes or receives a reset), at
+// the same time (a due event does not move the clock), and the fingerprint folds each node's
+// events into that node's own history. Not keyed, so never put to sleep: timers (they move the
+// clock and spend the Timers bound), world-level events, the environment's actions, events of a
+// state where a crash is armed (a boundary skip is noted in the world-level history, whose
+// order would then differ), two events with one key (one name must mean one transition), and
+// everything under NoCommute, whose fingerprint is the path.
+func (zw *zabWorld) sleepKeys(actions []Action) []SleepKey {
+	keys := make([]SleepKey, len(actions))
+	if zw.m.cfg.NoCommute {
+		return keys
+	}
+	for _, armed := range zw.armed {
+		if armed != 0 {
+			return keys
+		}
+	}
+	for i, a := range actions {
+		if a.zabKind() != zabFire {
+			continue
+		}
+		ev := zw.enabled[a.zabArg()]
+		if !zw.due(a.zabArg()) || ev.Timer || ev.Node == sim.NoNode {
+			continue
+		}
+		h := hashBytes([]byte(zw.w.EventKey(ev.Seq)))
+		keys[i] = SleepKey{Owner: uint32(ev.Node) + 1, Key: h[0]}
+	}
+	shared := make([]bool, len(keys))
+	for i := range keys {
+		for j := i + 1; j < len(keys); j++ {
+			if keys[i].Owner != 0 && keys[i] == keys[j] {
+				shared[i], shared[j] = true, true
+			}
+		}
+	}
+	for i, dup := range shared {
+		if dup {
+			keys[i] = SleepKey{}
+		}
+	}
+	return keys
+}
+
+// ActionKey implements ActionKeyer (see sleepKeys).
+func (s *zabState) ActionKey(a Action) (SleepKey, bool) {
+	for i, b := range s.actions {
+		if b == a {
+			return s.keys[i], s.keys[i].Owner != 0
+		}
+	}
+	return SleepKey{}, false
 }
 
 // release drops the state's live world: the search will not step it soon.

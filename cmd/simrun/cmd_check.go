@@ -91,6 +91,7 @@ type checkFlags struct {
 	skips     int
 	noReuse   bool
 	reads     int
+	noSleep   bool
 }
 
 func newCheckFlags() (*flag.FlagSet, *checkFlags) {
@@ -115,6 +116,7 @@ func newCheckFlags() (*flag.FlagSet, *checkFlags) {
 	fs.IntVar(&f.early, "early-timeouts", 0, "zab: timers a path may fire before the earliest pending one")
 	fs.BoolVar(&f.warmup, "warmup", true, "zab: start from the state where a leader serves and the client is connected")
 	fs.StringVar(&f.selftest, "selftest", "", "fle: never-abandon, a deliberately broken driver whose followers never give up (the liveness judge must fail); zab: server self-tests, comma-separated ('simrun selftests' lists them), which the client-visible judges must catch, or hide-timers, a driver that withholds every timer (the deadlock judge must fail)")
+	fs.BoolVar(&f.noSleep, "no-sleep-sets", false, "switch off the partial-order reduction (sleep sets): the same states, more successors generated")
 	fs.IntVar(&f.reads, "reads", 0, "zab: exists(/k0) calls with a watch the client issues")
 	fs.IntVar(&f.timers, "timers", 20, "zab: timers a path may fire in all (0: no bound)")
 	fs.BoolVar(&f.noCommute, "no-commute", false, "zab: switch off the merging of commuting deliveries (a state is then its path)")
@@ -150,6 +152,7 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 		return nil, opts, errors.New("--depth, --max-states and --time-limit must not be negative")
 	}
 	opts.MaxDepth, opts.MaxStates, opts.TimeLimit = f.depth, f.maxStates, f.timeLimit
+	opts.NoSleepSets = f.noSleep
 	switch f.model {
 	case "fle":
 		cfg := modelcheck.FLEConfig{
