@@ -53,7 +53,9 @@
 // epochs differ in a way that decides every comparison before the sid does, and the bookkeeping
 // to exploit that is not worth it at these sizes. Deliveries to different nodes commute in the
 // ZAB model's fingerprint by construction (each node's history is its own; ZABConfig.NoCommute
-// switches that off); no further partial-order reduction is applied.
+// switches that off). Sleep sets (sleep.go; Options.NoSleepSets switches them off) are the
+// partial-order reduction: they keep every state and skip the successors that commuting actions
+// would only reach again.
 //
 // The package is not simulated code: it reads the wall clock for its time budget and progress,
 // and BFS expands each level on several goroutines, merging their results in a fixed order so
