@@ -138,6 +138,47 @@ type fuzzSummary struct {
 	// FreshRuns counts the runs of fresh seeds, the swarm's own (the rest ran corpus entries or
 	// their mutations).
 	FreshRuns int64 `json:"fresh_runs"`
+	// Mutations counts, per kind of input (fresh, site, directed, reseed, splice, random, corpus),
+	// the runs, the failing runs and the corpus entries it made: what each kind costs and finds.
+	Mutations []fuzzKindRecord `json:"mutations"`
+}
+
+// fuzzKindRecord is one kind of input's account in a campaign's summary.
+type fuzzKindRecord struct {
+	Kind    string `json:"kind"`
+	Runs    int64  `json:"runs"`
+	Failing int64  `json:"failing_runs"`
+	Entries int64  `json:"corpus_entries"`
+}
+
+// fuzzKinds are the kinds of input in the order the summary lists them; "corpus" is a corpus
+// directory's entry run as it is.
+var fuzzKinds = []string{"fresh", "site", "directed", "reseed", "splice", "random", "corpus"}
+
+// countKind adds a run to its kind's account.
+func (s *fuzzSummary) countKind(run fuzzRun) {
+	if s.Mutations == nil {
+		for _, kind := range fuzzKinds {
+			s.Mutations = append(s.Mutations, fuzzKindRecord{Kind: kind})
+		}
+	}
+	kind := run.candidate.Mutation
+	if kind == "" {
+		kind = "corpus"
+	}
+	i := slices.IndexFunc(s.Mutations, func(k fuzzKindRecord) bool { return k.Kind == kind })
+	if i < 0 {
+		s.Mutations = append(s.Mutations, fuzzKindRecord{Kind: kind})
+		i = len(s.Mutations) - 1
+	}
+	k := &s.Mutations[i]
+	k.Runs++
+	if run.class != "" {
+		k.Failing++
+	}
+	if run.entry != nil {
+		k.Entries++
+	}
 }
 
 func cmdFuzz(env *environment, args []string) int {
@@ -171,6 +212,7 @@ func cmdFuzz(env *environment, args []string) int {
 			if run.candidate.Fresh {
 				summary.FreshRuns++
 			}
+			summary.countKind(run)
 			if run.err != nil && run.class == "" {
 				summary.Invalid++
 				fmt.Fprintf(env.stderr, "fuzz: an input could not run (seed %d): %v\n", run.candidate.Seed, run.err)
@@ -334,6 +376,15 @@ func writeFuzzSummary(w io.Writer, s fuzzSummary, classes []*fuzzClassRecord) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "fuzz: %d runs in %s (%.1f runs/s, %d of them fresh seeds), corpus %d, %d distinct protocol situations\n",
 		s.Execs, seconds(s.WallSeconds), s.ExecsPerSec, s.FreshRuns, s.Corpus, s.Features)
+	var kinds []string
+	for _, k := range s.Mutations {
+		if k.Runs > 0 {
+			kinds = append(kinds, fmt.Sprintf("%s %d (%d failing, %d new)", k.Kind, k.Runs, k.Failing, k.Entries))
+		}
+	}
+	if len(kinds) > 0 {
+		fmt.Fprintf(&b, "runs by kind: %s\n", strings.Join(kinds, ", "))
+	}
 	if len(classes) > 0 {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "CLASS\tRUNS\tFIRST AT RUN\tSEED\tREPLAY")
