@@ -25,11 +25,16 @@ set of protocol situations the runs reached (each server's steps by role and ZAB
 transitions, the relations between its epoch files and its log at every durable step, truncation
 depths, what its disk lived through at each role and sync, what a fault hit and what the server
 did next; see scenarios.Coverage), not Go line coverage, which a protocol saturates within a few
-runs. An input that reaches a situation no earlier input reached joins the corpus; the fuzzer then
-adds faults on the server and at the moment of its rarest new situations, and injections at the
-very boundary hits where they were reached. The first --fresh-first inputs are the swarm's first
+runs. An input that reaches a situation no earlier input reached joins the corpus (a failing input
+does not: its mutants would fail the same way). Most mutations are site injections: a crash, a
+pause or a connection reset at exactly one boundary hit of a corpus entry's run or of a recent
+fresh seed's (its first append of a sync, its NEWLEADER epoch write, a SNAP sent), drawn by how
+rare that situation is, so that the fault is sure to fire where the run is known to go; others
+add faults at the moment of an entry's rarest new situations, rerun its faults under another seed,
+splice two entries or edit at random. The first --fresh-first inputs are the swarm's first
 seeds; after them a share of at least --fresh-percent are fresh seeds, the random swarm itself,
-raised (up to 90%) while fresh seeds reach rarer situations than mutations do.
+raised (up to 90%) while fresh seeds reach rarer situations than mutations do. The summary counts
+runs, failing runs and new corpus entries per kind of input.
 
 With --corpus DIR the corpus persists: every entry is a scenario script with a "# seed N" line,
 read back and run first by the next campaign. With --out DIR the first failure of each class is
