@@ -81,7 +81,8 @@ type FuzzEntry struct {
 	sites []site
 }
 
-// site is a Site as an entry keeps it: thousands of them per corpus entry.
+// site is a Site as an entry keeps it: a run has hundreds of them, and the corpus hundreds of
+// entries.
 type site struct {
 	at     clock.Time
 	key    uint64
