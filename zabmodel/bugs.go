@@ -66,7 +66,12 @@ const (
 	// consistency: a TRUNC truncates the txn log but keeps snapshots taken at higher zxids, so the
 	// tree reloaded after it still reflects the truncated transactions (for instance one that a
 	// leader fast-forwarded into its tree and snapshotted at lead() without ever committing it).
-	// zabsim deletes those snapshots unless this switch is on. Deleting them can leave a learner
+	// A fuzzy snapshot named at or below the point lies the same way when its walk ended above
+	// it: a learner leaving its role fast-forwards a logged, uncommitted proposal into the tree
+	// its snapshot thread is walking (seed 3071591 of the sweep from 3000001), and restore only
+	// warns that the log does not reach the file's digest. zabsim deletes every snapshot that
+	// may reflect a txn above the point (named above it, or with its stored digest above it)
+	// unless this switch is on. Deleting them can leave a learner
 	// unable to rebuild the truncation point (its only snapshot was a SNAP's, named by the next
 	// epoch's first zxid, and its old log was deleted after that SNAP); the learner then claims the
 	// point all the same, as every release's Learner.syncWithLeader does.
@@ -100,7 +105,7 @@ var bugTable = switches.NewTable("bug",
 	switches.Switch[Bug]{Bit: BugEpochRefusal, Name: "epoch-refusal", Description: "a crash between NEWLEADER's txns and currentEpoch leaves a server that refuses to start (4643's order)"},
 	switches.Switch[Bug]{Bit: BugStaleAck, Name: "stale-ack", Description: "a leader keeps the acks of a learner whose connection ended, across its TRUNC (3.8.0 as released)"},
 	switches.Switch[Bug]{Bit: BugSnapLogGap, Name: "snap-log-gap", Description: "after a SNAP sync the old txn log is kept, and a later txn-log DIFF skips the gap (3.8.0 as released)"},
-	switches.Switch[Bug]{Bit: BugTruncSnapshot, Name: "trunc-snapshot", Description: "a TRUNC keeps snapshots newer than the truncation point (3.8.0 as released)"},
+	switches.Switch[Bug]{Bit: BugTruncSnapshot, Name: "trunc-snapshot", Description: "a TRUNC keeps snapshots newer than the truncation point, or fuzzy ones reaching past it (3.8.0 as released)"},
 )
 
 // Table returns the bug zoo's table, which names the switches of a Bugs set.
