@@ -47,6 +47,7 @@ var regressions = []struct {
 	{"fuzzy-acl-index-2226", 2226, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	{"fuzzy-acl-index-trunc-3028828", 3028828, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	{"snap-crash-before-log-delete-4015563", 4015563, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
+	{"fuzzy-acl-recycled-4025232", 4025232, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	{"accepted-epoch-lockout-3034286", 3034286, zabmodel.Bugs{}, lockmodel.Bugs{},
 		[]string{CheckerConvergence + ":" + KnownAcceptedEpochLockout}},
 	{"fuzzy-snapshot-trunc-3071591", 3071591, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
@@ -98,19 +99,32 @@ func TestATruncToAnUnreachablePointEndsTheSync(t *testing.T) {
 // TestZK4846StopsARestartOnAFuzzySnapshotsACL: the fuzzy-acl-index-2226 regression fails with the
 // ZK-4846 switch, as the releases before ZOOKEEPER-4846 behave: zk1's replay throws at startup.
 func TestZK4846StopsARestartOnAFuzzySnapshotsACL(t *testing.T) {
-	script := regressionScript(t, "fuzzy-acl-index-2226")
-	var trace strings.Builder
-	rep, err := Run(Options{Seed: 2226, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugZK4846), Trace: sim.TraceConfig{Text: &trace}})
-	require.NoError(t, err)
-	assert.Equal(t, "zab:TxnThrew", rep.Failure(), rep.Explain())
-	assert.True(t, strings.Contains(trace.String(), "Unable to load database on disk: processTxn of 0x2:0x12b threw"),
-		"zk1 cannot start again")
+	requireStartThrows(t, "fuzzy-acl-index-2226", 2226, zabmodel.BugZK4846, "0x2:0x12b")
 
 	// The same through a TRUNC's reload of the snapshot, which is not a start: zk4 goes on.
-	script = regressionScript(t, "fuzzy-acl-index-trunc-3028828")
-	rep, err = Run(Options{Seed: 3028828, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugZK4846)})
+	script := regressionScript(t, "fuzzy-acl-index-trunc-3028828")
+	rep, err := Run(Options{Seed: 3028828, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugZK4846)})
 	require.NoError(t, err)
 	assert.Equal(t, "zab:TxnThrew", rep.Failure(), rep.Explain())
+}
+
+// requireStartThrows runs a regression script with bug on and requires that a server's replay of
+// zxid at startup throws and the run fails zab:TxnThrew.
+func requireStartThrows(t *testing.T, name string, seed uint64, bug zabmodel.Bug, zxid string) {
+	t.Helper()
+	var trace strings.Builder
+	rep, err := Run(Options{Seed: seed, Script: regressionScript(t, name), Bugs: zabmodel.Bugs{}.With(bug), Trace: sim.TraceConfig{Text: &trace}})
+	require.NoError(t, err)
+	assert.Equal(t, "zab:TxnThrew", rep.Failure(), rep.Explain())
+	assert.True(t, strings.Contains(trace.String(), "Unable to load database on disk: processTxn of "+zxid+" threw"),
+		"the server cannot start again")
+}
+
+// TestZK4689StopsARestartOnARecycledACL: the fuzzy-acl-recycled-4025232 regression fails with the
+// ZK-4689 switch, master's DataTree: zk1's replay of a change made before the node's re-create
+// throws at startup.
+func TestZK4689StopsARestartOnARecycledACL(t *testing.T) {
+	requireStartThrows(t, "fuzzy-acl-recycled-4025232", 4025232, zabmodel.BugZK4689, "0x3:0x27")
 }
 
 // TestACrashBeforeTheLogDeletionIsSnapLogGapWithTheSwitch: the snap-crash-before-log-delete-4015563

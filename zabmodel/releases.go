@@ -53,6 +53,10 @@ var zk385Learner = Bugs{}.With(BugZK4394Sync)
 // and which the model does in every profile; the releases without it get no switch and a note.
 var before4846 = Bugs{}.With(BugZK4846)
 
+// with4799 is DataTree since ZOOKEEPER-4799 without ZOOKEEPER-4689's fix: every profile whose
+// DataTree reads ACLs (3.8.0 as Debian ships it, 3.8.4 on, 3.9.2 on, master).
+var with4799 = Bugs{}.With(BugZK4689)
+
 // no4799 is the Unmodelled note of the releases without ZOOKEEPER-4799's ACL reads in DataTree.
 const no4799 = "DataTree's ACL reads of ZOOKEEPER-4799 (3.8.4, 3.9.2), which the model has in every profile: " +
 	"without them a fuzzy snapshot's node whose ACL index the cache lacks (ZOOKEEPER-4846) does not make " +
@@ -60,20 +64,20 @@ const no4799 = "DataTree's ACL reads of ZOOKEEPER-4799 (3.8.4, 3.9.2), which the
 
 var releases = []Release{
 	{Name: "fixed", Summary: "zabsim's model: master with the fixes of every finding of this harness (the default)"},
-	{Name: "3.8.0", Bugs: union(everyRelease, zk380Learner, before393, before4846), Summary: "3.8.0 as Debian ships it: asynchronous NEWLEADER logging, currentEpoch first"},
+	{Name: "3.8.0", Bugs: union(everyRelease, zk380Learner, before393, before4846, with4799), Summary: "3.8.0 as Debian ships it: asynchronous NEWLEADER logging, currentEpoch first"},
 	{Name: "3.8.1", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0, without ZK-4846", Unmodelled: no4799},
 	{Name: "3.8.2", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0, without ZK-4846", Unmodelled: no4799},
 	{Name: "3.8.3", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0, without ZK-4846", Unmodelled: no4799},
-	{Name: "3.8.4", Bugs: union(everyRelease, zk380Learner, before393, before4846), Summary: "as 3.8.0"},
-	{Name: "3.8.5", Bugs: union(everyRelease, zk385Learner, before393), Summary: "synchronous NEWLEADER logging, then currentEpoch (ZOOKEEPER-4785), with ZOOKEEPER-4394's NullPointerException"},
-	{Name: "3.8.6", Bugs: union(everyRelease, zk385Learner, before393), Summary: "as 3.8.5 (the latest 3.8.x)"},
+	{Name: "3.8.4", Bugs: union(everyRelease, zk380Learner, before393, before4846, with4799), Summary: "as 3.8.0"},
+	{Name: "3.8.5", Bugs: union(everyRelease, zk385Learner, before393, with4799), Summary: "synchronous NEWLEADER logging, then currentEpoch (ZOOKEEPER-4785), with ZOOKEEPER-4394's NullPointerException"},
+	{Name: "3.8.6", Bugs: union(everyRelease, zk385Learner, before393, with4799), Summary: "as 3.8.5 (the latest 3.8.x)"},
 	{Name: "3.9.0", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0, without ZK-4846", Unmodelled: no4799},
 	{Name: "3.9.1", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0, without ZK-4846", Unmodelled: no4799},
-	{Name: "3.9.2", Bugs: union(everyRelease, zk385Learner, before393, before4846), Summary: "as 3.8.5, without ZOOKEEPER-4846's fix"},
-	{Name: "3.9.3", Bugs: everyRelease.With(BugZK4925).With(BugZK4846), Summary: "committed synced txns logged and applied before the ACK, outstanding ones kept (ZOOKEEPER-4394), processors shut down (ZOOKEEPER-4712)"},
-	{Name: "3.9.4", Bugs: everyRelease, Summary: "as master"},
-	{Name: "3.9.5", Bugs: everyRelease, Summary: "as master (the latest 3.9.x)"},
-	{Name: "master", Bugs: everyRelease, Summary: "apache/zookeeper master: 3.9.3's sync and the committed log of synced txns (ZOOKEEPER-4925)"},
+	{Name: "3.9.2", Bugs: union(everyRelease, zk385Learner, before393, before4846, with4799), Summary: "as 3.8.5, without ZOOKEEPER-4846's fix"},
+	{Name: "3.9.3", Bugs: everyRelease.With(BugZK4925).With(BugZK4846).Union(with4799), Summary: "committed synced txns logged and applied before the ACK, outstanding ones kept (ZOOKEEPER-4394), processors shut down (ZOOKEEPER-4712)"},
+	{Name: "3.9.4", Bugs: everyRelease.Union(with4799), Summary: "as master"},
+	{Name: "3.9.5", Bugs: everyRelease.Union(with4799), Summary: "as master (the latest 3.9.x)"},
+	{Name: "master", Bugs: everyRelease.Union(with4799), Summary: "apache/zookeeper master: 3.9.3's sync and the committed log of synced txns (ZOOKEEPER-4925)"},
 }
 
 func union(sets ...Bugs) Bugs {
