@@ -452,7 +452,7 @@ func (l *learner) newLeader() {
 // would only shift the run's timing: with it in every sync, the 600 first seeds of the snap-log-gap
 // switch found the bug in none, against 4 without it).
 func (l *learner) syncThreadBusy() bool {
-	return l.zk != nil && l.zk.sync != nil && (l.zk.sync.pending() > 0 || l.zk.sync.flushing || len(l.zk.sync.toFlush) > 0)
+	return l.zk != nil && l.zk.sync != nil && l.zk.sync.busy()
 }
 
 // ackNewLeader is the end of the NEWLEADER case: the ACK, once the epoch is written.

@@ -248,28 +248,26 @@ func (db *zkDatabase) clearLog() {
 	db.p.crashPoint("after-log-delete")
 }
 
-// append writes a txn to the log, unsynced (ZKDatabase.append). It reports false for a zxid that is
-// not above the last logged one, which FileTxnLog refuses.
+// append writes a txn to the log, unsynced (ZKDatabase.append), between its boundaries (the
+// driver's applyStorageEffect). It reports false for a zxid that is not above the last logged one,
+// which FileTxnLog refuses.
 func (db *zkDatabase) append(entry *proto.TxnEntry) bool {
-	db.p.crashPoint("before-append")
+	return db.p.applyStorageEffect(effect{kind: effectAppend, entry: entry})
+}
+
+// appendRecord is the append itself, the storage effect effectAppend.
+func (db *zkDatabase) appendRecord(entry *proto.TxnEntry) bool {
 	if err := db.disk().Append(storage.Record{Zxid: entry.Header.Zxid, Data: db.p.mem.encodeScratch(entry)}); err != nil { // Append copies the data.
 		db.p.note("log", "append refused: %v", err)
 		return false
 	}
 	db.txnsSinceSnapshot++
 	db.p.observe(Event{Kind: EventLog, Zxid: entry.Header.Zxid, Hash: db.p.txnHash(entry)})
-	db.p.crashPoint("after-append")
 	return true
 }
 
 // fsyncNow makes the whole log durable at once (ZKDatabase.commit called synchronously).
-func (db *zkDatabase) fsyncNow() {
-	db.p.crashPoint("before-fsync")
-	n := db.disk().Len()
-	db.disk().Synced(n)
-	db.p.observe(Event{Kind: EventFsync, Zxid: db.disk().LastZxid(), Count: db.disk().SyncedLen()})
-	db.p.crashPoint("after-fsync")
-}
+func (db *zkDatabase) fsyncNow() { db.p.applyStorageEffect(effect{kind: effectFsyncAll}) }
 
 // snapshot is ZooKeeperServer.takeSnapshot(): the tree and the sessions at the last processed zxid,
 // written without fsync, as every snapshot is but a learner's after a SNAP sync.

@@ -1,0 +1,194 @@
+package zabmodel
+
+import (
+	"fmt"
+
+	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+// Effects as values. A converted role is a core: state plus a step function that takes one input
+// (a request, a timer that fired, a storage completion) and returns a ready, the list of effects
+// the input calls for, in the order the Java thread performs them. The core calls nothing outside
+// its memory: it may read its durable storage (as etcd raft's core reads its Storage), but every
+// write, every packet, every timer and every event for the checkers is an effect in its ready,
+// applied by one driver (applyEffect and each core's own driver loop). This is etcd raft's
+// RawNode.Ready; see syncproc.go for the first core, SyncRequestProcessor's.
+//
+// The driver applies a ready's effects strictly in order, and asks the boundary hook between
+// effects, from effectBoundaries: a crash between any two persistence effects is the driver's
+// decision, not a name placed in the protocol code. Where Java's thread hands a request to the next
+// processor (which may feed this one again, as a commit may lead to a proposal) or needs an answer
+// of the world to go on (a random draw), the core ends its ready with that effect and sets resume:
+// the driver applies the ready, then steps the core again with a continue input, so that the core
+// decides what comes next with the world as it is after the effect, as the Java thread would.
+
+// effectKind names one effect a core asks of the world.
+type effectKind uint8
+
+const (
+	effectNone effectKind = iota
+	// effectAppend appends entry to the txn log, unsynced (FileTxnLog.append through
+	// ZKDatabase.append), and reports EventLog. appended is the core's expectation that the log
+	// takes it (a zxid not above the last logged one is refused, and noted); the driver asserts it.
+	effectAppend
+	// effectFsyncStart starts an fsync covering every record the log holds when it starts (the
+	// driver reads that length then), with a latency the driver draws; the fsync's completion comes
+	// back to the core as an input, with that length. It follows the turn's appends: persist before
+	// acknowledging, as etcd raft's Ready says "persist Entries before sending Messages".
+	effectFsyncStart
+	// effectFsyncDone marks the first covered records durable and reports EventFsync; the hand-ons
+	// of the requests it covers follow it.
+	effectFsyncDone
+	// effectFsyncAll makes the whole log durable at once (ZKDatabase.commit called synchronously).
+	effectFsyncAll
+	// effectSnapshotThread redraws the snapshot threshold and starts the snapshot thread
+	// (SyncRequestProcessor.run's "roll the log" branch); the core resumes with the draw.
+	effectSnapshotThread
+	// effectHandOn passes req to the next request processor; the core resumes after it.
+	effectHandOn
+	// effectPost runs the core's next turn as a step of its own at this instant: a Java thread's
+	// loop coming round to its queue again.
+	effectPost
+)
+
+var effectNames = [...]string{
+	effectNone: "none", effectAppend: "append", effectFsyncStart: "fsync-start", effectFsyncDone: "fsync-done",
+	effectFsyncAll: "fsync-all", effectSnapshotThread: "snapshot-thread", effectHandOn: "hand-on", effectPost: "post",
+}
+
+func (k effectKind) String() string {
+	if int(k) < len(effectNames) {
+		return effectNames[k]
+	}
+	return fmt.Sprintf("effect(%d)", k)
+}
+
+// effect is one effect of a ready: its kind and what it concerns.
+type effect struct {
+	kind effectKind
+	// entry is the txn an append writes.
+	entry *proto.TxnEntry
+	// req is the request a hand-on passes on.
+	req *request
+	// appended is, for an append, whether the core expects the log to take the record.
+	appended bool
+	// covered is, for effectFsyncDone, how many records the fsync covers.
+	covered int
+}
+
+// ready is the output of one step of a core: the effects to apply, in order.
+//
+// Ordering contract: effects are applied in the order listed, each one complete before the next
+// starts, and the process may die between any two (at the boundaries of effectBoundaries). Within
+// SyncRequestProcessor's ready, every append precedes the fsync that covers it, and a request is
+// handed on (an ACK sent, a proposal acknowledged) only after the effectFsyncDone that covers it:
+// nothing is acknowledged before it is durable.
+type ready struct {
+	effects []effect
+	// resume says that the core stopped after the last effect, which the rest of its work depends
+	// on: the driver applies the effects, then steps the core again with a continue input.
+	resume bool
+}
+
+func (r *ready) add(e effect) { r.effects = append(r.effects, e) }
+
+// String renders a ready one effect a line, for the datadriven tests.
+func (r *ready) String() string {
+	var b []byte
+	for _, e := range r.effects {
+		b = append(b, e.kind.String()...)
+		switch e.kind {
+		case effectAppend:
+			b = fmt.Appendf(b, " %s", FormatZxid(e.entry.Header.Zxid))
+			if !e.appended {
+				b = append(b, " (refused)"...)
+			}
+		case effectHandOn:
+			if e.req.entry != nil {
+				b = fmt.Appendf(b, " %s", FormatZxid(e.req.zxid()))
+			} else {
+				b = fmt.Appendf(b, " %v cxid=%d", e.req.op, e.req.cxid)
+			}
+		case effectFsyncDone:
+			b = fmt.Appendf(b, " covered=%d", e.covered)
+		}
+		b = append(b, '\n')
+	}
+	if r.resume {
+		b = append(b, "resume\n"...)
+	}
+	return string(b)
+}
+
+// readyPool keeps a core's ready values for reuse. A ready is in use from the step that fills it
+// until its driver has applied it; an effect may lead to another input of the same core (a hand-on
+// that comes back as a request) while the ready is being applied, so that step takes another.
+type readyPool struct{ free []*ready }
+
+func (rp *readyPool) get() *ready {
+	if n := len(rp.free); n > 0 {
+		r := rp.free[n-1]
+		rp.free = rp.free[:n-1]
+		return r
+	}
+	return &ready{}
+}
+
+func (rp *readyPool) put(r *ready) {
+	clear(r.effects)
+	r.effects, r.resume = r.effects[:0], false
+	rp.free = append(rp.free, r)
+}
+
+// effectBoundaries are the boundaries the driver asks the hook about before and after each kind
+// of effect. The historical names keep their meaning: "log-appended" is the boundary between a
+// turn's appends and the fsync that covers them (the fsync follows every turn that appended), and
+// "fsynced-before-ack" the one between an fsync's completion and the acknowledgements it releases.
+var effectBoundaries = [...][2][]string{
+	effectAppend:         {{"before-append"}, {"after-append"}},
+	effectFsyncStart:     {{"log-appended", "before-fsync"}, nil},
+	effectFsyncDone:      {nil, {"fsynced-before-ack"}},
+	effectFsyncAll:       {{"before-fsync"}, {"after-fsync"}},
+	effectHandOn:         {nil, nil},
+	effectPost:           {nil, nil},
+	effectNone:           {nil, nil},
+	effectSnapshotThread: {nil, nil}, // The thread asks its own (snapthread.go).
+}
+
+// applyStorageEffect is the driver of the storage effects: it applies one append or fsync to the
+// durable storage between its boundaries. Code not yet converted to a core (the learner's NEWLEADER
+// logging, ZKDatabase's shutdown flush) applies its storage effects through it too, so that every
+// persistence boundary is asked in one place. It returns whether an append was taken.
+func (p *peer) applyStorageEffect(e effect) bool {
+	for _, name := range effectBoundaries[e.kind][0] {
+		p.crashPoint(name)
+	}
+	ok := true
+	switch e.kind {
+	case effectAppend:
+		ok = p.db.appendRecord(e.entry)
+	case effectFsyncDone:
+		d := p.h.disk()
+		d.Synced(e.covered)
+		p.observe(Event{Kind: EventFsync, Zxid: d.SyncedZxid(), Count: d.SyncedLen()})
+	case effectFsyncAll:
+		d := p.h.disk()
+		d.Synced(d.Len())
+		p.observe(Event{Kind: EventFsync, Zxid: d.LastZxid(), Count: d.SyncedLen()})
+	default:
+		panic(fmt.Sprintf("zabmodel: %v is not a storage effect", e.kind))
+	}
+	if !ok {
+		return false // A refused append changed nothing: there is no boundary after it.
+	}
+	for _, name := range effectBoundaries[e.kind][1] {
+		p.crashPoint(name)
+	}
+	return ok
+}
+
+// fsyncLatency draws how long an fsync takes.
+func (p *peer) fsyncLatency() clock.Duration {
+	return p.h.between(p.cfg.FsyncLatencyMin, p.cfg.FsyncLatencyMax, 100*clock.Microsecond)
+}
