@@ -50,11 +50,34 @@ const (
 	// effectPost runs the core's next turn as a step of its own at this instant: a Java thread's
 	// loop coming round to its queue again.
 	effectPost
+	// effectObserve reports event to the checkers.
+	effectObserve
+	// effectNote writes text to the trace, as a line of kind noteKind.
+	effectNote
+	// effectFail is a broken assertion (invariant, with text): the driver ends the step and the
+	// run there (host.fail), and nothing after it happens.
+	effectFail
+	// effectQueuePacket puts packet in handler's queue (LearnerHandler.queuePacket): its sender
+	// writes it to the learner in queue order.
+	effectQueuePacket
+	// effectProposalSent tells handler's SyncLimitCheck that zxid was sent.
+	effectProposalSent
+	// effectCommitRequest hands a committed request to the commit processor
+	// (CommitProcessor.commit); the core resumes after it.
+	effectCommitRequest
+	// effectFinal passes req to FinalRequestProcessor: a txn is applied, a waiting client answered.
+	effectFinal
+	// effectForward is Leader.startForwarding for handler from zxid: what the leader committed or
+	// proposed after it is queued behind the sync's packets, and every new proposal after that.
+	effectForward
 )
 
 var effectNames = [...]string{
 	effectNone: "none", effectAppend: "append", effectFsyncStart: "fsync-start", effectFsyncDone: "fsync-done",
 	effectFsyncAll: "fsync-all", effectSnapshotThread: "snapshot-thread", effectHandOn: "hand-on", effectPost: "post",
+	effectObserve: "event", effectNote: "note", effectFail: "fail", effectQueuePacket: "queue",
+	effectProposalSent: "proposal-sent", effectCommitRequest: "commit-request", effectFinal: "final",
+	effectForward: "forward",
 }
 
 func (k effectKind) String() string {
@@ -75,6 +98,15 @@ type effect struct {
 	appended bool
 	// covered is, for effectFsyncDone, how many records the fsync covers.
 	covered int
+	// event is what effectObserve reports.
+	event Event
+	// noteKind and text are a note's; invariant and text a failed assertion's.
+	noteKind, invariant, text string
+	// handler is the learner handler a queued packet or a sent proposal concerns; packet is the
+	// encoded quorum packet; zxid the proposal sent.
+	handler *learnerHandler
+	packet  []byte
+	zxid    int64
 }
 
 // ready is the output of one step of a core: the effects to apply, in order.
@@ -104,7 +136,7 @@ func (r *ready) String() string {
 			if !e.appended {
 				b = append(b, " (refused)"...)
 			}
-		case effectHandOn:
+		case effectHandOn, effectFinal:
 			if e.req.entry != nil {
 				b = fmt.Appendf(b, " %s", FormatZxid(e.req.zxid()))
 			} else {
@@ -112,6 +144,26 @@ func (r *ready) String() string {
 			}
 		case effectFsyncDone:
 			b = fmt.Appendf(b, " covered=%d", e.covered)
+		case effectObserve:
+			b = fmt.Appendf(b, " %s", e.event.Kind)
+			if e.event.Zxid != 0 {
+				b = fmt.Appendf(b, " zxid=%s", FormatZxid(e.event.Zxid))
+			}
+		case effectNote:
+			b = fmt.Appendf(b, " %s: %s", e.noteKind, e.text)
+		case effectFail:
+			b = fmt.Appendf(b, " %s: %s", e.invariant, e.text)
+		case effectQueuePacket:
+			qp, err := decodePacket(e.packet)
+			if err != nil {
+				b = fmt.Appendf(b, " learner=%d undecodable: %v", e.handler.sid, err)
+				break
+			}
+			b = fmt.Appendf(b, " learner=%d %s zxid=%s", e.handler.sid, packetName(qp.Type), FormatZxid(qp.Zxid))
+		case effectProposalSent, effectForward:
+			b = fmt.Appendf(b, " learner=%d zxid=%s", e.handler.sid, FormatZxid(e.zxid))
+		case effectCommitRequest:
+			b = fmt.Appendf(b, " %s", FormatZxid(e.req.zxid()))
 		}
 		b = append(b, '\n')
 	}
@@ -145,7 +197,7 @@ func (rp *readyPool) put(r *ready) {
 // of effect. The historical names keep their meaning: "log-appended" is the boundary between a
 // turn's appends and the fsync that covers them (the fsync follows every turn that appended), and
 // "fsynced-before-ack" the one between an fsync's completion and the acknowledgements it releases.
-var effectBoundaries = [...][2][]string{
+var effectBoundaries = [effectForward + 1][2][]string{
 	effectAppend:         {{"before-append"}, {"after-append"}},
 	effectFsyncStart:     {{"log-appended", "before-fsync"}, nil},
 	effectFsyncDone:      {nil, {"fsynced-before-ack"}},
@@ -154,6 +206,9 @@ var effectBoundaries = [...][2][]string{
 	effectPost:           {nil, nil},
 	effectNone:           {nil, nil},
 	effectSnapshotThread: {nil, nil}, // The thread asks its own (snapthread.go).
+	// A queued packet's write asks its own boundaries (before-send: and after-send: of its type),
+	// in the learner handler's sender, which writes it when its turn comes.
+	effectQueuePacket: {nil, nil},
 }
 
 // applyStorageEffect is the driver of the storage effects: it applies one append or fsync to the
