@@ -48,7 +48,6 @@ type learnerHandler struct {
 	unread         []proto.QuorumPacket
 	sendingStarted bool
 	forwarding     bool
-	needOpPacket   bool
 
 	tickOfNextAckDeadline int
 	readTimer             sim.TimerID
@@ -199,106 +198,28 @@ func (h *learnerHandler) sendNewLeader() {
 	h.expectRead()
 }
 
-// syncFollower is LearnerHandler.syncFollower: DIFF, TRUNC or SNAP, decided from the committed log
-// and the txn log. It returns whether a snapshot is needed.
+// syncFollower is LearnerHandler.syncFollower: the decision is a core (learnersync.go), whose
+// ready the handler applies. It returns whether a snapshot is needed.
 func (h *learnerHandler) syncFollower(peerLastZxid int64) bool {
 	p := h.p()
-	db := p.db
-	isPeerNewEpochZxid := CounterOf(peerLastZxid) == 0
-	currentZxid := peerLastZxid
-	needSnap := true
-	h.needOpPacket = true
-	maxCommitted, minCommitted := db.maxCommittedLog(), db.minCommittedLog()
-	lastProcessed := db.lastProcessedZxid()
-	if len(db.committed) == 0 {
-		minCommitted, maxCommitted = lastProcessed, lastProcessed
-	}
-	p.note("sync", "synchronizing with learner %d: maxCommittedLog=%s minCommittedLog=%s lastProcessedZxid=%s peerLastZxid=%s",
-		h.sid, FormatZxid(maxCommitted), FormatZxid(minCommitted), FormatZxid(lastProcessed), FormatZxid(peerLastZxid))
-	p.observe(Event{Kind: EventLearnerSync, Learner: h.sid, Zxid: lastProcessed})
-	switch {
-	case lastProcessed == peerLastZxid:
-		h.queueOp(pktDiff, peerLastZxid)
-		h.needOpPacket, needSnap = false, false
-	case peerLastZxid > maxCommitted && !isPeerNewEpochZxid:
-		h.queueOp(pktTrunc, maxCommitted)
-		currentZxid = maxCommitted
-		h.needOpPacket, needSnap = false, false
-	case maxCommitted >= peerLastZxid && minCommitted <= peerLastZxid:
-		currentZxid = h.queueCommittedProposals(db.committed, peerLastZxid, 0, false, maxCommitted)
-		needSnap = false
-	case peerLastZxid < minCommitted && db.txnLogSyncEnabled():
-		fromLog := db.proposalsFromLog(peerLastZxid, db.txnLogSizeLimit())
-		if len(fromLog) > 0 {
-			currentZxid = h.queueCommittedProposals(fromLog, peerLastZxid, minCommitted, true, maxCommitted)
-			if currentZxid < minCommitted {
-				currentZxid = peerLastZxid
-				h.queued = nil
-				h.needOpPacket = true
-			} else {
-				currentZxid = h.queueCommittedProposals(db.committed, currentZxid, 0, false, maxCommitted)
-				needSnap = false
-			}
+	out := &ready{} // A sync is rare: its ready is not pooled.
+	needSnap := decideSync(p.db, p.mem, h, peerLastZxid, out)
+	for i := range out.effects {
+		e := &out.effects[i]
+		switch e.kind {
+		case effectNote:
+			p.h.note(e.noteKind, "%s", e.text)
+		case effectObserve:
+			p.observe(e.event)
+		case effectQueuePacket:
+			h.queuePacket(e.packet)
+		case effectForward:
+			h.l.startForwarding(h, e.zxid)
+		default:
+			panic("zabmodel: the sync decision asked for " + e.kind.String())
 		}
-	default:
-		p.note("sync", "unhandled scenario for peer %d: peer at %s, committed log [%s, %s], last processed %s",
-			h.sid, FormatZxid(peerLastZxid), FormatZxid(minCommitted), FormatZxid(maxCommitted), FormatZxid(lastProcessed))
-	}
-	if needSnap {
-		currentZxid = db.lastProcessedZxid()
-	}
-	h.l.startForwarding(h, currentZxid)
-	if h.needOpPacket && !needSnap {
-		p.note("sync", "unhandled scenario for peer %d: falling back to a snapshot", h.sid)
-		needSnap = true
 	}
 	return needSnap
-}
-
-// queueCommittedProposals is LearnerHandler.queueCommittedProposals: it decides DIFF or TRUNC on the
-// way and queues a PROPOSAL and a COMMIT for everything after the peer's point.
-func (h *learnerHandler) queueCommittedProposals(log []*proposal, peerLastZxid, maxZxid int64, hasMax bool, lastCommitted int64) int64 {
-	isPeerNewEpochZxid := CounterOf(peerLastZxid) == 0
-	queuedZxid := peerLastZxid
-	prevProposalZxid := int64(-1)
-	for _, pr := range log {
-		if hasMax && pr.zxid > maxZxid {
-			break
-		}
-		if pr.zxid < peerLastZxid {
-			prevProposalZxid = pr.zxid
-			continue
-		}
-		if h.needOpPacket {
-			if pr.zxid == peerLastZxid {
-				h.queueOp(pktDiff, lastCommitted)
-				h.needOpPacket = false
-				continue
-			}
-			if isPeerNewEpochZxid {
-				h.queueOp(pktDiff, lastCommitted)
-				h.needOpPacket = false
-			} else if pr.zxid > peerLastZxid {
-				if EpochOf(pr.zxid) != EpochOf(peerLastZxid) {
-					h.p().note("sync", "cannot send TRUNC to %d: peer zxid %s is from a different epoch", h.sid, FormatZxid(peerLastZxid))
-					return queuedZxid
-				}
-				h.queueOp(pktTrunc, prevProposalZxid)
-				h.needOpPacket = false
-			}
-		}
-		if pr.zxid <= queuedZxid {
-			continue
-		}
-		h.queuePacket(h.p().mem.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: pr.zxid, Data: pr.encoded(h.p().mem)}))
-		h.queueOp(pktCommit, pr.zxid)
-		queuedZxid = pr.zxid
-	}
-	if h.needOpPacket && isPeerNewEpochZxid {
-		h.queueOp(pktDiff, lastCommitted)
-		h.needOpPacket = false
-	}
-	return queuedZxid
 }
 
 func (h *learnerHandler) queueOp(t int32, zxid int64) {
