@@ -81,8 +81,9 @@ type zkServer struct {
 
 	containers *containerManager // leader and standalone, once started
 
-	pendingTxns  []*request // FollowerZooKeeperServer.pendingTxns: logged, awaiting COMMIT
-	pendingSyncs []*request // local syncs forwarded to the leader, awaiting SYNC
+	// followerCore is FollowerZooKeeperServer's broadcast state: the pending txns and syncs
+	// (followercore.go).
+	followerCore
 }
 
 func newZKServer(p *peer, kind serverKind) *zkServer {
@@ -225,7 +226,7 @@ func (zk *zkServer) learnerRequest(r *request) {
 		if zk.p.cfg.SelfTests.Has(SelfTestEarlySync) {
 			return // The self-test: answered from this server's state (see newZKServer).
 		}
-		zk.pendingSyncs = append(zk.pendingSyncs, r)
+		zk.followerRun(followerSyncForwarded, r, 0)
 		zk.p.learner.forward(r)
 	case proto.OpCreate, proto.OpCreate2, proto.OpCreateTTL, proto.OpCreateContainer, proto.OpDelete,
 		proto.OpDeleteContainer, proto.OpSetData, proto.OpReconfig, proto.OpSetACL, proto.OpMulti,
@@ -268,45 +269,6 @@ func (zk *zkServer) followerAck(r *request) {
 }
 
 // --- Follower side of broadcast (FollowerZooKeeperServer) ---------------------------------------
-
-// logRequest logs a proposal; a COMMIT for it will follow.
-func (zk *zkServer) logRequest(entry *proto.TxnEntry) {
-	r := zk.p.mem.requestFromTxn(entry)
-	if CounterOf(entry.Header.Zxid) != 0 {
-		zk.pendingTxns = append(zk.pendingTxns, r)
-	}
-	zk.sync.processRequest(r)
-}
-
-// commit is FollowerZooKeeperServer.commit: the head of the pending txns must be the one committed.
-func (zk *zkServer) commit(zxid int64) {
-	if len(zk.pendingTxns) == 0 {
-		zk.p.note("commit", "committing %s without seeing txn", FormatZxid(zxid))
-		return
-	}
-	head := zk.pendingTxns[0]
-	if head.zxid() != zxid {
-		zk.p.exit("committing zxid %s but next pending txn %s", FormatZxid(zxid), FormatZxid(head.zxid()))
-		return
-	}
-	// Shift rather than reslice, so that the array is reused: a follower has only the proposals in
-	// flight pending, a handful to copy.
-	n := copy(zk.pendingTxns, zk.pendingTxns[1:])
-	zk.pendingTxns[n] = nil
-	zk.pendingTxns = zk.pendingTxns[:n]
-	zk.commits.commit(head)
-}
-
-// syncArrived is FollowerZooKeeperServer.sync: the leader answered the oldest forwarded sync.
-func (zk *zkServer) syncArrived() {
-	if len(zk.pendingSyncs) == 0 {
-		zk.p.note("sync", "not expecting a sync")
-		return
-	}
-	r := zk.pendingSyncs[0]
-	zk.pendingSyncs = zk.pendingSyncs[1:]
-	zk.commits.commit(r)
-}
 
 func (m *memory) requestFromTxn(entry *proto.TxnEntry) *request {
 	r := m.requests.New()

@@ -70,6 +70,8 @@ const (
 	// effectForward is Leader.startForwarding for handler from zxid: what the leader committed or
 	// proposed after it is queued behind the sync's packets, and every new proposal after that.
 	effectForward
+	// effectExit ends the process on its own (System.exit), with text as the reason.
+	effectExit
 )
 
 var effectNames = [...]string{
@@ -77,7 +79,7 @@ var effectNames = [...]string{
 	effectFsyncAll: "fsync-all", effectSnapshotThread: "snapshot-thread", effectHandOn: "hand-on", effectPost: "post",
 	effectObserve: "event", effectNote: "note", effectFail: "fail", effectQueuePacket: "queue",
 	effectProposalSent: "proposal-sent", effectCommitRequest: "commit-request", effectFinal: "final",
-	effectForward: "forward",
+	effectForward: "forward", effectExit: "exit",
 }
 
 func (k effectKind) String() string {
@@ -136,7 +138,7 @@ func (r *ready) String() string {
 			if !e.appended {
 				b = append(b, " (refused)"...)
 			}
-		case effectHandOn, effectFinal:
+		case effectHandOn, effectFinal, effectCommitRequest:
 			if e.req.entry != nil {
 				b = fmt.Appendf(b, " %s", FormatZxid(e.req.zxid()))
 			} else {
@@ -153,6 +155,8 @@ func (r *ready) String() string {
 			b = fmt.Appendf(b, " %s: %s", e.noteKind, e.text)
 		case effectFail:
 			b = fmt.Appendf(b, " %s: %s", e.invariant, e.text)
+		case effectExit:
+			b = fmt.Appendf(b, " %s", e.text)
 		case effectQueuePacket:
 			qp, err := decodePacket(e.packet)
 			if err != nil {
@@ -162,8 +166,6 @@ func (r *ready) String() string {
 			b = fmt.Appendf(b, " learner=%d %s zxid=%s", e.handler.sid, packetName(qp.Type), FormatZxid(qp.Zxid))
 		case effectProposalSent, effectForward:
 			b = fmt.Appendf(b, " learner=%d zxid=%s", e.handler.sid, FormatZxid(e.zxid))
-		case effectCommitRequest:
-			b = fmt.Appendf(b, " %s", FormatZxid(e.req.zxid()))
 		}
 		b = append(b, '\n')
 	}
@@ -197,7 +199,7 @@ func (rp *readyPool) put(r *ready) {
 // of effect. The historical names keep their meaning: "log-appended" is the boundary between a
 // turn's appends and the fsync that covers them (the fsync follows every turn that appended), and
 // "fsynced-before-ack" the one between an fsync's completion and the acknowledgements it releases.
-var effectBoundaries = [effectForward + 1][2][]string{
+var effectBoundaries = [effectExit + 1][2][]string{
 	effectAppend:         {{"before-append"}, {"after-append"}},
 	effectFsyncStart:     {{"log-appended", "before-fsync"}, nil},
 	effectFsyncDone:      {nil, {"fsynced-before-ack"}},
