@@ -49,7 +49,7 @@ func (c *followerCore) step(kind followerInputKind, req *request, zxid int64) *r
 		out.add(effect{kind: effectHandOn, req: req})
 	case followerCommit:
 		if len(c.pendingTxns) == 0 {
-			out.add(effect{kind: effectNote, noteKind: "commit", text: fmt.Sprintf("committing %s without seeing txn", FormatZxid(zxid))})
+			out.note("commit", fmt.Sprintf("committing %s without seeing txn", FormatZxid(zxid)))
 			break
 		}
 		head := c.pendingTxns[0]
@@ -67,7 +67,7 @@ func (c *followerCore) step(kind followerInputKind, req *request, zxid int64) *r
 		c.pendingSyncs = append(c.pendingSyncs, req)
 	case followerSyncAnswered:
 		if len(c.pendingSyncs) == 0 {
-			out.add(effect{kind: effectNote, noteKind: "sync", text: "not expecting a sync"})
+			out.note("sync", "not expecting a sync")
 			break
 		}
 		r := c.pendingSyncs[0]
@@ -90,7 +90,7 @@ func (zk *zkServer) followerRun(kind followerInputKind, req *request, zxid int64
 		case effectCommitRequest:
 			zk.commits.commit(e.req)
 		case effectNote:
-			zk.p.h.note(e.noteKind, "%s", e.text)
+			zk.p.h.note(e.label, "%s", e.text)
 		case effectExit:
 			zk.p.exit("%s", e.text)
 		default:

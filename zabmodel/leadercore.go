@@ -103,11 +103,11 @@ func (c *leaderCore) done(r *ready) { c.readies.put(r) }
 
 // failed adds a broken assertion: the driver ends the step there.
 func (c *leaderCore) failed(out *ready, invariant, format string, args ...any) {
-	out.add(effect{kind: effectFail, invariant: invariant, text: fmt.Sprintf(format, args...)})
+	out.add(effect{kind: effectFail, label: invariant, text: fmt.Sprintf(format, args...)})
 }
 
 func (c *leaderCore) note(out *ready, format string, args ...any) {
-	out.add(effect{kind: effectNote, noteKind: "leader", text: fmt.Sprintf(format, args...)})
+	out.note("leader", fmt.Sprintf(format, args...))
 }
 
 func (c *leaderCore) queue(out *ready, h *learnerHandler, packet []byte) {
@@ -122,7 +122,7 @@ func (c *leaderCore) propose(out *ready, lp *leaderProposal) {
 	}
 	c.lastProposed = lp.zxid
 	c.outstanding[lp.zxid] = lp
-	out.add(effect{kind: effectObserve, event: Event{Kind: EventPropose, Zxid: lp.zxid, Hash: lp.hash, Epoch: c.epoch, Txn: lp.entry, TxnData: lp.data}})
+	out.observe(Event{Kind: EventPropose, Zxid: lp.zxid, Hash: lp.hash, Epoch: c.epoch, Txn: lp.entry, TxnData: lp.data})
 	pkt := c.mem.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: lp.zxid, Data: lp.data})
 	for _, h := range c.handlers {
 		if h.forwarding && !h.observer {
@@ -175,7 +175,7 @@ func (c *leaderCore) tryToCommit(out *ready, lp *leaderProposal, zxid int64) {
 	delete(c.outstanding, zxid)
 	c.toBeApplied = append(c.toBeApplied, lp)
 	c.lastCommitted = zxid
-	out.add(effect{kind: effectObserve, event: Event{Kind: EventCommit, Zxid: zxid, Hash: lp.hash, Epoch: c.epoch, Txn: lp.entry}})
+	out.observe(Event{Kind: EventCommit, Zxid: zxid, Hash: lp.hash, Epoch: c.epoch, Txn: lp.entry})
 	commit := c.mem.encodePacket(&proto.QuorumPacket{Type: pktCommit, Zxid: zxid})
 	var inform []byte // Encoded for the first observer, if there is one.
 	for _, h := range c.handlers {
@@ -250,7 +250,7 @@ func (l *leader) run(in leaderInput) {
 		out := l.step(in)
 		resume := out.resume
 		for i := range out.effects {
-			l.apply(&out.effects[i])
+			l.apply(out, &out.effects[i])
 		}
 		l.done(out)
 		if !resume {
@@ -261,15 +261,15 @@ func (l *leader) run(in leaderInput) {
 }
 
 // apply is the driver of one effect of the leader's core.
-func (l *leader) apply(e *effect) {
+func (l *leader) apply(out *ready, e *effect) {
 	p := l.p
 	switch e.kind {
 	case effectObserve:
-		p.observe(e.event)
+		p.observe(out.events[e.event])
 	case effectNote:
-		p.h.note(e.noteKind, "%s", e.text)
+		p.h.note(e.label, "%s", e.text)
 	case effectFail:
-		p.h.fail(&AssertionError{Server: p.sid, Invariant: e.invariant, Detail: e.text})
+		p.h.fail(&AssertionError{Server: p.sid, Invariant: e.label, Detail: e.text})
 	case effectQueuePacket:
 		e.handler.queuePacket(e.packet)
 	case effectProposalSent:

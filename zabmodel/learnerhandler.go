@@ -208,9 +208,9 @@ func (h *learnerHandler) syncFollower(peerLastZxid int64) bool {
 		e := &out.effects[i]
 		switch e.kind {
 		case effectNote:
-			p.h.note(e.noteKind, "%s", e.text)
+			p.h.note(e.label, "%s", e.text)
 		case effectObserve:
-			p.observe(e.event)
+			p.observe(out.events[e.event])
 		case effectQueuePacket:
 			h.queuePacket(e.packet)
 		case effectForward:

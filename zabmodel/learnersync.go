@@ -41,7 +41,7 @@ type syncDecision struct {
 }
 
 func (d *syncDecision) note(format string, args ...any) {
-	d.out.add(effect{kind: effectNote, noteKind: "sync", text: fmt.Sprintf(format, args...)})
+	d.out.note("sync", fmt.Sprintf(format, args...))
 }
 
 func (d *syncDecision) queueOp(t int32, zxid int64) {
@@ -81,7 +81,7 @@ func decideSync(src syncSource, mem *memory, h *learnerHandler, peerLastZxid int
 	}
 	d.note("synchronizing with learner %d: maxCommittedLog=%s minCommittedLog=%s lastProcessedZxid=%s peerLastZxid=%s",
 		h.sid, FormatZxid(maxCommitted), FormatZxid(minCommitted), FormatZxid(lastProcessed), FormatZxid(peerLastZxid))
-	out.add(effect{kind: effectObserve, event: Event{Kind: EventLearnerSync, Learner: h.sid, Zxid: lastProcessed}})
+	out.observe(Event{Kind: EventLearnerSync, Learner: h.sid, Zxid: lastProcessed})
 	switch {
 	case lastProcessed == peerLastZxid:
 		d.queueOp(pktDiff, peerLastZxid)

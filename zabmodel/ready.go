@@ -50,11 +50,11 @@ const (
 	// effectPost runs the core's next turn as a step of its own at this instant: a Java thread's
 	// loop coming round to its queue again.
 	effectPost
-	// effectObserve reports event to the checkers.
+	// effectObserve reports the ready's events[event] to the checkers.
 	effectObserve
-	// effectNote writes text to the trace, as a line of kind noteKind.
+	// effectNote writes text to the trace, as a line of kind label.
 	effectNote
-	// effectFail is a broken assertion (invariant, with text): the driver ends the step and the
+	// effectFail is a broken assertion (label, with text): the driver ends the step and the
 	// run there (host.fail), and nothing after it happens.
 	effectFail
 	// effectQueuePacket puts packet in handler's queue (LearnerHandler.queuePacket): its sender
@@ -89,26 +89,27 @@ func (k effectKind) String() string {
 	return fmt.Sprintf("effect(%d)", k)
 }
 
-// effect is one effect of a ready: its kind and what it concerns.
+// effect is one effect of a ready: its kind and what it concerns. It is kept small (an event is
+// stored beside it, in its ready), because every append and every hand-on copies one.
 type effect struct {
 	kind effectKind
+	// appended is, for an append, whether the core expects the log to take the record.
+	appended bool
+	// event is, for effectObserve, the index of its event in the ready's events.
+	event int32
+	// zxid is the proposal sent (effectProposalSent), the point of effectForward, or for
+	// effectFsyncDone how many records the fsync covers.
+	zxid int64
 	// entry is the txn an append writes.
 	entry *proto.TxnEntry
 	// req is the request a hand-on passes on.
 	req *request
-	// appended is, for an append, whether the core expects the log to take the record.
-	appended bool
-	// covered is, for effectFsyncDone, how many records the fsync covers.
-	covered int
-	// event is what effectObserve reports.
-	event Event
-	// noteKind and text are a note's; invariant and text a failed assertion's.
-	noteKind, invariant, text string
+	// label and text are a note's kind and line, or a failed assertion's invariant and detail.
+	label, text string
 	// handler is the learner handler a queued packet or a sent proposal concerns; packet is the
-	// encoded quorum packet; zxid the proposal sent.
+	// encoded quorum packet.
 	handler *learnerHandler
 	packet  []byte
-	zxid    int64
 }
 
 // ready is the output of one step of a core: the effects to apply, in order.
@@ -120,12 +121,23 @@ type effect struct {
 // nothing is acknowledged before it is durable.
 type ready struct {
 	effects []effect
+	// events are the events of the effectObserve effects, by index.
+	events []Event
 	// resume says that the core stopped after the last effect, which the rest of its work depends
 	// on: the driver applies the effects, then steps the core again with a continue input.
 	resume bool
 }
 
 func (r *ready) add(e effect) { r.effects = append(r.effects, e) }
+
+// observe adds an effectObserve of ev.
+func (r *ready) observe(ev Event) {
+	r.events = append(r.events, ev)
+	r.effects = append(r.effects, effect{kind: effectObserve, event: int32(len(r.events) - 1)})
+}
+
+// note adds an effectNote: a trace line of kind kind.
+func (r *ready) note(kind, text string) { r.add(effect{kind: effectNote, label: kind, text: text}) }
 
 // String renders a ready one effect a line, for the datadriven tests.
 func (r *ready) String() string {
@@ -145,16 +157,17 @@ func (r *ready) String() string {
 				b = fmt.Appendf(b, " %v cxid=%d", e.req.op, e.req.cxid)
 			}
 		case effectFsyncDone:
-			b = fmt.Appendf(b, " covered=%d", e.covered)
+			b = fmt.Appendf(b, " covered=%d", e.zxid)
 		case effectObserve:
-			b = fmt.Appendf(b, " %s", e.event.Kind)
-			if e.event.Zxid != 0 {
-				b = fmt.Appendf(b, " zxid=%s", FormatZxid(e.event.Zxid))
+			ev := r.events[e.event]
+			b = fmt.Appendf(b, " %s", ev.Kind)
+			if ev.Zxid != 0 {
+				b = fmt.Appendf(b, " zxid=%s", FormatZxid(ev.Zxid))
 			}
 		case effectNote:
-			b = fmt.Appendf(b, " %s: %s", e.noteKind, e.text)
+			b = fmt.Appendf(b, " %s: %s", e.label, e.text)
 		case effectFail:
-			b = fmt.Appendf(b, " %s: %s", e.invariant, e.text)
+			b = fmt.Appendf(b, " %s: %s", e.label, e.text)
 		case effectExit:
 			b = fmt.Appendf(b, " %s", e.text)
 		case effectQueuePacket:
@@ -191,7 +204,8 @@ func (rp *readyPool) get() *ready {
 
 func (rp *readyPool) put(r *ready) {
 	clear(r.effects)
-	r.effects, r.resume = r.effects[:0], false
+	clear(r.events)
+	r.effects, r.events, r.resume = r.effects[:0], r.events[:0], false
 	rp.free = append(rp.free, r)
 }
 
@@ -227,7 +241,7 @@ func (p *peer) applyStorageEffect(e effect) bool {
 		ok = p.db.appendRecord(e.entry)
 	case effectFsyncDone:
 		d := p.h.disk()
-		d.Synced(e.covered)
+		d.Synced(int(e.zxid))
 		p.observe(Event{Kind: EventFsync, Zxid: d.SyncedZxid(), Count: d.SyncedLen()})
 	case effectFsyncAll:
 		d := p.h.disk()

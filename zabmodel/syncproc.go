@@ -116,7 +116,7 @@ func (c *syncCore) step(in syncInput, view syncView) *ready {
 			c.handOnBatch(out)
 		}
 	case syncFlushed:
-		out.add(effect{kind: effectFsyncDone, covered: in.covered})
+		out.add(effect{kind: effectFsyncDone, zxid: int64(in.covered)})
 		c.flushing = false
 		if c.stopped {
 			c.flushNext = len(c.flushBatch)
