@@ -1,8 +1,6 @@
 package scenarios
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,11 +32,7 @@ func lockResult(t *testing.T, rep *Report, checker string) checkers.Result {
 // story happens to c3 (whose node is replaced) and c1 (granted) at about 40.25 s.
 func TestElectionSeed38TwoLeaders(t *testing.T) {
 	const seed = 100
-	f, err := os.Open(filepath.Join("testdata", "regressions", "election-seed38-two-leaders.script"))
-	require.NoError(t, err)
-	script, err := ParseScript(f)
-	require.NoError(t, f.Close())
-	require.NoError(t, err)
+	script := regressionScript(t, "election-seed38-two-leaders")
 	keeps := lockmodel.SelfTests{}.With(lockmodel.SelfTestLatchKeepsLeadership)
 	rep, err := Run(Options{Seed: seed, Script: script, RecipeSelfTests: keeps})
 	require.NoError(t, err)
@@ -114,11 +108,7 @@ func TestLatchYieldsIsChurn(t *testing.T) {
 // lock/exclusive-belief-fenced when the exclusive lock's retried delete checked its node without
 // a sync and deleted the next holder's; it passes now.
 func TestExclusiveLockRetriedDeleteSyncsFirst(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "regressions", "lock-seed7106-retried-delete.script"))
-	require.NoError(t, err)
-	script, err := ParseScript(f)
-	require.NoError(t, f.Close())
-	require.NoError(t, err)
+	script := regressionScript(t, "lock-seed7106-retried-delete")
 	rep, err := Run(Options{Seed: 7106, Script: script})
 	require.NoError(t, err)
 	assert.False(t, rep.Failed(), rep.Explain())

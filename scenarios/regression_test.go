@@ -44,8 +44,22 @@ var regressions = []struct {
 	// and passes. judgeConvergence's test covers the class, and seed 3034286 below reaches it.
 	{"accepted-epoch-lockout-1038795", 1038795, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	{"latch-led-on-replacement-2005193", 2005193, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
+	{"fuzzy-acl-index-2226", 2226, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
+	{"fuzzy-acl-index-trunc-3028828", 3028828, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	{"accepted-epoch-lockout-3034286", 3034286, zabmodel.Bugs{}, lockmodel.Bugs{},
 		[]string{CheckerConvergence + ":" + KnownAcceptedEpochLockout}},
+	{"fuzzy-snapshot-trunc-3071591", 3071591, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
+}
+
+// regressionScript parses testdata/regressions/NAME.script.
+func regressionScript(t *testing.T, name string) *Script {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "regressions", name+".script"))
+	require.NoError(t, err)
+	defer f.Close()
+	script, err := ParseScript(f)
+	require.NoError(t, err)
+	return script
 }
 
 // TestStaleNewLeaderAckIsThe3_8_0Behaviour: the stale-newleader-ack regression passes with the
@@ -55,11 +69,7 @@ var regressions = []struct {
 // transactions (seed 1000187 showed that even the fixed model establishes one on an ack it cannot
 // yet know to be stale).
 func TestStaleNewLeaderAckIsThe3_8_0Behaviour(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "regressions", "stale-newleader-ack.script"))
-	require.NoError(t, err)
-	defer f.Close()
-	script, err := ParseScript(f)
-	require.NoError(t, err)
+	script := regressionScript(t, "stale-newleader-ack")
 	rep, err := Run(Options{Seed: 300034, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugStaleAck)})
 	require.NoError(t, err)
 	assert.False(t, rep.Failed(), rep.Explain())
@@ -71,11 +81,7 @@ func TestStaleNewLeaderAckIsThe3_8_0Behaviour(t *testing.T) {
 // claim the point, as Learner.syncWithLeader does on Java's disk (claiming it lost transactions in
 // trunc-unreachable-1002382).
 func TestATruncToAnUnreachablePointEndsTheSync(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "regressions", "trunc-point-unreachable.script"))
-	require.NoError(t, err)
-	defer f.Close()
-	script, err := ParseScript(f)
-	require.NoError(t, err)
+	script := regressionScript(t, "trunc-point-unreachable")
 	var trace strings.Builder
 	// The run was recorded before LeaderLatch read its node's owner before leading (CURATOR-696,
 	// issue #21), a round trip that changes the schedule; the latch-no-owner-check self-test
@@ -88,16 +94,30 @@ func TestATruncToAnUnreachablePointEndsTheSync(t *testing.T) {
 	assert.Contains(t, trace.String(), "truncated to 0x3:0x0, but the durable state only rebuilds 0x2:0x9")
 }
 
+// TestZK4846StopsARestartOnAFuzzySnapshotsACL: the fuzzy-acl-index-2226 regression fails with the
+// ZK-4846 switch, as the releases before ZOOKEEPER-4846 behave: zk1's replay throws at startup.
+func TestZK4846StopsARestartOnAFuzzySnapshotsACL(t *testing.T) {
+	script := regressionScript(t, "fuzzy-acl-index-2226")
+	var trace strings.Builder
+	rep, err := Run(Options{Seed: 2226, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugZK4846), Trace: sim.TraceConfig{Text: &trace}})
+	require.NoError(t, err)
+	assert.Equal(t, "zab:TxnThrew", rep.Failure(), rep.Explain())
+	assert.True(t, strings.Contains(trace.String(), "Unable to load database on disk: processTxn of 0x2:0x12b threw"),
+		"zk1 cannot start again")
+
+	// The same through a TRUNC's reload of the snapshot, which is not a start: zk4 goes on.
+	script = regressionScript(t, "fuzzy-acl-index-trunc-3028828")
+	rep, err = Run(Options{Seed: 3028828, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugZK4846)})
+	require.NoError(t, err)
+	assert.Equal(t, "zab:TxnThrew", rep.Failure(), rep.Explain())
+}
+
 // TestReleaseProfilesLoseWhatTheFixedModelKeeps: the stale-ack-durability-413 script passes on the
 // fixed model and fails on every release profile, each of which has the stale-ack behaviour. It
 // runs with seed 10: with fuzzy snapshots seed 413 no longer reaches the window on 3.8.6, whose
 // NEWLEADER (ZK-4394-sync) takes another course.
 func TestReleaseProfilesLoseWhatTheFixedModelKeeps(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "regressions", "stale-ack-durability-413.script"))
-	require.NoError(t, err)
-	defer f.Close()
-	script, err := ParseScript(f)
-	require.NoError(t, err)
+	script := regressionScript(t, "stale-ack-durability-413")
 	for _, version := range []string{"fixed", "3.8.0", "3.8.6", "master"} {
 		release, err := zabmodel.ParseRelease(version)
 		require.NoError(t, err)
@@ -132,11 +152,7 @@ func TestReleaseProfilesLoseWhatTheFixedModelKeeps(t *testing.T) {
 // Learner.shutdown (a full ZooKeeperServer.shutdown) and QuorumPeer.getLastLoggedZxid make it;
 // keeping the SNAP's tree in memory failed ProcessConsistency.
 func TestALearnerLeavingASnapSyncReloadsItsDisk(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "regressions", "snap-leave-before-newleader.script"))
-	require.NoError(t, err)
-	defer f.Close()
-	script, err := ParseScript(f)
-	require.NoError(t, err)
+	script := regressionScript(t, "snap-leave-before-newleader")
 	var trace strings.Builder
 	// Seed 1067370 shrank the script; since a leader streams a SNAP from its live tree, seed
 	// 1067375 is the first after it whose zk2 leaves inside that window (1067381 was, while a
@@ -150,11 +166,7 @@ func TestALearnerLeavingASnapSyncReloadsItsDisk(t *testing.T) {
 func TestRegressions(t *testing.T) {
 	for _, c := range regressions {
 		t.Run(c.script, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("testdata", "regressions", c.script+".script"))
-			require.NoError(t, err)
-			defer f.Close()
-			script, err := ParseScript(f)
-			require.NoError(t, err)
+			script := regressionScript(t, c.script)
 			rep, err := Run(Options{Seed: c.seed, Script: script, Bugs: c.bugs, RecipeBugs: c.recipeBugs})
 			require.NoError(t, err)
 			require.False(t, rep.Failed(), rep.Explain())
@@ -181,4 +193,20 @@ func TestClientKilledDuringSetupIsNotStarted(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEqual(t, sim.Panic, rep.Outcome.Kind, rep.Explain())
 	require.NotEqual(t, "panic", rep.Failure())
+}
+
+// TestAFuzzySnapshotOutlivesATruncWithTheTruncSnapshotSwitch: in the fuzzy-snapshot-trunc-3071591
+// regression zk4's snapshot named 0x1:0x7d holds the proposal 0x1:0x7e, which a TRUNC then removes
+// from its log. Every release keeps that file at the TRUNC (FileTxnSnapLog.truncateLog deletes no
+// snapshot) and restores from it, so with the trunc-snapshot switch zk4 serves a tree with a
+// transaction no quorum committed, and the run fails convergence; zabsim's fix passes it above.
+func TestAFuzzySnapshotOutlivesATruncWithTheTruncSnapshotSwitch(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "regressions", "fuzzy-snapshot-trunc-3071591.script"))
+	require.NoError(t, err)
+	defer f.Close()
+	script, err := ParseScript(f)
+	require.NoError(t, err)
+	rep, err := Run(Options{Seed: 3071591, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugTruncSnapshot)})
+	require.NoError(t, err)
+	assert.Equal(t, CheckerConvergence, rep.Failure(), rep.Explain())
 }

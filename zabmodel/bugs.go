@@ -66,7 +66,12 @@ const (
 	// consistency: a TRUNC truncates the txn log but keeps snapshots taken at higher zxids, so the
 	// tree reloaded after it still reflects the truncated transactions (for instance one that a
 	// leader fast-forwarded into its tree and snapshotted at lead() without ever committing it).
-	// zabsim deletes those snapshots unless this switch is on. Deleting them can leave a learner
+	// A fuzzy snapshot named at or below the point lies the same way when its walk ended above
+	// it: a learner leaving its role fast-forwards a logged, uncommitted proposal into the tree
+	// its snapshot thread is walking (seed 3071591 of the sweep from 3000001), and restore only
+	// warns that the log does not reach the file's digest. zabsim deletes every snapshot that
+	// may reflect a txn above the point (named above it, or with its stored digest above it)
+	// unless this switch is on. Deleting them can leave a learner
 	// unable to rebuild the truncation point (its only snapshot was a SNAP's, named by the next
 	// epoch's first zxid, and its old log was deleted after that SNAP); the learner then claims the
 	// point all the same, as every release's Learner.syncWithLeader does.
@@ -76,6 +81,12 @@ const (
 	// ZOOKEEPER-4394's fix, so that the pending list is empty and a COMMIT between NEWLEADER and
 	// UPTODATE dereferences nothing (a NullPointerException in Java, a panic here).
 	BugZK4394Sync
+	// BugZK4846 is DataTree.createNode before ZOOKEEPER-4846 (3.8.0 to 3.8.4, 3.9.0 to 3.9.3):
+	// replaying the create of a node that a fuzzy snapshot already holds keeps the node's ACL index
+	// from the snapshot, which the snapshot's ACL cache (written before the walk) may lack. The next
+	// setData or delete of that node throws "Failed to fetch acls": out of
+	// FileTxnSnapLog.restore, a server that cannot start again; after a SNAP, a learner's processTxn.
+	BugZK4846
 )
 
 var bugTable = switches.NewTable("bug",
@@ -85,6 +96,7 @@ var bugTable = switches.NewTable("bug",
 	switches.Switch[Bug]{Bit: BugZK2845, Name: "ZK-2845", Description: "a server leaving its role does not fast-forward its tree to its log"},
 	switches.Switch[Bug]{Bit: BugZK4394, Name: "ZK-4394", Description: "a COMMIT between NEWLEADER and UPTODATE finds no pending proposal"},
 	switches.Switch[Bug]{Bit: BugZK4394Sync, Name: "ZK-4394-sync", Description: "3.8.5's synchronous NEWLEADER logging empties the pending list: a COMMIT before UPTODATE finds nothing"},
+	switches.Switch[Bug]{Bit: BugZK4846, Name: "ZK-4846", Description: "replaying a create over a fuzzy snapshot keeps a node's ACL index the snapshot's cache lacks"},
 	switches.Switch[Bug]{Bit: BugZK4712, Name: "ZK-4712", Description: "a follower's sync processor keeps writing after the tree was fast-forwarded"},
 	switches.Switch[Bug]{Bit: BugZK335, Name: "ZK-335", Description: "epochs are taken without a quorum's acceptedEpoch agreement"},
 	switches.Switch[Bug]{Bit: BugZK1653, Name: "ZK-1653", Description: "startup ignores currentEpoch.tmp"},
@@ -93,7 +105,7 @@ var bugTable = switches.NewTable("bug",
 	switches.Switch[Bug]{Bit: BugEpochRefusal, Name: "epoch-refusal", Description: "a crash between NEWLEADER's txns and currentEpoch leaves a server that refuses to start (4643's order)"},
 	switches.Switch[Bug]{Bit: BugStaleAck, Name: "stale-ack", Description: "a leader keeps the acks of a learner whose connection ended, across its TRUNC (3.8.0 as released)"},
 	switches.Switch[Bug]{Bit: BugSnapLogGap, Name: "snap-log-gap", Description: "after a SNAP sync the old txn log is kept, and a later txn-log DIFF skips the gap (3.8.0 as released)"},
-	switches.Switch[Bug]{Bit: BugTruncSnapshot, Name: "trunc-snapshot", Description: "a TRUNC keeps snapshots newer than the truncation point (3.8.0 as released)"},
+	switches.Switch[Bug]{Bit: BugTruncSnapshot, Name: "trunc-snapshot", Description: "a TRUNC keeps snapshots newer than the truncation point, or fuzzy ones reaching past it (3.8.0 as released)"},
 )
 
 // Table returns the bug zoo's table, which names the switches of a Bugs set.

@@ -99,7 +99,7 @@ type durable interface {
 	ClearLog()
 	SaveSnapshot(s storage.Snapshot, fsync bool)
 	LatestSnapshot() (storage.Snapshot, bool)
-	DeleteSnapshotsAfter(zxid int64) int
+	DeleteSnapshots(drop func(storage.Snapshot) bool) int
 	WriteFile(name string, data []byte)
 	ReadFile(name string) ([]byte, bool)
 	DeleteFile(name string)

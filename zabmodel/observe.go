@@ -82,6 +82,11 @@ const (
 	// processed zxid then: the learner's snapshot may reflect transactions up to there, which it
 	// also gets forwarded behind the SNAP.
 	EventLearnerSync
+	// EventTxnThrew: applying Zxid made DataTree.processTxn throw an unchecked exception (the trace
+	// says which); what the tree holds after it is what the statements before the throw left. In
+	// Java no committed transaction throws: it is a server bug (ZK-4846's "Failed to fetch acls"),
+	// and out of FileTxnSnapLog.restore it stops the server from starting.
+	EventTxnThrew
 )
 
 var eventNames = [...]string{
@@ -92,6 +97,7 @@ var eventNames = [...]string{
 	EventTreeLoaded: "tree-loaded", EventSnapshot: "snapshot", EventServing: "serving",
 	EventStopServing: "stop-serving", EventCrash: "crash", EventRestart: "restart",
 	EventDigestMismatch: "digest-mismatch", EventLogDeleted: "log-deleted", EventLearnerSync: "learner-sync",
+	EventTxnThrew: "txn-threw",
 }
 
 func (k EventKind) String() string {

@@ -47,19 +47,30 @@ var before393 = Bugs{}.With(BugZK4712).With(BugZK4925)
 // then emptied, so that a COMMIT before UPTODATE still meets ZOOKEEPER-4394's NullPointerException.
 var zk385Learner = Bugs{}.With(BugZK4394Sync)
 
+// before4846 is DataTree.createNode before ZOOKEEPER-4846's fix (in 3.8.5 and 3.9.4): a replayed
+// create keeps the ACL index a fuzzy snapshot gave the node. It throws only where DataTree reads a
+// node's ACL, which ZOOKEEPER-4799 (the CVE-2024-23944 fix: 3.8.4, 3.9.2, and Debian's 3.8.0) added,
+// and which the model does in every profile; the releases without it get no switch and a note.
+var before4846 = Bugs{}.With(BugZK4846)
+
+// no4799 is the Unmodelled note of the releases without ZOOKEEPER-4799's ACL reads in DataTree.
+const no4799 = "DataTree's ACL reads of ZOOKEEPER-4799 (3.8.4, 3.9.2), which the model has in every profile: " +
+	"without them a fuzzy snapshot's node whose ACL index the cache lacks (ZOOKEEPER-4846) does not make " +
+	"the replay throw, but a request that checks its ACL fails"
+
 var releases = []Release{
 	{Name: "fixed", Summary: "zabsim's model: master with the fixes of every finding of this harness (the default)"},
-	{Name: "3.8.0", Bugs: union(everyRelease, zk380Learner, before393), Summary: "3.8.0 as Debian ships it: asynchronous NEWLEADER logging, currentEpoch first"},
-	{Name: "3.8.1", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0"},
-	{Name: "3.8.2", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0"},
-	{Name: "3.8.3", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0"},
-	{Name: "3.8.4", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0"},
+	{Name: "3.8.0", Bugs: union(everyRelease, zk380Learner, before393, before4846), Summary: "3.8.0 as Debian ships it: asynchronous NEWLEADER logging, currentEpoch first"},
+	{Name: "3.8.1", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0, without ZK-4846", Unmodelled: no4799},
+	{Name: "3.8.2", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0, without ZK-4846", Unmodelled: no4799},
+	{Name: "3.8.3", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0, without ZK-4846", Unmodelled: no4799},
+	{Name: "3.8.4", Bugs: union(everyRelease, zk380Learner, before393, before4846), Summary: "as 3.8.0"},
 	{Name: "3.8.5", Bugs: union(everyRelease, zk385Learner, before393), Summary: "synchronous NEWLEADER logging, then currentEpoch (ZOOKEEPER-4785), with ZOOKEEPER-4394's NullPointerException"},
 	{Name: "3.8.6", Bugs: union(everyRelease, zk385Learner, before393), Summary: "as 3.8.5 (the latest 3.8.x)"},
-	{Name: "3.9.0", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0"},
-	{Name: "3.9.1", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0"},
-	{Name: "3.9.2", Bugs: union(everyRelease, zk385Learner, before393), Summary: "as 3.8.5"},
-	{Name: "3.9.3", Bugs: everyRelease.With(BugZK4925), Summary: "committed synced txns logged and applied before the ACK, outstanding ones kept (ZOOKEEPER-4394), processors shut down (ZOOKEEPER-4712)"},
+	{Name: "3.9.0", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0, without ZK-4846", Unmodelled: no4799},
+	{Name: "3.9.1", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0, without ZK-4846", Unmodelled: no4799},
+	{Name: "3.9.2", Bugs: union(everyRelease, zk385Learner, before393, before4846), Summary: "as 3.8.5, without ZOOKEEPER-4846's fix"},
+	{Name: "3.9.3", Bugs: everyRelease.With(BugZK4925).With(BugZK4846), Summary: "committed synced txns logged and applied before the ACK, outstanding ones kept (ZOOKEEPER-4394), processors shut down (ZOOKEEPER-4712)"},
 	{Name: "3.9.4", Bugs: everyRelease, Summary: "as master"},
 	{Name: "3.9.5", Bugs: everyRelease, Summary: "as master (the latest 3.9.x)"},
 	{Name: "master", Bugs: everyRelease, Summary: "apache/zookeeper master: 3.9.3's sync and the committed log of synced txns (ZOOKEEPER-4925)"},

@@ -3,6 +3,7 @@ package zabmodel
 import (
 	"fmt"
 
+	"github.com/zabsim/zabsim/zabmodel/datatree"
 	"github.com/zabsim/zabsim/zabmodel/proto"
 	"github.com/zabsim/zabsim/zabmodel/storage"
 )
@@ -164,6 +165,15 @@ func (db *zkDatabase) applyTxn(entry *proto.TxnEntry, source Source) applyResult
 	hash := db.p.txnHash(entry) // Before the apply, which may rewrite a failed multi's sub-txn types.
 	res := db.tree.apply(entry)
 	db.p.observe(Event{Kind: EventApply, Zxid: entry.Header.Zxid, Hash: hash, Digest: db.tree.digest(), Source: source})
+	if fault := res.res.Fault; fault != nil {
+		db.p.observe(Event{Kind: EventTxnThrew, Zxid: entry.Header.Zxid, Digest: db.tree.digest(), Source: source})
+		db.p.note("apply", "processTxn of %s threw: %v", FormatZxid(entry.Header.Zxid), fault)
+		if source == SourceStartup {
+			// QuorumPeer.loadDataBase: the RuntimeException leaves FileTxnSnapLog.restore and
+			// QuorumPeer.start, and the process exits; every start replays the same log again.
+			db.p.exit("Unable to load database on disk: processTxn of %s threw: %v", FormatZxid(entry.Header.Zxid), fault)
+		}
+	}
 	if res.digestMismatch {
 		var expected int64
 		if entry.Digest != nil {
@@ -227,13 +237,29 @@ func (db *zkDatabase) truncateLog(zxid int64) bool {
 		// boundaries bracket the search for them even when it finds none, as a crash between
 		// the truncation and the search is a state of its own.
 		db.p.crashPoint("before-snapshot-delete")
-		if n := db.disk().DeleteSnapshotsAfter(zxid); n > 0 {
-			db.p.note("sync", "deleted %d snapshot(s) above the truncation point %s", n, FormatZxid(zxid))
+		if n := db.disk().DeleteSnapshots(func(s storage.Snapshot) bool { return snapshotReach(s) > zxid }); n > 0 {
+			db.p.note("sync", "deleted %d snapshot(s) reaching above the truncation point %s", n, FormatZxid(zxid))
 		}
 		db.p.crashPoint("after-snapshot-delete")
 	}
 	db.loadDataBase(SourceTruncate)
 	return true
+}
+
+// snapshotReach is the highest zxid whose transaction a snapshot file may reflect: its name's, or,
+// for a fuzzy snapshot, the zxid of the digest stored after its nodes, the last transaction the
+// tree had applied when the walk ended (datatree.StoredDigest). A snapshot thread that walks the
+// tree while a learner leaving its role fast-forwards it to its log (ZooKeeperServer.shutdown,
+// ZKDatabase.fastForwardDataBase) writes, under the name of the zxid before, proposals that were
+// logged and never committed; once a TRUNC removes them from the log, only this stored zxid tells
+// that the file holds them (seed 3071591 of the sweep from 3000001). FileTxnSnapLog.restore sees
+// it too late: its "Highest txn zxid ... is not covering the snapshot digest zxid" is a warning.
+func snapshotReach(s storage.Snapshot) int64 {
+	reach := s.Zxid
+	if digest, ok := datatree.StoredDigest(s.Data); ok {
+		reach = max(reach, digest.Zxid)
+	}
+	return reach
 }
 
 // clearLog deletes the txn log after a SNAP sync's snapshot is durable.

@@ -326,6 +326,16 @@ func (c *Checker) dispatchStorage(s *server, e zabmodel.Event) {
 				"transaction was applied differently or an earlier one was missed or applied twice. "+
 				"Compare the servers' applied histories up to %s.",
 			s.sid, zx(e.Zxid), e.Digest, e.Hash, zx(e.Zxid))
+	case zabmodel.EventTxnThrew:
+		how := "while applying it"
+		if e.Source == zabmodel.SourceStartup {
+			how = "while replaying its log at startup, so the server cannot start"
+		}
+		c.report(TxnThrew, finding{servers: []int64{s.sid}, zxids: []int64{e.Zxid}},
+			"Server %d's DataTree.processTxn threw an unchecked exception on the committed transaction %s "+
+				"%s (the trace's apply line says which): a transaction every server applied without "+
+				"error cannot be applied on this one, whose tree therefore differs from the others'.",
+			s.sid, zx(e.Zxid), how)
 	default:
 		c.report(EventStream, finding{servers: []int64{s.sid}},
 			"Server %d reported an event of unknown kind %d; the checker ignores it.", s.sid, e.Kind)

@@ -111,10 +111,10 @@ func TestInvariantsAreListedOnceEach(t *testing.T) {
 		assert.False(t, names[inv], "%s listed twice", inv)
 		names[inv] = true
 	}
-	assert.Len(t, names, 15)
+	assert.Len(t, names, 16)
 	c, err := New(threeVoters)
 	require.NoError(t, err)
-	assert.Len(t, c.Summary().Violations, 15)
+	assert.Len(t, c.Summary().Violations, 16)
 }
 
 func TestStopwatchMeasuresHostTime(t *testing.T) {
@@ -194,6 +194,16 @@ func TestBudgetStopsCheckingWithAReport(t *testing.T) {
 	assert.Equal(t, EventStream, c.Violations()[0].Invariant)
 	assert.True(t, strings.Contains(c.Violations()[0].Explanation, "budget"))
 	assert.True(t, c.Summary().Halted)
+}
+
+func TestTxnThrewIsReported(t *testing.T) {
+	s := newScript().start(1, 1, 2, 3).write(1, z(1, 1), 2, 3)
+	s.requireClean(t, threeVoters)
+	s.add(zabmodel.Event{Kind: zabmodel.EventTxnThrew, Server: 3, Zxid: z(1, 1), Source: zabmodel.SourceStartup})
+	v := s.requireViolation(t, threeVoters, TxnThrew)
+	assert.Equal(t, []int64{3}, v.Servers)
+	assert.Equal(t, []int64{z(1, 1)}, v.Zxids)
+	assert.Contains(t, v.Explanation, "cannot start")
 }
 
 func TestDigestMismatchIsReported(t *testing.T) {

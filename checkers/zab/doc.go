@@ -9,7 +9,8 @@
 // carry the names of the TLA+ specifications of ZooKeeper (Leadership, Integrity, Agreement,
 // PrefixConsistency, TotalOrder, GlobalPrimaryOrder, LocalPrimaryOrder, PrimaryIntegrity,
 // CommittedLogDurability, LeaderLogCompleteness, ProcessConsistency, MonotonicRead, NoVoteCircle),
-// plus DigestMismatch, which ZooKeeper itself detects, and EventStream for event sequences that no
+// plus DigestMismatch, which ZooKeeper itself detects, TxnThrew (a committed transaction that makes
+// a server's processTxn throw), and EventStream for event sequences that no
 // server can produce (a bug in the model that reports them, not in ZAB).
 //
 // Usage:

@@ -198,6 +198,17 @@ var mutations = []mutation{
 				Zxid: e.Zxid, Hash: 1, Digest: 2})
 		},
 	},
+	{
+		name: "txn threw", expect: TxnThrew,
+		sites: func(_ *refModel, events []zabmodel.Event) []int {
+			return indexesOf(events, isKind(zabmodel.EventApply))
+		},
+		apply: func(_ *refModel, events []zabmodel.Event, site int) []zabmodel.Event {
+			e := events[site]
+			return insertAfter(events, site, zabmodel.Event{Kind: zabmodel.EventTxnThrew, Server: e.Server,
+				Zxid: e.Zxid, Source: e.Source})
+		},
+	},
 }
 
 // truncateCommittedTarget checks that, after the commit at site, the committing leader's log holds

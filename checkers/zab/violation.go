@@ -53,6 +53,10 @@ const (
 	NoVoteCircle Invariant = "NoVoteCircle"
 	// DigestMismatch: a server's tree digest differed from the leader's after a transaction.
 	DigestMismatch Invariant = "DigestMismatch"
+	// TxnThrew: applying a committed transaction made a server's DataTree.processTxn throw an
+	// unchecked exception, which no committed transaction may do (ZooKeeper logs it as a severe
+	// error; at startup the server cannot load its database).
+	TxnThrew Invariant = "TxnThrew"
 	// EventStream: an event that no server can produce (an unknown sid, a log append that does not
 	// increase the zxid, a tree loaded from a snapshot never taken), or a checker budget exceeded.
 	// It points at the model that reports events, not at ZAB.
@@ -64,7 +68,7 @@ const (
 var invariantOrder = []Invariant{
 	Leadership, Integrity, Agreement, PrefixConsistency, TotalOrder, GlobalPrimaryOrder,
 	LocalPrimaryOrder, PrimaryIntegrity, CommittedLogDurability, LeaderLogCompleteness,
-	ProcessConsistency, MonotonicRead, NoVoteCircle, DigestMismatch, EventStream,
+	ProcessConsistency, MonotonicRead, NoVoteCircle, DigestMismatch, TxnThrew, EventStream,
 }
 
 // Invariants returns every invariant in a fixed order.

@@ -22,14 +22,16 @@ func TestKillSessionDeletesWhatTheSessionOwns(t *testing.T) {
 	assert.Equal(t, int64(2), tree.LastProcessedZxid(), "outside any txn")
 }
 
+// TestSnapshotDropsLeakedACLReferences runs the create that meets NodeExists as the releases before
+// ZOOKEEPER-4846 do, leaving the node's ACL alone: the list it interned is used by nothing.
 func TestSnapshotDropsLeakedACLReferences(t *testing.T) {
-	tree := New(Config{})
+	tree := New(Config{StaleACLOnReplay: true})
 	acl := []proto.ACL{{Perms: proto.PermRead, ID: proto.AnyoneID}, {Perms: proto.PermAll, ID: proto.ID{Scheme: "ip", ID: "10.0.0.1"}}}
 	tree.Apply(&proto.TxnEntry{Header: header(proto.OpCreate, 1, 1), Txn: &proto.CreateTxn{Path: "/a", ParentCVersion: 1}})
 	// A create that meets NodeExists has already counted its ACL, as Java does.
 	tree.Apply(&proto.TxnEntry{Header: header(proto.OpCreate, 1, 2), Txn: &proto.CreateTxn{Path: "/a", ACL: acl, ParentCVersion: 2}})
 	require.Len(t, tree.acls.lists, 2, "the config node's ACL and the leaked one")
-	restored, _, err := Deserialize(tree.Serialize(nil), 2, Config{})
+	restored, _, err := Deserialize(tree.Serialize(nil), 2, Config{StaleACLOnReplay: true})
 	require.NoError(t, err)
 	assert.Len(t, restored.acls.lists, 1, "loading purges lists no node uses")
 	assert.True(t, tree.Equal(restored))

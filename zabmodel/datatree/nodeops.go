@@ -50,7 +50,15 @@ func (t *Tree) createNode(path string, data []byte, acl []proto.ACL, owner int64
 	// Java counts the ACL reference before the existence check, so a
 	// create that fails with NodeExists leaves a reference behind.
 	aclIndex := t.acls.convert(acl)
-	if parent.hasChild(childName) {
+	if t.config.StaleACLOnReplay {
+		if parent.hasChild(childName) {
+			return nil, proto.NodeExists, nil
+		}
+	} else if existing := t.nodes.get(path); existing != nil {
+		// ZOOKEEPER-4846: only a replay over a fuzzy snapshot creates a node that exists (the
+		// PrepRequestProcessor refuses it otherwise), and the txn's ACL list is the node's; the
+		// index the snapshot gave the node is local to the server that wrote it.
+		existing.acl = aclIndex
 		return nil, proto.NodeExists, nil
 	}
 	t.nodes.preChange(parentName, parent)

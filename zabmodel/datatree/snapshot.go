@@ -114,6 +114,43 @@ func DeserializeSync(b []byte, zxid int64, config Config) (*Tree, []Session, err
 	return t, sessions, nil
 }
 
+// StoredDigest returns the digest a snapshot file written by Serialize (or a
+// SnapshotWriter for a file) stores after its nodes: the zxid and tree digest
+// of the last transaction the tree had applied when the walk ended
+// (DataTree.serializeZxidDigest reads lastProcessedZxidDigest then). A fuzzy
+// snapshot may reflect transactions up to that zxid, past the zxid it is
+// named by. It reads the file's end only, where the digest sits between the
+// two seals, and checks both seals; it reports false for a file without a
+// current-format digest (an old snapshot, one written before any transaction
+// applied, or damaged bytes), of which nothing can be said.
+func StoredDigest(b []byte) (ZxidDigest, bool) {
+	const (
+		sealSize   = 8 + 4 + 1 // the Adler-32 as a long, then the string "/"
+		digestSize = 8 + 4 + 8 // zxid, digest version, digest
+	)
+	sealAt := func(end int) bool {
+		at := end - sealSize
+		if at < 0 {
+			return false
+		}
+		d := proto.NewDecoder(b[at:end])
+		value := d.ReadInt64()
+		slash := d.ReadString()
+		return d.Err() == nil && slash == "/" && value == int64(adler32.Checksum(b[:at]))
+	}
+	end := len(b)
+	digestEnd := end - sealSize
+	if !sealAt(end) || !sealAt(digestEnd-digestSize) {
+		return ZxidDigest{}, false
+	}
+	d := proto.NewDecoder(b[digestEnd-digestSize : digestEnd])
+	digest := ZxidDigest{Zxid: d.ReadInt64(), Version: d.ReadInt32(), Digest: d.ReadInt64()}
+	if d.Err() != nil || digest.Version < 2 || digest.Zxid <= 0 {
+		return ZxidDigest{}, false
+	}
+	return digest, true
+}
+
 func corrupt(where string, err error) error {
 	return fmt.Errorf("%w: %s: %w", ErrCorruptSnapshot, where, err)
 }

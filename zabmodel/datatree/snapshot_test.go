@@ -192,3 +192,37 @@ func FuzzDeserialize(f *testing.F) {
 		}
 	})
 }
+
+// TestStoredDigestIsWhereTheWalkEnded: a snapshot file stores, after its nodes, the digest of the
+// last transaction applied when the walk ended, which for a fuzzy snapshot is past the zxid the
+// file is named by; StoredDigest reads it from the file's end. A file without such a digest, a SNAP
+// stream, and a file whose end is damaged tell nothing.
+func TestStoredDigestIsWhereTheWalkEnded(t *testing.T) {
+	tree := busyTree(t, Config{})
+	named := tree.LastProcessedZxid()
+	writer := tree.NewSnapshotWriter(nil, true)
+	require.False(t, writer.Step(1), "the walk has more than the root to write")
+	r := tree.Apply(createEntry(named+1, 9, "/a/zz", "after the name", false, 2))
+	require.Equal(t, proto.OK, r.Err)
+	file := writer.Finish()
+
+	digest, ok := StoredDigest(file)
+	require.True(t, ok)
+	assert.Equal(t, named+1, digest.Zxid, "the walk ended after the txn past the file's name")
+	assert.Equal(t, tree.Digest(), digest.Digest)
+	restored, _, err := Deserialize(file, named, Config{})
+	require.NoError(t, err)
+	_, _, err = restored.GetData("/a/zz", nil, nil)
+	assert.NoError(t, err, "the file named before the create holds its node")
+
+	_, ok = StoredDigest(New(Config{}).Serialize(nil))
+	assert.False(t, ok, "no transaction applied: no digest")
+	_, ok = StoredDigest(tree.SerializeSync(nil))
+	assert.False(t, ok, "a SNAP stream has no digest")
+	damaged := append([]byte(nil), file...)
+	damaged[len(damaged)-trailerBytes+sealBytes] ^= 0x40 // the digest's zxid
+	_, ok = StoredDigest(damaged)
+	assert.False(t, ok, "a damaged end tells nothing")
+	_, ok = StoredDigest(file[:len(file)-sealBytes])
+	assert.False(t, ok, "nor does a file cut after its first seal")
+}

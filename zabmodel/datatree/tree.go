@@ -23,6 +23,15 @@ type Config struct {
 	// false, is modelled: a reconfig request is logged as an error txn
 	// with ReconfigDisabled. Preparer refuses to run with it set.
 	ReconfigEnabled bool
+	// StaleACLOnReplay is DataTree.createNode before ZOOKEEPER-4846 (3.8.0 to 3.8.4, 3.9.0 to
+	// 3.9.3): replaying the create of a node that a fuzzy snapshot already holds leaves the node
+	// with the ACL index the snapshot gave it. The snapshot writes the ACL cache before it walks
+	// the nodes, so a node created during the walk with an ACL list new to the cache refers to an
+	// index the loaded cache lacks, or that it gave another list; the replay interns the txn's list
+	// under an index of its own and throws NodeExists without using it, and the next read of that
+	// node's ACL (every setData and delete reads it since ZOOKEEPER-4799) throws "Failed to fetch
+	// acls". Without it, the node takes the index the replay interned, as master does.
+	StaleACLOnReplay bool
 }
 
 // Session is one entry of a snapshot's session table: an id and its

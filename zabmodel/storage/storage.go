@@ -271,11 +271,12 @@ func (d *Disk) SyncedZxid() int64 {
 	return d.log[d.synced-1].Zxid
 }
 
-// DeleteSnapshotsAfter removes every snapshot taken at a zxid above zxid and reports how many. A
-// truncation makes them lie: they may reflect transactions the log no longer holds.
-func (d *Disk) DeleteSnapshotsAfter(zxid int64) int {
+// DeleteSnapshots removes every snapshot file for which drop reports true, durably at once, and
+// reports how many it removed. A truncation uses it for the files that would lie once the log is
+// shorter: those that may reflect transactions it no longer holds.
+func (d *Disk) DeleteSnapshots(drop func(Snapshot) bool) int {
 	before := len(d.snapshots)
-	d.snapshots = slices.DeleteFunc(d.snapshots, func(s Snapshot) bool { return s.Zxid > zxid })
+	d.snapshots = slices.DeleteFunc(d.snapshots, drop)
 	return before - len(d.snapshots)
 }
 

@@ -96,6 +96,19 @@ func TestTruncateLeavesSnapshotsAlone(t *testing.T) {
 	assert.Equal(t, int64(3), s.Zxid, "3.8.0 keeps snapshots newer than the truncation point")
 }
 
+func TestDeleteSnapshotsRemovesWhatTheCallerPicks(t *testing.T) {
+	d := filled(t, 1, 2, 3)
+	for _, zxid := range []int64{1, 2, 3} {
+		d.SaveSnapshot(Snapshot{Zxid: zxid, Data: []byte{byte(zxid)}}, zxid == 1)
+	}
+	assert.Equal(t, 2, d.DeleteSnapshots(func(s Snapshot) bool { return s.Zxid >= 2 }))
+	s, ok := d.LatestSnapshot()
+	require.True(t, ok)
+	assert.Equal(t, int64(1), s.Zxid)
+	assert.Len(t, d.Snapshots(), 1)
+	assert.Zero(t, d.DeleteSnapshots(func(Snapshot) bool { return false }))
+}
+
 func TestLatestSnapshotPrefersHighestZxidThenLatest(t *testing.T) {
 	d := New()
 	_, ok := d.LatestSnapshot()
