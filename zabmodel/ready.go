@@ -72,6 +72,11 @@ const (
 	effectForward
 	// effectExit ends the process on its own (System.exit), with text as the reason.
 	effectExit
+	// effectSend writes packet to the connection, between the before-send: and after-send:
+	// boundaries of its type (zxid holds the type, or snapshotPayload).
+	effectSend
+	// effectTimer arms the core's next turn after zxid nanoseconds of the monotonic clock.
+	effectTimer
 )
 
 var effectNames = [...]string{
@@ -79,7 +84,7 @@ var effectNames = [...]string{
 	effectFsyncAll: "fsync-all", effectSnapshotThread: "snapshot-thread", effectHandOn: "hand-on", effectPost: "post",
 	effectObserve: "event", effectNote: "note", effectFail: "fail", effectQueuePacket: "queue",
 	effectProposalSent: "proposal-sent", effectCommitRequest: "commit-request", effectFinal: "final",
-	effectForward: "forward", effectExit: "exit",
+	effectForward: "forward", effectExit: "exit", effectSend: "send", effectTimer: "timer",
 }
 
 func (k effectKind) String() string {
@@ -170,6 +175,14 @@ func (r *ready) String() string {
 			b = fmt.Appendf(b, " %s: %s", e.label, e.text)
 		case effectExit:
 			b = fmt.Appendf(b, " %s", e.text)
+		case effectSend:
+			if kind := int32(e.zxid); kind == snapshotPayload {
+				b = fmt.Appendf(b, " SNAPSHOT bytes=%d", len(e.packet))
+			} else if qp, err := decodePacket(e.packet); err == nil {
+				b = fmt.Appendf(b, " %s zxid=%s", packetName(qp.Type), FormatZxid(qp.Zxid))
+			}
+		case effectTimer:
+			b = fmt.Appendf(b, " after=%v", clock.Duration(e.zxid))
 		case effectQueuePacket:
 			qp, err := decodePacket(e.packet)
 			if err != nil {
@@ -213,7 +226,7 @@ func (rp *readyPool) put(r *ready) {
 // of effect. The historical names keep their meaning: "log-appended" is the boundary between a
 // turn's appends and the fsync that covers them (the fsync follows every turn that appended), and
 // "fsynced-before-ack" the one between an fsync's completion and the acknowledgements it releases.
-var effectBoundaries = [effectExit + 1][2][]string{
+var effectBoundaries = [effectTimer + 1][2][]string{
 	effectAppend:         {{"before-append"}, {"after-append"}},
 	effectFsyncStart:     {{"log-appended", "before-fsync"}, nil},
 	effectFsyncDone:      {nil, {"fsynced-before-ack"}},
