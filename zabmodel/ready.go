@@ -5,6 +5,7 @@ import (
 
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/zabmodel/proto"
+	"github.com/zabsim/zabsim/zabmodel/storage"
 )
 
 // Effects as values. A converted role is a core: state plus a step function that takes one input
@@ -77,6 +78,20 @@ const (
 	effectSend
 	// effectTimer arms the core's next turn after zxid nanoseconds of the monotonic clock.
 	effectTimer
+	// effectTruncate truncates the txn log after zxid (ZKDatabase.truncateLog), or with legacy as
+	// 3.8.0's FileTxnLog.truncate does (keeping one record beyond a missing zxid, failing when no
+	// record reaches it), and reports EventTruncate or EventLogDeleted.
+	effectTruncate
+	// effectSnapshotDelete deletes the snapshots that reach above zxid (a TRUNC's point).
+	effectSnapshotDelete
+	// effectLogDelete deletes the txn log (after a SNAP's snapshot is durable).
+	effectLogDelete
+	// effectSnapshotSave writes a snapshot of the tree at its last processed zxid, fsynced if
+	// legacy (ZooKeeperServer.takeSnapshot(syncSnap)), and reports EventSnapshot.
+	effectSnapshotSave
+	// effectEpochFile writes the epoch file label with value zxid through a temporary file that is
+	// renamed over it (QuorumPeer.writeLongToFile, AtomicFileOutputStream).
+	effectEpochFile
 )
 
 var effectNames = [...]string{
@@ -85,6 +100,8 @@ var effectNames = [...]string{
 	effectObserve: "event", effectNote: "note", effectFail: "fail", effectQueuePacket: "queue",
 	effectProposalSent: "proposal-sent", effectCommitRequest: "commit-request", effectFinal: "final",
 	effectForward: "forward", effectExit: "exit", effectSend: "send", effectTimer: "timer",
+	effectTruncate: "truncate", effectSnapshotDelete: "snapshot-delete", effectLogDelete: "log-delete",
+	effectSnapshotSave: "snapshot", effectEpochFile: "epoch-file",
 }
 
 func (k effectKind) String() string {
@@ -100,6 +117,8 @@ type effect struct {
 	kind effectKind
 	// appended is, for an append, whether the core expects the log to take the record.
 	appended bool
+	// legacy is, for a truncation, 3.8.0's FileTxnLog.truncate; for a snapshot, an fsynced one.
+	legacy bool
 	// event is, for effectObserve, the index of its event in the ready's events.
 	event int32
 	// zxid is the proposal sent (effectProposalSent), the point of effectForward, or for
@@ -226,11 +245,18 @@ func (rp *readyPool) put(r *ready) {
 // of effect. The historical names keep their meaning: "log-appended" is the boundary between a
 // turn's appends and the fsync that covers them (the fsync follows every turn that appended), and
 // "fsynced-before-ack" the one between an fsync's completion and the acknowledgements it releases.
-var effectBoundaries = [effectTimer + 1][2][]string{
+var effectBoundaries = [effectEpochFile + 1][2][]string{
 	effectAppend:         {{"before-append"}, {"after-append"}},
 	effectFsyncStart:     {{"log-appended", "before-fsync"}, nil},
 	effectFsyncDone:      {nil, {"fsynced-before-ack"}},
 	effectFsyncAll:       {{"before-fsync"}, {"after-fsync"}},
+	effectTruncate:       {{"before-truncate"}, {"after-truncate"}},
+	effectSnapshotDelete: {{"before-snapshot-delete"}, {"after-snapshot-delete"}},
+	effectLogDelete:      {{"before-log-delete"}, {"after-log-delete"}},
+	effectSnapshotSave:   {{"before-snapshot"}, {"after-snapshot"}},
+	// An epoch file's three boundaries are named by the file (epochFilePoints): before its write,
+	// between the temporary file and the rename, and after it.
+	effectEpochFile:      {nil, nil},
 	effectHandOn:         {nil, nil},
 	effectPost:           {nil, nil},
 	effectNone:           {nil, nil},
@@ -260,6 +286,32 @@ func (p *peer) applyStorageEffect(e effect) bool {
 		d := p.h.disk()
 		d.Synced(d.Len())
 		p.observe(Event{Kind: EventFsync, Zxid: d.LastZxid(), Count: d.SyncedLen()})
+	case effectTruncate:
+		ok = p.db.truncateRecords(e.zxid, e.legacy)
+	case effectSnapshotDelete:
+		db := p.db
+		if n := db.disk().DeleteSnapshots(func(s storage.Snapshot) bool { return snapshotReach(s) > e.zxid }); n > 0 {
+			p.note("sync", "deleted %d snapshot(s) reaching above the truncation point %s", n, FormatZxid(e.zxid))
+		}
+	case effectLogDelete:
+		p.h.disk().ClearLog()
+		p.observe(Event{Kind: EventLogDeleted})
+		p.note("sync", "deleted the txn log: the SNAP's snapshot covers it")
+	case effectSnapshotSave:
+		db := p.db
+		zxid := db.tree.lastProcessedZxid()
+		db.disk().SaveSnapshot(storage.Snapshot{Zxid: zxid, Data: serializeTree(db.tree, db.sessions)}, e.legacy)
+		db.txnsSinceSnapshot = 0
+		p.observe(Event{Kind: EventSnapshot, Zxid: zxid, Digest: db.tree.digest()})
+	case effectEpochFile:
+		points := epochFilePoints[e.label]
+		p.crashPoint(points[0])
+		tmp := e.label + ".tmp"
+		p.h.disk().WriteFile(tmp, []byte(fmt.Sprint(e.zxid)))
+		p.crashPoint(points[1])
+		p.h.disk().WriteFile(e.label, []byte(fmt.Sprint(e.zxid)))
+		p.h.disk().DeleteFile(tmp)
+		p.crashPoint(points[2])
 	default:
 		panic(fmt.Sprintf("zabmodel: %v is not a storage effect", e.kind))
 	}

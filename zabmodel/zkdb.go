@@ -214,33 +214,17 @@ func (db *zkDatabase) maxCommittedLog() int64 {
 // truncateLog is ZKDatabase.truncateLog: truncate the txn log and rebuild the tree from disk.
 func (db *zkDatabase) truncateLog(zxid int64) bool {
 	db.clear()
-	db.p.crashPoint("before-truncate")
-	if db.p.cfg.Bugs.Has(BugSnapLogGap) {
-		// FileTxnLog.truncate as in 3.8.0: it keeps the first record at or after zxid, so a log
-		// that lacks zxid keeps one record beyond it; with no record that far it fails.
-		if err := db.disk().Truncate(zxid); err != nil {
-			db.p.note("sync", "truncate to %s failed: %v", FormatZxid(zxid), err)
-			return false
-		}
-	} else {
-		db.disk().TruncateAfter(zxid)
+	// FileTxnLog.truncate as in 3.8.0 (snap-log-gap) keeps the first record at or after zxid, so
+	// a log that lacks zxid keeps one record beyond it; with no record that far it fails.
+	if !db.p.applyStorageEffect(effect{kind: effectTruncate, zxid: zxid, legacy: db.p.cfg.Bugs.Has(BugSnapLogGap)}) {
+		return false
 	}
-	if db.disk().Len() == 0 {
-		db.p.observe(Event{Kind: EventLogDeleted})
-	} else {
-		db.p.observe(Event{Kind: EventTruncate, Zxid: db.disk().LastZxid()})
-	}
-	db.p.crashPoint("after-truncate")
 	if !db.p.cfg.Bugs.Has(BugTruncSnapshot) {
 		// FileTxnSnapLog.truncateLog leaves snapshots above the truncation point in place, and
 		// the reload below would restore from them: their trees may hold truncated txns. The
 		// boundaries bracket the search for them even when it finds none, as a crash between
 		// the truncation and the search is a state of its own.
-		db.p.crashPoint("before-snapshot-delete")
-		if n := db.disk().DeleteSnapshots(func(s storage.Snapshot) bool { return snapshotReach(s) > zxid }); n > 0 {
-			db.p.note("sync", "deleted %d snapshot(s) reaching above the truncation point %s", n, FormatZxid(zxid))
-		}
-		db.p.crashPoint("after-snapshot-delete")
+		db.p.applyStorageEffect(effect{kind: effectSnapshotDelete, zxid: zxid})
 	}
 	db.loadDataBase(SourceTruncate)
 	return true
@@ -267,11 +251,7 @@ func (db *zkDatabase) clearLog() {
 	if db.disk().Len() == 0 {
 		return
 	}
-	db.p.crashPoint("before-log-delete")
-	db.disk().ClearLog()
-	db.p.observe(Event{Kind: EventLogDeleted})
-	db.p.note("sync", "deleted the txn log: the SNAP's snapshot covers it")
-	db.p.crashPoint("after-log-delete")
+	db.p.applyStorageEffect(effect{kind: effectLogDelete})
 }
 
 // append writes a txn to the log, unsynced (ZKDatabase.append), between its boundaries (the
@@ -306,12 +286,7 @@ func (db *zkDatabase) takeSnapshot(syncSnap bool) {
 	if db.tree == nil {
 		return
 	}
-	db.p.crashPoint("before-snapshot")
-	zxid := db.tree.lastProcessedZxid()
-	db.disk().SaveSnapshot(storage.Snapshot{Zxid: zxid, Data: serializeTree(db.tree, db.sessions)}, syncSnap)
-	db.txnsSinceSnapshot = 0
-	db.p.observe(Event{Kind: EventSnapshot, Zxid: zxid, Digest: db.tree.digest()})
-	db.p.crashPoint("after-snapshot")
+	db.p.applyStorageEffect(effect{kind: effectSnapshotSave, legacy: syncSnap})
 }
 
 // deserializeSnapshot replaces the database by a leader's snapshot (Learner's SNAP case).
@@ -358,3 +333,22 @@ func (db *zkDatabase) txnLogSizeLimit() int64 {
 }
 
 func (db *zkDatabase) txnLogSyncEnabled() bool { return db.p.cfg.SnapshotSizeFactor >= 0 }
+
+// truncateRecords is the truncation itself, the storage effect effectTruncate. It reports false if
+// 3.8.0's truncation (legacy) fails, having noted why.
+func (db *zkDatabase) truncateRecords(zxid int64, legacy bool) bool {
+	if legacy {
+		if err := db.disk().Truncate(zxid); err != nil {
+			db.p.note("sync", "truncate to %s failed: %v", FormatZxid(zxid), err)
+			return false
+		}
+	} else {
+		db.disk().TruncateAfter(zxid)
+	}
+	if db.disk().Len() == 0 {
+		db.p.observe(Event{Kind: EventLogDeleted})
+	} else {
+		db.p.observe(Event{Kind: EventTruncate, Zxid: db.disk().LastZxid()})
+	}
+	return true
+}
