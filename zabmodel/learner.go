@@ -140,12 +140,11 @@ func (l *learner) send(qp *proto.QuorumPacket) { l.sendObserved(qp, Event{}, fal
 // sendObserved is send that also tells the observer of ev once the packet is written, before the
 // boundary after the write: a crash there comes after an acknowledgement the leader will receive.
 func (l *learner) sendObserved(qp *proto.QuorumPacket, ev Event, observed bool) {
-	l.p.boundary(sendBoundary(qp.Type, 0), l.conn)
-	l.p.h.send(l.conn, l.p.mem.encodePacketScratch(qp))
+	var report *Event
 	if observed {
-		l.p.observe(ev)
+		report = &ev
 	}
-	l.p.boundary(sendBoundary(qp.Type, 1), l.conn)
+	l.p.applySend(l.conn, qp.Type, l.p.mem.encodePacketScratch(qp), report)
 }
 
 func (l *learner) resetReadTimer(d clock.Duration) {

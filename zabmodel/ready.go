@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/net"
 	"github.com/zabsim/zabsim/zabmodel/proto"
 	"github.com/zabsim/zabsim/zabmodel/storage"
 )
@@ -327,4 +328,17 @@ func (p *peer) applyStorageEffect(e effect) bool {
 // fsyncLatency draws how long an fsync takes.
 func (p *peer) fsyncLatency() clock.Duration {
 	return p.h.between(p.cfg.FsyncLatencyMin, p.cfg.FsyncLatencyMax, 100*clock.Microsecond)
+}
+
+// applySend is the driver of a write to a quorum connection: the packet (of type kind, or the
+// snapshot payload) is written between the before-send: and after-send: boundaries of its type,
+// and ev, if any, is reported once it is written, before the boundary after it (a crash there comes
+// after an acknowledgement the peer will receive).
+func (p *peer) applySend(conn net.ConnID, kind int32, packet []byte, ev *Event) {
+	p.boundary(sendBoundary(kind, 0), conn)
+	p.h.send(conn, packet)
+	if ev != nil {
+		p.observe(*ev)
+	}
+	p.boundary(sendBoundary(kind, 1), conn)
 }

@@ -131,10 +131,7 @@ func (h *learnerHandler) senderRun(kind senderInputKind, packet []byte, packetKi
 		e := &out.effects[i]
 		switch e.kind {
 		case effectSend:
-			kind := int32(e.zxid)
-			p.boundary(sendBoundary(kind, 0), h.conn)
-			p.h.send(h.conn, e.packet)
-			p.boundary(sendBoundary(kind, 1), h.conn)
+			p.applySend(h.conn, int32(e.zxid), e.packet, nil)
 		case effectTimer:
 			if h.writeStepFunc == nil {
 				h.writeStepFunc = func() { h.senderRun(senderTurn, nil, 0) }
