@@ -83,3 +83,24 @@ func BenchmarkZABCoarse(b *testing.B) {
 	}
 	benchmarkCheck(b, m, Options{MaxStates: 2000})
 }
+
+// BenchmarkZABThreeServersDFS: the configuration of BenchmarkZABThreeServers depth-first, the
+// first 2,000 distinct states: the first step from each state continues in its live world, so a
+// path is re-executed only when the search backtracks.
+func BenchmarkZABThreeServersDFS(b *testing.B) {
+	m, err := NewZAB(ZABConfig{Servers: 3, Writes: 2, Crashes: 1, Restarts: 1, Warmup: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchmarkCheck(b, m, Options{Strategy: DFS, MaxStates: 2000})
+}
+
+// BenchmarkZABCoarseDFS: the coarse configuration of BenchmarkZABCoarse depth-first, the first
+// 2,000 distinct states.
+func BenchmarkZABCoarseDFS(b *testing.B) {
+	m, err := NewZAB(ZABConfig{Servers: 3, Writes: 2, Crashes: 1, Restarts: 1, Timers: 10, BoundarySkips: 2, Warmup: true, Coarse: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchmarkCheck(b, m, Options{Strategy: DFS, MaxStates: 2000})
+}

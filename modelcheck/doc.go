@@ -16,6 +16,11 @@
 //     every enabled event of the world is a step, and the environment adds writes, crashes (now or
 //     at a server's next effect boundary) and restarts. A world cannot be copied, so a state is its
 //     path and a step re-executes it; its fingerprint is made of the nodes' history hashes.
+//     Re-execution fires the warm-up's recorded choice prefix, and the first step from a state
+//     continues in its live world, so a depth-first search re-executes only on backtracking
+//     (ZABConfig.NoReuse switches both off). Besides checkers/zab, every state's client history
+//     (creates, exists reads with a watch, events, the committed log) is judged by the sweep's
+//     client-visible checkers (checkers.Run), and a terminal state by the deadlock rules.
 //     With ZABConfig.Coarse it explores a coarser space: after every step the due events run in
 //     their canonical order (the first enabled), and the choices are only timers, writes and
 //     faults (crashes now, or armed to strike at a server's next effect boundary or, within
@@ -48,7 +53,9 @@
 // epochs differ in a way that decides every comparison before the sid does, and the bookkeeping
 // to exploit that is not worth it at these sizes. Deliveries to different nodes commute in the
 // ZAB model's fingerprint by construction (each node's history is its own; ZABConfig.NoCommute
-// switches that off); no further partial-order reduction is applied.
+// switches that off). Sleep sets (sleep.go; Options.NoSleepSets switches them off) are the
+// partial-order reduction: they keep every state and skip the successors that commuting actions
+// would only reach again.
 //
 // The package is not simulated code: it reads the wall clock for its time budget and progress,
 // and BFS expands each level on several goroutines, merging their results in a fixed order so

@@ -386,6 +386,26 @@ func (s *fleState) haveDelivered(i int) bool {
 // Fingerprint implements State.
 func (s *fleState) Fingerprint() Fingerprint { return s.fp }
 
+// ActionKey implements ActionKeyer. A delivery is owned by its receiver and a finalize-wait
+// expiry by its process; two such actions of different processes commute: each changes only its
+// own process's election, timer and send slots, pops only a channel towards itself and appends
+// only to channels from itself (a pop at the head and an append at the tail of one non-empty
+// channel commute), and neither changes what enables the other (a process's up state, which
+// only faults change; a finalize expiry does not count against Timeouts). Every other action is
+// dependent on all: a notification timeout spends the shared Timeouts bound, an abandon reads
+// the other processes' roles, a crash or a restart changes the channels of every process.
+func (s *fleState) ActionKey(a Action) (SleepKey, bool) {
+	switch a.kind() {
+	case fleDeliver:
+		return SleepKey{Owner: uint32(a.second()), Key: uint64(a)}, true
+	case fleTimer:
+		if p := s.processes[a.first()]; p.up && p.election.Finalizing() {
+			return SleepKey{Owner: uint32(a.first()), Key: uint64(a)}, true
+		}
+	}
+	return SleepKey{}, false
+}
+
 // encode writes the canonical encoding the fingerprint hashes.
 func (s *fleState) encode(b []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(s.crashes))

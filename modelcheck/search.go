@@ -89,6 +89,9 @@ type Options struct {
 	// TimeLimit stops the search after this much wall time; 0 means no limit. A search cut by
 	// time reports so, and its counts then depend on the machine.
 	TimeLimit time.Duration
+	// NoSleepSets switches off the partial-order reduction (sleep.go) for models that offer it.
+	// It changes how many successors are generated, never which states are reached.
+	NoSleepSets bool
 	// Progress, if set, is called about every ProgressEvery with the statistics so far.
 	Progress      func(Stats)
 	ProgressEvery time.Duration
@@ -175,6 +178,8 @@ type searcher struct {
 	// parents[i] is the index of the state from which distinct state i was first reached and the
 	// action that reached it, for the counterexample (BFS).
 	parents []parentLink
+	// sleeps[i] is distinct state i's sleep record (BFS with sleep sets).
+	sleeps []sleepRecord
 }
 
 type parentLink struct {
@@ -233,14 +238,31 @@ type expansion struct {
 	err       error
 }
 
+// releaser is implemented by states that hold something costly (the ZAB model's live world) that
+// is worth keeping only while the state is about to be stepped: a breadth-first search releases
+// every successor it computes; a depth-first one steps a state right after computing it.
+type releaser interface {
+	release()
+}
+
 type successor struct {
 	state  State
 	fp     Fingerprint
 	action Action
+	sleep  sleepSet
 }
 
-// expand judges st and computes its successors.
-func expand(st State, atDepthBound bool, buf []Action) (expansion, bool) {
+// keyerOf returns st as an ActionKeyer when sleep sets are on and its model offers them.
+func (s *searcher) keyerOf(st State) ActionKeyer {
+	if s.opts.NoSleepSets {
+		return nil
+	}
+	k, _ := st.(ActionKeyer)
+	return k
+}
+
+// expand judges st and computes the successors its sleep entry (nil: none) leaves to take.
+func (s *searcher) expand(st State, entry *sleepEntry, atDepthBound bool, buf []Action) (expansion, bool) {
 	if v := st.Check(); v != nil {
 		return expansion{violation: v}, false
 	}
@@ -251,13 +273,23 @@ func expand(st State, atDepthBound bool, buf []Action) (expansion, bool) {
 	if atDepthBound {
 		return expansion{}, true
 	}
-	out := expansion{succ: make([]successor, 0, len(actions))}
-	for _, a := range actions {
+	var z, only sleepSet
+	if entry != nil {
+		z, only = entry.sleep, entry.only
+	}
+	plan := planSleep(s.keyerOf(st), actions, z, only)
+	out := expansion{succ: make([]successor, 0, len(plan.take))}
+	for i, a := range plan.take {
 		next, err := st.Step(a)
 		if err != nil {
 			return expansion{err: err}, false
 		}
-		out.succ = append(out.succ, successor{state: next, fp: next.Fingerprint(), action: a})
+		// A breadth-first search steps a queued state a level later at the earliest: what it
+		// would keep for that (a live world) is dropped now, before a chunk's worth accumulates.
+		if r, ok := next.(releaser); ok {
+			r.release()
+		}
+		out.succ = append(out.succ, successor{state: next, fp: next.Fingerprint(), action: a, sleep: plan.sleep[i]})
 	}
 	return out, false
 }
@@ -268,6 +300,7 @@ const bfsChunk = 512
 type frontierEntry struct {
 	state State
 	index int32
+	sleep *sleepEntry // nil when sleep sets are off
 }
 
 func (s *searcher) bfs(init State) (Result, error) {
@@ -276,7 +309,13 @@ func (s *searcher) bfs(init State) (Result, error) {
 	s.parents = append(s.parents, parentLink{parent: -1})
 	s.stats.Distinct = 1
 	s.stats.Generated = 1
+	useSleep := s.keyerOf(init) != nil
 	frontier := []frontierEntry{{state: init, index: 0}}
+	if useSleep {
+		s.sleeps = append(s.sleeps, sleepRecord{})
+		frontier[0].sleep = &sleepEntry{}
+		s.sleeps[0].pending = frontier[0].sleep
+	}
 	results := make([]expansion, bfsChunk)
 	for depth := 0; len(frontier) > 0; depth++ {
 		s.stats.Depth = depth
@@ -292,6 +331,14 @@ func (s *searcher) bfs(init State) (Result, error) {
 			out := results[:len(chunk)]
 			if s.expandAll(chunk, out, atBound) {
 				s.cutBy("depth")
+			}
+			if useSleep {
+				// The chunk is expanded: a revisit from now on must queue the state again.
+				for _, f := range chunk {
+					if rec := &s.sleeps[f.index]; rec.pending == f.sleep {
+						rec.pending = nil
+					}
+				}
 			}
 			for i, ex := range out {
 				if ex.err != nil {
@@ -313,13 +360,23 @@ func (s *searcher) bfs(init State) (Result, error) {
 			for i, ex := range out {
 				for _, sc := range ex.succ {
 					s.stats.Generated++
-					if visited.contains(sc.fp) {
+					if j, seen := visited.get(sc.fp); seen {
+						if useSleep {
+							if missing, e := s.sleeps[j].revisit(sc.sleep, true); missing != nil {
+								next = append(next, frontierEntry{state: sc.state, index: j, sleep: e})
+							}
+						}
 						continue
 					}
 					idx := int32(len(s.parents))
 					visited.insert(sc.fp, idx)
 					s.parents = append(s.parents, parentLink{parent: chunk[i].index, action: sc.action})
-					next = append(next, frontierEntry{state: sc.state, index: idx})
+					entry := frontierEntry{state: sc.state, index: idx}
+					if useSleep {
+						entry.sleep = &sleepEntry{sleep: sc.sleep}
+						s.sleeps = append(s.sleeps, sleepRecord{keys: sc.sleep, pending: entry.sleep})
+					}
+					next = append(next, entry)
 					s.stats.Distinct++
 				}
 				out[i] = expansion{}
@@ -351,7 +408,7 @@ func (s *searcher) expandAll(frontier []frontierEntry, results []expansion, atBo
 		var buf []Action
 		for i, f := range frontier {
 			var c bool
-			results[i], c = expand(f.state, atBound, buf)
+			results[i], c = s.expand(f.state, f.sleep, atBound, buf)
 			depthCut = depthCut || c
 			if results[i].violation != nil || results[i].err != nil {
 				return depthCut
@@ -373,7 +430,7 @@ func (s *searcher) expandAll(frontier []frontierEntry, results []expansion, atBo
 			var buf []Action
 			for i := lo; i < hi; i++ {
 				var c bool
-				results[i], c = expand(frontier[i].state, atBound, buf)
+				results[i], c = s.expand(frontier[i].state, frontier[i].sleep, atBound, buf)
 				cuts[w] = cuts[w] || c
 			}
 		}()
@@ -403,20 +460,27 @@ func (s *searcher) path(idx int32) []Action {
 type dfsFrame struct {
 	state   State
 	actions []Action
+	sleeps  []sleepSet // the sleep set of each action's successor
 	next    int
 	via     Action
 }
 
 // dfs explores depth first. The visited set remembers the shallowest depth at which each state
 // was expanded, and a state reached again at a smaller depth is expanded again: without that, a
-// depth bound would hide states that are within it by a shorter path.
+// depth bound would hide states that are within it by a shorter path. With sleep sets, a state
+// reached again with a smaller sleep set takes the actions that were asleep before (sleep.go).
 func (s *searcher) dfs(init State) (Result, error) {
 	visited := newFingerprintSet()
 	visited.insert(init.Fingerprint(), 0)
+	useSleep := s.keyerOf(init) != nil
+	records := map[Fingerprint]*sleepRecord{}
+	if useSleep {
+		records[init.Fingerprint()] = &sleepRecord{}
+	}
 	s.stats.Distinct = 1
 	s.stats.Generated = 1
 	var stack []dfsFrame
-	push := func(st State, via Action) *Violation {
+	push := func(st State, via Action, z, only sleepSet) *Violation {
 		if v := st.Check(); v != nil {
 			return v
 		}
@@ -435,7 +499,12 @@ func (s *searcher) dfs(init State) (Result, error) {
 			s.cutBy("depth")
 			actions = nil
 		}
-		stack = append(stack, dfsFrame{state: st, actions: actions, via: via})
+		var keyer ActionKeyer
+		if useSleep {
+			keyer = s.keyerOf(st)
+		}
+		plan := planSleep(keyer, actions, z, only)
+		stack = append(stack, dfsFrame{state: st, actions: plan.take, sleeps: plan.sleep, via: via})
 		s.stats.Depth = max(s.stats.Depth, depth)
 		return nil
 	}
@@ -446,7 +515,7 @@ func (s *searcher) dfs(init State) (Result, error) {
 		}
 		return out
 	}
-	if v := push(init, 0); v != nil {
+	if v := push(init, 0, nil, nil); v != nil {
 		r := s.result()
 		r.Violation = v
 		return r, nil
@@ -458,6 +527,7 @@ func (s *searcher) dfs(init State) (Result, error) {
 			continue
 		}
 		a := top.actions[top.next]
+		z := top.sleeps[top.next]
 		top.next++
 		next, err := top.state.Step(a)
 		if err != nil {
@@ -466,16 +536,32 @@ func (s *searcher) dfs(init State) (Result, error) {
 		s.stats.Generated++
 		fp := next.Fingerprint()
 		depth := int32(len(stack))
+		var only sleepSet
 		if old, ok := visited.get(fp); ok {
 			if old <= depth {
-				continue
+				if !useSleep {
+					continue
+				}
+				missing, e := records[fp].revisit(z, false)
+				if missing == nil {
+					continue
+				}
+				z, only = e.sleep, missing
+			} else {
+				visited.insert(fp, depth)
+				if useSleep {
+					rec := records[fp]
+					rec.keys = rec.keys.intersect(z)
+				}
 			}
-			visited.insert(fp, depth)
 		} else {
 			visited.insert(fp, depth)
 			s.stats.Distinct++
+			if useSleep {
+				records[fp] = &sleepRecord{keys: z}
+			}
 		}
-		if v := push(next, a); v != nil {
+		if v := push(next, a, z, only); v != nil {
 			r := s.result()
 			r.Violation = v
 			r.Path = append(pathOf(), a)

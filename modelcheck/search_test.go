@@ -161,3 +161,33 @@ func TestCounterexampleRoundTrip(t *testing.T) {
 		assert.Error(t, err, bad)
 	}
 }
+
+// TestSleepSetsKeepEveryState: the partial-order reduction generates fewer successors and reaches
+// exactly the same states, terminal states included, breadth- and depth-first, on FLE (with
+// crashes, whose actions are never put to sleep) and on the fine ZAB model.
+func TestSleepSetsKeepEveryState(t *testing.T) {
+	fle, err := NewFLE(FLEConfig{Servers: 3, Crashes: 1, Restarts: 1})
+	require.NoError(t, err)
+	zabModel, err := NewZAB(ZABConfig{Servers: 3, Writes: 1, Timers: 2, Warmup: true})
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name  string
+		m     Model
+		depth int
+	}{{"fle", fle, 8}, {"zab", zabModel, 0}} {
+		for _, strategy := range []Strategy{BFS, DFS} {
+			with, err := Check(context.Background(), c.m, Options{Strategy: strategy, MaxDepth: c.depth})
+			require.NoError(t, err)
+			without, err := Check(context.Background(), c.m, Options{Strategy: strategy, MaxDepth: c.depth, NoSleepSets: true})
+			require.NoError(t, err)
+			assert.Nil(t, with.Violation, "%s %s", c.name, strategy)
+			assert.Equal(t, without.Distinct, with.Distinct, "%s %s: the same states", c.name, strategy)
+			assert.Equal(t, without.Terminal, with.Terminal, "%s %s", c.name, strategy)
+			assert.Less(t, with.Generated, without.Generated, "%s %s: fewer successors", c.name, strategy)
+			if strategy == BFS {
+				assert.Equal(t, without.Depth, with.Depth, "%s: the same depth", c.name)
+			}
+			t.Logf("%s %s: generated %d -> %d, distinct %d", c.name, strategy, without.Generated, with.Generated, with.Distinct)
+		}
+	}
+}

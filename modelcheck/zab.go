@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/zabsim/zabsim/checkers/zab"
 	"github.com/zabsim/zabsim/clock"
@@ -16,7 +18,6 @@ import (
 	"github.com/zabsim/zabsim/sim"
 	"github.com/zabsim/zabsim/zabmodel"
 	"github.com/zabsim/zabsim/zabmodel/client"
-	"github.com/zabsim/zabsim/zabmodel/proto"
 )
 
 // ZABConfig bounds an exploration of the ZooKeeper ensemble itself (package zabmodel: election,
@@ -61,6 +62,22 @@ type ZABConfig struct {
 	// an armed crash reaches only the first boundary after the arming, which under Coarse is
 	// often not the one a bug needs.
 	BoundarySkips int
+	// Reads bounds the client's reads: each is exists(/k0) with a watch, an action of its own, so
+	// that the watch and session rules have something to judge (the first write's create fires
+	// the watch when the read came first).
+	Reads int
+	// SelfTests breaks the servers on purpose (zabmodel.SelfTests), to see the client-visible
+	// judges fire; none breaks a ZAB invariant.
+	SelfTests zabmodel.SelfTests
+	// HideTimers is a self-test of the checker, not a ZooKeeper behaviour: the driver never
+	// offers a timer and never says that it withheld one, as if the servers had no timeouts. An
+	// ensemble that loses its leader then never elects another, and the deadlock judge must say
+	// so.
+	HideTimers bool
+	// NoReuse switches off the two savings of re-execution (see ZABModel): every state is then
+	// built by running its whole path in a new world, the warm-up decided event by event. They
+	// change the cost of a state, never a count or a verdict; the switch exists to show that.
+	NoReuse bool
 }
 
 // maxWarmupSteps bounds the canonical warm-up; an ensemble that has not settled by then is
@@ -74,6 +91,8 @@ func (c ZABConfig) Validate() error {
 		return fmt.Errorf("%w: servers %d: must be 1, 3 or 5", errBadOptions, c.Servers)
 	case c.Writes < 0 || c.Writes > 100:
 		return fmt.Errorf("%w: writes %d: must be 0 to 100", errBadOptions, c.Writes)
+	case c.Reads < 0 || c.Reads > 100:
+		return fmt.Errorf("%w: reads %d: must be 0 to 100", errBadOptions, c.Reads)
 	case c.Crashes < 0 || c.Restarts < 0 || c.EarlyTimeouts < 0 || c.Timers < 0 || c.ZxidCounter < 0 || c.ZxidCounter > 0xffffffff:
 		return fmt.Errorf("%w: negative bound in %+v", errBadOptions, c)
 	case c.BoundarySkips < 0 || c.BoundarySkips > 255:
@@ -118,6 +137,16 @@ func (c ZABConfig) Validate() error {
 // enabled, no bound cut anything and a write is unanswered is a deadlock.
 type ZABModel struct {
 	cfg ZABConfig
+
+	// warm is the warm-up's choice prefix: the sequence numbers of the events the canonical
+	// warm-up fired, recorded by the first build and fired as they are by every later one.
+	warmMu sync.Mutex
+	warm   []uint64
+	// warmReplays counts the builds that fired the recorded prefix, for the tests.
+	warmReplays atomic.Int64
+	// inPlace counts the steps taken in a live world instead of a re-executed one, for the
+	// tests and the benchmark.
+	inPlace atomic.Int64
 }
 
 // NewZAB validates cfg and returns the model.
@@ -138,6 +167,7 @@ const (
 	zabCrash
 	zabCrashAt
 	zabRestart
+	zabRead
 )
 
 func zabAction(kind uint32, arg int) Action { return Action(kind<<24 | uint32(arg)) }
@@ -161,6 +191,9 @@ type zabWorld struct {
 	nodes   []sim.NodeID // the servers' nodes, by sid-1
 
 	writesIssued, writesDone         int
+	readsIssued, readsDone           int
+	history                          *clientHistory
+	warmedUp                         bool // the warm-up is over (HideTimers hides timers only after it)
 	crashes, restarts, early, timers int
 	armed                            []int // boundaries until an armed crash strikes, plus one; 0: not armed
 	violation                        *Violation
@@ -190,15 +223,20 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 	for i := range m.cfg.Servers {
 		voters = append(voters, int64(i+1))
 	}
+	zw.history = newClientHistory(zw)
 	checker, err := zab.New(zab.Config{Voters: voters, InitialZxidCounter: m.cfg.ZxidCounter, OnViolation: func(v zab.Violation) {
 		if zw.violation == nil {
 			zw.violation = &Violation{Invariant: string(v.Invariant), Explanation: v.String()}
 		}
-	}})
+	}, OnCommit: zw.history.committed})
 	if err != nil {
 		return nil, err
 	}
-	ens, err := zabmodel.NewEnsemble(w, nw, zabmodel.Config{Voters: m.cfg.Servers, Bugs: m.cfg.Bugs, Observer: checker, InitialZxidCounter: m.cfg.ZxidCounter})
+	observer := zabmodel.ObserverFunc(func(e zabmodel.Event) {
+		zw.history.observe(e)
+		checker.Observe(e)
+	})
+	ens, err := zabmodel.NewEnsemble(w, nw, zabmodel.Config{Voters: m.cfg.Servers, Bugs: m.cfg.Bugs, SelfTests: m.cfg.SelfTests, Observer: observer, InitialZxidCounter: m.cfg.ZxidCounter})
 	if err != nil {
 		return nil, err
 	}
@@ -219,27 +257,68 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 	zw.nodes = ens.Nodes()
 	ens.Start()
 	zw.clientN = w.AddNode("c1", nil)
-	zw.client, err = client.New(w, nw, zw.clientN, client.Config{Servers: ens.Nodes(), SessionTimeout: 6 * clock.Second}, nil)
+	zw.client, err = client.New(w, nw, zw.clientN, client.Config{Servers: ens.Nodes(), SessionTimeout: 6 * clock.Second}, client.WatcherFunc(zw.history.event))
 	if err != nil {
 		return nil, err
 	}
 	zw.refresh()
 	if m.cfg.Warmup {
-		if err := zw.warmup(); err != nil {
+		if err := zw.warmupCached(); err != nil {
 			return nil, err
 		}
 	}
+	zw.warmedUp = true
+	zw.refresh()
 	if err := zw.settle(); err != nil {
 		return nil, err
 	}
 	return zw, nil
 }
 
-// warmup runs the canonical schedule until the ensemble serves and the client is connected.
-func (zw *zabWorld) warmup() error {
+// warmupCached runs the warm-up, or fires the choice prefix an earlier build of the same model
+// recorded. The world is deterministic: the same calls in the same order give the same events
+// with the same sequence numbers, so firing the recorded ones reaches the same state without
+// listing the enabled events, judging and testing readiness after each (about a fifth of a
+// state's cost). Dead timers the skipped listings would have dropped stay in the pending list
+// until the next listing; they are never enabled, so no index of a later "fire N" changes.
+func (zw *zabWorld) warmupCached() error {
+	m := zw.m
+	if m.cfg.NoReuse || zw.trace != nil {
+		_, err := zw.warmup()
+		return err
+	}
+	m.warmMu.Lock()
+	prefix := m.warm
+	m.warmMu.Unlock()
+	if prefix == nil {
+		fired, err := zw.warmup()
+		if err != nil {
+			return err
+		}
+		m.warmMu.Lock()
+		if m.warm == nil {
+			m.warm = fired
+		}
+		m.warmMu.Unlock()
+		return nil
+	}
+	m.warmReplays.Add(1)
+	for i, seq := range prefix {
+		if _, err := zw.w.FireEnabled(seq); err != nil {
+			return fmt.Errorf("modelcheck: warm-up prefix step %d: %w", i+1, err)
+		}
+	}
+	zw.refresh()
+	return nil
+}
+
+// warmup runs the canonical schedule until the ensemble serves and the client is connected, and
+// returns the sequence numbers of the events it fired.
+func (zw *zabWorld) warmup() ([]uint64, error) {
+	fired := []uint64{}
 	for range maxWarmupSteps {
 		if zw.ready() {
-			return nil
+			return fired, nil
 		}
 		pick := -1
 		for i := range zw.enabled {
@@ -252,17 +331,19 @@ func (zw *zabWorld) warmup() error {
 			pick = zw.earliest
 		}
 		if pick < 0 {
-			return errors.New("modelcheck: the warm-up ran out of events before the ensemble served")
+			return nil, errors.New("modelcheck: the warm-up ran out of events before the ensemble served")
 		}
-		if _, err := zw.w.FireEnabled(zw.enabled[pick].Seq); err != nil {
-			return err
+		seq := zw.enabled[pick].Seq
+		if _, err := zw.w.FireEnabled(seq); err != nil {
+			return nil, err
 		}
+		fired = append(fired, seq)
 		zw.refresh()
 		if v := zw.check(); v != nil {
-			return fmt.Errorf("modelcheck: the warm-up itself violates %s: %s", v.Invariant, v.Explanation)
+			return nil, fmt.Errorf("modelcheck: the warm-up itself violates %s: %s", v.Invariant, v.Explanation)
 		}
 	}
-	return fmt.Errorf("modelcheck: the ensemble did not serve within %d warm-up steps", maxWarmupSteps)
+	return nil, fmt.Errorf("modelcheck: the ensemble did not serve within %d warm-up steps", maxWarmupSteps)
 }
 
 // ready reports whether a leader is established, every server serves, the client is connected
@@ -287,6 +368,15 @@ func (zw *zabWorld) ready() bool {
 // refresh lists the enabled events and finds the earliest pending timer.
 func (zw *zabWorld) refresh() {
 	zw.enabled = zw.w.Enabled(zw.enabled[:0])
+	if zw.m.cfg.HideTimers && zw.warmedUp {
+		kept := zw.enabled[:0]
+		for _, ev := range zw.enabled {
+			if !ev.Timer {
+				kept = append(kept, ev)
+			}
+		}
+		zw.enabled = kept
+	}
 	zw.earliest = -1
 	now := zw.w.Now()
 	for i, ev := range zw.enabled {
@@ -349,6 +439,9 @@ func (zw *zabWorld) settled() bool {
 	if zw.writesIssued < zw.m.cfg.Writes || zw.writesDone < zw.m.cfg.Writes {
 		return false
 	}
+	if zw.readsIssued < zw.m.cfg.Reads || zw.readsDone < zw.m.cfg.Reads {
+		return false
+	}
 	for i := range zw.enabled {
 		if zw.due(i) {
 			return false
@@ -408,6 +501,9 @@ func (zw *zabWorld) actions(buf []Action) ([]Action, bool) {
 	if zw.writesIssued < zw.m.cfg.Writes {
 		buf = append(buf, zabAction(zabWrite, 0))
 	}
+	if zw.readsIssued < zw.m.cfg.Reads {
+		buf = append(buf, zabAction(zabRead, 0))
+	}
 	for i, node := range zw.nodes {
 		up := zw.w.IsUp(node)
 		if up && zw.crashes < zw.m.cfg.Crashes {
@@ -446,11 +542,16 @@ func (zw *zabWorld) step(a Action) error {
 		zw.writesIssued++
 		zw.w.NoteHistory(zw.clientN, "write "+strconv.Itoa(k))
 		zw.w.Note(zw.clientN, "op", "create /k%d", k)
-		err := zw.client.Create("/k"+strconv.Itoa(k), []byte{byte(k)}, proto.OpenACLUnsafe, proto.Persistent, func(client.CreateResult) {
-			zw.writesDone++
-		})
-		if err != nil {
+		if err := zw.history.create(k, func() { zw.writesDone++ }); err != nil {
 			return fmt.Errorf("modelcheck: write %d: %w", k, err)
+		}
+	case zabRead:
+		k := zw.readsIssued
+		zw.readsIssued++
+		zw.w.NoteHistory(zw.clientN, "read "+strconv.Itoa(k))
+		zw.w.Note(zw.clientN, "op", "exists %s watch", watchedPath)
+		if err := zw.history.read(func() { zw.readsDone++ }); err != nil {
+			return fmt.Errorf("modelcheck: read %d: %w", k, err)
 		}
 	case zabCrash:
 		zw.crashes++
@@ -479,11 +580,27 @@ func (zw *zabWorld) check() *Violation {
 	return nil
 }
 
-// checkSettled: no server exited on its own, and servers that applied the same last zxid hold the
-// same tree.
+// judge is the judgement of every state: check, then the client-visible checkers on the history
+// so far (zab_client.go). The warm-up and the coarse model's due events between two states are
+// judged by check alone: a client-visible violation there is still in the history of the state
+// they lead to.
+func (zw *zabWorld) judge() *Violation {
+	if v := zw.check(); v != nil {
+		return v
+	}
+	return zw.history.judge(false)
+}
+
+// checkSettled: no server exited on its own, servers that applied the same last zxid hold the
+// same tree, and, when the client is connected to a serving server, the watch-missed rule.
 func (zw *zabWorld) checkSettled() *Violation {
 	if !zw.settled() {
 		return nil
+	}
+	if zw.clientServes() {
+		if v := zw.history.judge(true); v != nil {
+			return v
+		}
 	}
 	digests := map[int64]zabmodel.State{}
 	for _, s := range zw.ens.Servers() {
@@ -519,7 +636,7 @@ func (zw *zabWorld) fingerprint() Fingerprint {
 		b = binary.LittleEndian.AppendUint64(b, zw.w.HistoryHash(node))
 	}
 	b = binary.LittleEndian.AppendUint64(b, zw.w.HistoryHash(sim.NoNode))
-	for _, v := range []int{zw.writesIssued, zw.writesDone, zw.crashes, zw.restarts, zw.early, zw.timers} {
+	for _, v := range []int{zw.writesIssued, zw.writesDone, zw.readsIssued, zw.readsDone, zw.crashes, zw.restarts, zw.early, zw.timers} {
 		b = binary.AppendUvarint(b, uint64(v))
 	}
 	for _, armed := range zw.armed {
@@ -539,6 +656,9 @@ func (zw *zabWorld) summary() string {
 		parts = append(parts, fmt.Sprintf("zk%d %s e%d/%d last=%s", st.Sid, st.Role, st.AcceptedEpoch, st.CurrentEpoch, zabmodel.FormatZxid(st.LastProcessedZxid)))
 	}
 	parts = append(parts, fmt.Sprintf("writes %d/%d", zw.writesDone, zw.writesIssued))
+	if zw.m.cfg.Reads > 0 {
+		parts = append(parts, fmt.Sprintf("reads %d/%d", zw.readsDone, zw.readsIssued))
+	}
 	return strings.Join(parts, ", ")
 }
 
@@ -563,6 +683,8 @@ func (zw *zabWorld) describe(a Action) (string, string) {
 		return line, detail
 	case zabWrite:
 		return "write", fmt.Sprintf("c1 creates /k%d", zw.writesIssued)
+	case zabRead:
+		return "read", fmt.Sprintf("c1 asks exists %s with a watch", watchedPath)
 	case zabCrash:
 		return fmt.Sprintf("crash zk%d", arg+1), ""
 	case zabCrashAt:
@@ -598,11 +720,14 @@ type zabState struct {
 	violation *Violation
 	terminal  *Violation
 	summary   string
-	lines     []string // Describe's line and detail per action, two entries each
+	lines     []string   // Describe's line and detail per action, two entries each
+	keys      []SleepKey // ActionKey's key per action; Owner 0 means not keyed
+	// world is the live world the state was built in, until a step takes it over (see Step).
+	world atomic.Pointer[zabWorld]
 }
 
 func (m *ZABModel) stateOf(path []Action, zw *zabWorld) *zabState {
-	s := &zabState{m: m, path: path, fp: zw.fingerprint(), violation: zw.check(), summary: zw.summary()}
+	s := &zabState{m: m, path: path, fp: zw.fingerprint(), violation: zw.judge(), summary: zw.summary()}
 	if m.cfg.NoCommute {
 		b := make([]byte, 0, 4*len(path))
 		for _, a := range path {
@@ -612,14 +737,15 @@ func (m *ZABModel) stateOf(path []Action, zw *zabWorld) *zabState {
 	}
 	s.actions, s.cut = zw.actions(nil)
 	if s.violation == nil && len(s.actions) == 0 {
-		s.terminal = zw.checkSettled()
-		if !zw.settled() && !s.cut && s.terminal == nil {
-			s.terminal = &Violation{Invariant: "Deadlock", Explanation: "no event is enabled and a write is unanswered: " + zw.summary()}
-		}
+		s.terminal = zw.checkTerminal(s.cut)
 	}
 	for _, a := range s.actions {
 		line, detail := zw.describe(a)
 		s.lines = append(s.lines, line, detail)
+	}
+	s.keys = zw.sleepKeys(s.actions)
+	if !m.cfg.NoReuse && len(s.actions) > 0 {
+		s.world.Store(zw)
 	}
 	return s
 }
@@ -651,17 +777,90 @@ func (m *ZABModel) replay(path []Action, trace io.Writer) (*zabWorld, error) {
 	return zw, nil
 }
 
-// Step implements State.
+// Step implements State. The first step taken from a state that still holds its live world
+// continues in that world (the world is deterministic, so that is the world a re-execution of the
+// path would build) and takes it over; every other step re-executes the path in a new world. A
+// depth-first search thus re-executes a path only when it backtracks: one re-execution saved per
+// expanded state. A breadth-first search releases the worlds of the states it queues (release),
+// since a level's worth of live worlds would not fit in memory.
 func (s *zabState) Step(a Action) (State, error) {
 	path := make([]Action, len(s.path)+1)
 	copy(path, s.path)
 	path[len(s.path)] = a
+	if zw := s.world.Swap(nil); zw != nil {
+		s.m.inPlace.Add(1)
+		if err := zw.step(a); err != nil {
+			return nil, fmt.Errorf("step %d: %w", len(path), err)
+		}
+		return s.m.stateOf(path, zw), nil
+	}
 	zw, err := s.m.replay(path, nil)
 	if err != nil {
 		return nil, err
 	}
 	return s.m.stateOf(path, zw), nil
 }
+
+// sleepKeys names each action for the search's sleep sets (ActionKeyer): a due event of a node,
+// not a timer, is keyed by its node and its canonical event key. Two such events of different
+// nodes commute: each runs only its node's code, which changes only its node's state and
+// appends to the connections from it (a delivery takes only the head of its connection, and
+// the network drops queued messages only towards the node that closes or receives a reset), at
+// the same time (a due event does not move the clock), and the fingerprint folds each node's
+// events into that node's own history. Not keyed, so never put to sleep: timers (they move the
+// clock and spend the Timers bound), world-level events, the environment's actions, events of a
+// state where a crash is armed (a boundary skip is noted in the world-level history, whose
+// order would then differ), two events with one key (one name must mean one transition), and
+// everything under NoCommute, whose fingerprint is the path.
+func (zw *zabWorld) sleepKeys(actions []Action) []SleepKey {
+	keys := make([]SleepKey, len(actions))
+	if zw.m.cfg.NoCommute {
+		return keys
+	}
+	for _, armed := range zw.armed {
+		if armed != 0 {
+			return keys
+		}
+	}
+	for i, a := range actions {
+		if a.zabKind() != zabFire {
+			continue
+		}
+		ev := zw.enabled[a.zabArg()]
+		if !zw.due(a.zabArg()) || ev.Timer || ev.Node == sim.NoNode {
+			continue
+		}
+		h := hashBytes([]byte(zw.w.EventKey(ev.Seq)))
+		keys[i] = SleepKey{Owner: uint32(ev.Node) + 1, Key: h[0]}
+	}
+	shared := make([]bool, len(keys))
+	for i := range keys {
+		for j := i + 1; j < len(keys); j++ {
+			if keys[i].Owner != 0 && keys[i] == keys[j] {
+				shared[i], shared[j] = true, true
+			}
+		}
+	}
+	for i, dup := range shared {
+		if dup {
+			keys[i] = SleepKey{}
+		}
+	}
+	return keys
+}
+
+// ActionKey implements ActionKeyer (see sleepKeys).
+func (s *zabState) ActionKey(a Action) (SleepKey, bool) {
+	for i, b := range s.actions {
+		if b == a {
+			return s.keys[i], s.keys[i].Owner != 0
+		}
+	}
+	return SleepKey{}, false
+}
+
+// release drops the state's live world: the search will not step it soon.
+func (s *zabState) release() { s.world.Store(nil) }
 
 // Fingerprint implements State.
 func (s *zabState) Fingerprint() Fingerprint { return s.fp }
@@ -697,6 +896,9 @@ func (m *ZABModel) ParseAction(line string) (Action, error) {
 	fields := strings.Fields(line)
 	if len(fields) == 1 && fields[0] == "write" {
 		return zabAction(zabWrite, 0), nil
+	}
+	if len(fields) == 1 && fields[0] == "read" {
+		return zabAction(zabRead, 0), nil
 	}
 	skip := 0
 	if len(fields) == 3 && fields[0] == "crash-at-boundary" {
@@ -737,16 +939,34 @@ func (m *ZABModel) ReplayPath(path []Action, w io.Writer) (*Violation, error) {
 		return nil, err
 	}
 	fmt.Fprintf(w, "state after %d steps: %s\n", len(path), zw.summary())
-	if v := zw.check(); v != nil {
+	if v := zw.judge(); v != nil {
 		return v, nil
 	}
 	if actions, cut := zw.actions(nil); len(actions) == 0 {
-		if !zw.settled() && !cut {
-			return &Violation{Invariant: "Deadlock", Explanation: "no event is enabled and a write is unanswered: " + zw.summary()}, nil
-		}
-		return zw.checkSettled(), nil
+		return zw.checkTerminal(cut), nil
 	}
 	return nil, nil
+}
+
+// checkTerminal judges a state in which the search takes no action: the settled judges, and the
+// two deadlocks. A path that ends with a write or a read issued and unanswered, and not because
+// a bound stopped it, leaves it unanswered for ever. A state in which the world has no pending event at all (no
+// timer either: a settled path ends while timers are still armed, and those are no deadlock)
+// and in which no leader serves stays so for ever: the ensemble is stuck without a leader.
+func (zw *zabWorld) checkTerminal(cut bool) *Violation {
+	if v := zw.checkSettled(); v != nil {
+		return v
+	}
+	if cut {
+		return nil
+	}
+	if zw.writesDone < zw.writesIssued || zw.readsDone < zw.readsIssued {
+		return &Violation{Invariant: "Deadlock", Explanation: "no event is enabled and an operation is unanswered: " + zw.summary()}
+	}
+	if len(zw.enabled) == 0 && !zw.w.Ended() && !zw.serving() {
+		return &Violation{Invariant: "Deadlock", Explanation: "no event is pending and no leader serves: " + zw.summary()}
+	}
+	return nil
 }
 
 // Settings implements Settings.
@@ -756,13 +976,25 @@ func (m *ZABModel) Settings() [][2]string {
 	if !c.Bugs.Empty() {
 		bugs = strings.Join(c.Bugs.Names(), ",")
 	}
-	return [][2]string{
+	settings := [][2]string{
 		{"servers", strconv.Itoa(c.Servers)}, {"writes", strconv.Itoa(c.Writes)},
 		{"crashes", strconv.Itoa(c.Crashes)}, {"restarts", strconv.Itoa(c.Restarts)},
 		{"early-timeouts", strconv.Itoa(c.EarlyTimeouts)}, {"timers", strconv.Itoa(c.Timers)}, {"bugs", bugs},
 		{"warmup", strconv.FormatBool(c.Warmup)}, {"no-commute", strconv.FormatBool(c.NoCommute)}, {"zxid-counter", "0x" + strconv.FormatInt(c.ZxidCounter, 16)},
 		{"coarse", strconv.FormatBool(c.Coarse)}, {"boundary-skips", strconv.Itoa(c.BoundarySkips)},
 	}
+	// Reads and self-tests are written only when used, so that older counterexample files and
+	// the printed settings of runs without them stay as they were.
+	if c.Reads > 0 {
+		settings = append(settings, [2]string{"reads", strconv.Itoa(c.Reads)})
+	}
+	if !c.SelfTests.Empty() {
+		settings = append(settings, [2]string{"self-tests", strings.Join(c.SelfTests.Names(), ",")})
+	}
+	if c.HideTimers {
+		settings = append(settings, [2]string{"hide-timers", "true"})
+	}
+	return settings
 }
 
 func zabFromSettings(settings map[string]string) (Model, error) {
@@ -770,10 +1002,10 @@ func zabFromSettings(settings map[string]string) (Model, error) {
 	ints := map[string]*int{
 		"servers": &cfg.Servers, "writes": &cfg.Writes, "crashes": &cfg.Crashes,
 		"restarts": &cfg.Restarts, "early-timeouts": &cfg.EarlyTimeouts, "timers": &cfg.Timers,
-		"boundary-skips": &cfg.BoundarySkips,
+		"boundary-skips": &cfg.BoundarySkips, "reads": &cfg.Reads,
 	}
 	bools := map[string]*bool{
-		"no-commute": &cfg.NoCommute, "coarse": &cfg.Coarse, "warmup": &cfg.Warmup,
+		"no-commute": &cfg.NoCommute, "coarse": &cfg.Coarse, "warmup": &cfg.Warmup, "hide-timers": &cfg.HideTimers,
 	}
 	// Keys are taken in sorted order, so that of several bad settings the same one is reported.
 	for _, key := range slices.Sorted(maps.Keys(settings)) {
@@ -800,6 +1032,14 @@ func zabFromSettings(settings map[string]string) (Model, error) {
 				return nil, fmt.Errorf("zxid-counter: %w", err)
 			}
 			cfg.ZxidCounter = v
+			continue
+		}
+		if key == "self-tests" {
+			tests, err := zabmodel.ParseSelfTests(value)
+			if err != nil {
+				return nil, fmt.Errorf("self-tests: %w", err)
+			}
+			cfg.SelfTests = tests
 			continue
 		}
 		if key != "bugs" {

@@ -42,7 +42,37 @@ type Coverage struct {
 	// about a sixth of a run through maps, measured with simrun fuzz --fresh-percent 100).
 	stepAt      [coverageKinds][8][8][8]int32 // kind, role, phase, source -> index in steps + 1
 	transitions [coverageKinds][coverageKinds][8]bool
+	// sites are the boundary hits an injection can be aimed at (see Site).
+	sites []Site
 }
+
+// Site is an effect boundary that a server reached in a run: the first hit of that boundary since
+// the server's role or phase last changed (its first append of a sync, its first NEWLEADER epoch
+// write as a follower, its first COMMIT sent as a new leader). An injection armed a nanosecond
+// before At on that server lands on exactly that hit (the run is the parent's up to there), so a
+// site is a fault that is sure to fire, inside a window the run is known to open. Key names the
+// situation (boundary, phase, role, the server's previous step) and is what the fuzzer counts to
+// know which sites are rare.
+type Site struct {
+	Server int64
+	Point  string
+	At     clock.Time
+	Key    uint64
+}
+
+// maxSites bounds the sites a run keeps: a long run with many elections reaches many, and beyond a
+// few thousand they add memory to the corpus and nothing new to aim at.
+const maxSites = 4096
+
+// boundaryIndex numbers the effect boundaries, for the per-server sets of boundaries reached in the
+// current phase.
+var boundaryIndex = func() map[string]int {
+	out := map[string]int{}
+	for i, name := range crashPointNames {
+		out[name] = i
+	}
+	return out
+}()
 
 // coverageKinds bounds the event kinds the arrays index; a kind past it is folded into the last.
 const coverageKinds = 32
@@ -101,6 +131,11 @@ type serverCoverage struct {
 	// lastSnapshot the zxid of its newest snapshot, written or loaded.
 	history      uint8
 	lastSnapshot int64
+	// reached holds the boundaries (by boundaryIndex) the server hit since its role or phase last
+	// changed, and reachedRole and reachedPhase that role and phase.
+	reached      [4]uint64
+	reachedRole  zabmodel.Role
+	reachedPhase phase
 }
 
 // History bits: what a server's disk has lived through in the run. The bugs of the zoo's rarest
@@ -349,9 +384,23 @@ func (c *Coverage) fault(verb string, sid int64, at clock.Time) {
 	s.fault, s.after = verb, s.after[:0]
 }
 
+// Sites returns the boundary hits of the run an injection can be aimed at, in the order reached.
+func (c *Coverage) Sites() []Site { return c.sites }
+
 // crashPoint records that a server reached a named persistence boundary.
 func (c *Coverage) crashPoint(sid int64, point string, at clock.Time) {
-	ph := c.server(sid).phase
+	s := c.server(sid)
+	ph := s.phase
+	if i, ok := boundaryIndex[point]; ok && i < 256 && len(c.sites) < maxSites {
+		if s.reachedRole != s.role || s.reachedPhase != ph {
+			s.reached, s.reachedRole, s.reachedPhase = [4]uint64{}, s.role, ph
+		}
+		if s.reached[i/64]&(1<<(i%64)) == 0 {
+			s.reached[i/64] |= 1 << (i % 64)
+			c.sites = append(c.sites, Site{Server: sid, Point: point, At: at,
+				Key: mix(0x0b, uint64(i), uint64(ph), uint64(s.role), uint64(s.last))})
+		}
+	}
 	hash := mix(0x07, hashString(point), uint64(ph))
 	if _, ok := c.seen[hash]; ok {
 		return

@@ -143,13 +143,13 @@ func TestFuzzerProposesFreshSeedsAndMutations(t *testing.T) {
 	require.Equal(t, uint64(100), first.Seed)
 	script, err := DrawScript(Options{Seed: 100, Observers: -1, Duration: 10 * clock.Second})
 	require.NoError(t, err)
-	entry, fresh := f.Learn(first, script, []Feature{{Hash: 7, Count: true}})
+	entry, fresh := f.Learn(first, script, []Feature{{Hash: 7, Count: true}}, nil)
 	require.Equal(t, 1, fresh)
 	require.Nil(t, entry, "a new count bucket alone keeps no input")
-	entry, fresh = f.Learn(first, script, []Feature{{Hash: 1, At: clock.Time(warmup + 3*clock.Second), Server: 2}})
+	entry, fresh = f.Learn(first, script, []Feature{{Hash: 1, At: clock.Time(warmup + 3*clock.Second), Server: 2}}, nil)
 	require.Equal(t, 1, fresh)
 	require.NotNil(t, entry)
-	_, fresh = f.Learn(first, script, []Feature{{Hash: 1}})
+	_, fresh = f.Learn(first, script, []Feature{{Hash: 1}}, nil)
 	require.Zero(t, fresh, "a situation already seen is not new")
 
 	var directed, mutated, reseeded int
@@ -187,7 +187,7 @@ func TestFuzzerStartsAsTheSwarm(t *testing.T) {
 		c := f.Next()
 		require.True(t, c.Fresh, "proposal %d", i)
 		require.Equal(t, 7+i, c.Seed)
-		f.Learn(c, script, []Feature{{Hash: 100 + i, At: clock.Time(warmup + clock.Second), Server: 1}})
+		f.Learn(c, script, []Feature{{Hash: 100 + i, At: clock.Time(warmup + clock.Second), Server: 1}}, nil)
 	}
 	mutated := 0
 	for range 100 {
@@ -248,4 +248,85 @@ func TestInjectionAtAReachedBoundaryLandsOnIt(t *testing.T) {
 		landed++
 	}
 	require.Equal(t, 3, landed, "seed 5 reaches boundaries in its fault phase")
+}
+
+// TestSitesAreFirstHitsPerPhase: a run's sites are boundary hits of the fault phase, each the first
+// of its boundary on its server since that server's role or phase changed, so a sync's few hits
+// are sites beside a broadcast's many; and a site injection proposed from that run arms exactly
+// one of them (its point, its server, a nanosecond before its moment), preferring situations few
+// runs reached.
+func TestSitesAreFirstHitsPerPhase(t *testing.T) {
+	options := Options{Seed: 5, Observers: -1, Clients: 3, Duration: 10 * clock.Second}
+	cov := NewCoverage()
+	options.Coverage = cov
+	var hits int
+	options.OnCrashPoint = func(CrashPointHit) { hits++ }
+	rep, err := Run(options)
+	require.NoError(t, err)
+	sites := cov.Sites()
+	require.NotEmpty(t, sites, "seed 5 reaches boundaries in its fault phase")
+	assert.Less(t, len(sites), hits, "a boundary hit again in the same phase is not a new site")
+	type place struct {
+		server int64
+		point  string
+		at     clock.Time
+	}
+	reached := map[place]bool{}
+	for _, s := range sites {
+		assert.GreaterOrEqual(t, s.At, clock.Time(warmup), "a site is in the fault phase")
+		reached[place{s.Server, s.Point, s.At}] = true
+	}
+
+	f := NewFuzzer(FuzzerOptions{SeedStart: 5, Duration: 10 * clock.Second, RandomSeed: 3, FreshFirst: 1, FreshPercent: 1})
+	first := f.Next()
+	require.True(t, first.Fresh)
+	f.Learn(first, rep.Script, cov.Features(), sites)
+	proposed := 0
+	for range 200 {
+		c := f.Next()
+		if c.Mutation != "site" {
+			continue
+		}
+		proposed++
+		require.Len(t, c.Edits, 1)
+		e := c.Edits[0]
+		require.Equal(t, EditInject, e.Kind)
+		server, err := strconv.ParseInt(strings.TrimPrefix(e.Target, "zk"), 10, 64)
+		require.NoError(t, err)
+		assert.True(t, reached[place{server, e.Point, clock.Time(warmup) + clock.Time(e.At+clock.Nanosecond)}],
+			"%s arms a boundary hit the parent reached", e)
+		require.NoError(t, c.Script.check(3, 10*clock.Second, nil))
+	}
+	assert.Greater(t, proposed, 40, "site injections are a large share of the mutations")
+}
+
+// TestSiteInjectionsPreferRareSituations: of a parent's sites, those of a situation few runs
+// reached are armed far more often than their share of the parent's hits: a power schedule over
+// situations rather than over hits.
+func TestSiteInjectionsPreferRareSituations(t *testing.T) {
+	script, err := DrawScript(Options{Seed: 5, Observers: -1, Clients: 3, Duration: 10 * clock.Second})
+	require.NoError(t, err)
+	common, rare := CrashPoints()[0], CrashPoints()[1]
+	at := func(i int) clock.Time { return clock.Time(warmup) + clock.Time(i+1)*clock.Time(clock.Millisecond) }
+	f := NewFuzzer(FuzzerOptions{SeedStart: 5, Duration: 10 * clock.Second, RandomSeed: 9, FreshFirst: 1, FreshPercent: 1})
+	for i := range 30 {
+		// Runs that reached only the common situation, and join neither the corpus nor the recent runs.
+		f.Learn(FuzzCandidate{Seed: 1000 + uint64(i), Mutation: "random"}, nil, nil, []Site{{Server: 1, Point: common, At: at(0), Key: 1}})
+	}
+	var sites []Site
+	for i := range 10 {
+		sites = append(sites, Site{Server: 1, Point: common, At: at(i), Key: 1})
+	}
+	sites = append(sites, Site{Server: 2, Point: rare, At: at(10), Key: 2})
+	parent := f.Next()
+	require.True(t, parent.Fresh)
+	f.Learn(parent, script, []Feature{{Hash: 1, At: at(0), Server: 1}}, sites)
+	counts := map[string]int{}
+	for range 400 {
+		if c := f.Next(); c.Mutation == "site" {
+			counts[c.Edits[0].Point]++
+		}
+	}
+	require.Greater(t, counts[common]+counts[rare], 100)
+	assert.Greater(t, counts[rare], 4*counts[common], "the rare situation's one hit is armed more often than the common one's ten: %v", counts)
 }

@@ -16,11 +16,14 @@ import (
 // use; simrun guards it with a mutex. With one caller and the same options it proposes the same
 // inputs in the same order.
 //
-// Next proposes one of three things:
+// Next proposes one of four things:
 //   - a fresh seed (the next of a counter): every proposal of the first FreshFirst, then a share
 //     that adapts between FreshPercent and 90% (FreshShare): the random swarm itself, so that
 //     the fuzzer does worse than the swarm by at most that share, and keeps finding new starting
 //     points;
+//   - a site injection (siteMutation): a crash, pause or reset at exactly one boundary hit of a
+//     corpus entry's run or of a recent fresh seed's, the hit drawn by the rarity of its
+//     situation, so that the fault is sure to fire inside a window the run is known to open;
 //   - a directed mutation: an entry of the corpus, preferring entries whose new situations are
 //     rare, with a fault (a crash, a reset, a pause or an isolation) added on the server where one
 //     of those situations was reached, at or just after the moment it was reached. This is where
@@ -38,6 +41,11 @@ type Fuzzer struct {
 	// their last runs, and yieldRuns how many runs each mean has seen.
 	yield     [2]float64
 	yieldRuns [2]int
+	// siteCounts counts, per site key (Site.Key), the runs that reached it; recent holds the last
+	// fresh runs as parents for site injections, oldest first.
+	siteCounts map[uint64]int
+	recent     []*FuzzEntry
+	learned    int // runs learned from
 }
 
 // FuzzerOptions configure a Fuzzer.
@@ -69,6 +77,17 @@ type FuzzEntry struct {
 	// Edits describes how the entry was made from its parent, for a person reading the corpus.
 	Edits []Edit
 	picks int
+	// sites are the boundary hits of the entry's run (see Site), kept compact.
+	sites []site
+}
+
+// site is a Site as an entry keeps it: a run has hundreds of them, and the corpus hundreds of
+// entries.
+type site struct {
+	at     clock.Time
+	key    uint64
+	server int32
+	point  uint16 // index in crashPointNames
 }
 
 // FuzzCandidate is a proposed run: a seed, and a script unless it is a fresh seed.
@@ -78,8 +97,8 @@ type FuzzCandidate struct {
 	Edits  []Edit
 	// Fresh says the candidate is a fresh seed (the swarm's own run).
 	Fresh bool
-	// Mutation names how the candidate was made: "fresh", "directed", "reseed", "splice" or
-	// "random", so that a campaign can count what each kind of proposal costs and finds.
+	// Mutation names how the candidate was made: "fresh", "site", "directed", "reseed", "splice"
+	// or "random", so that a campaign can count what each kind of proposal costs and finds.
 	Mutation string
 }
 
@@ -97,7 +116,7 @@ func NewFuzzer(o FuzzerOptions) *Fuzzer {
 	if o.FreshFirst == 0 {
 		o.FreshFirst = DefaultFreshFirst
 	}
-	return &Fuzzer{opts: o, rng: sim.NewPCG(o.RandomSeed), counts: map[uint64]int{}, nextSeed: o.SeedStart}
+	return &Fuzzer{opts: o, rng: sim.NewPCG(o.RandomSeed), counts: map[uint64]int{}, siteCounts: map[uint64]int{}, nextSeed: o.SeedStart}
 }
 
 // Corpus returns the corpus entries, oldest first.
@@ -121,21 +140,27 @@ func (f *Fuzzer) Next() FuzzCandidate {
 		f.nextSeed++
 		return FuzzCandidate{Seed: seed, Fresh: true, Mutation: "fresh"}
 	}
+	pick := f.rng.Choose(100)
+	if pick < siteShare {
+		if c, ok := f.siteMutation(); ok {
+			return c
+		}
+	}
 	parent := f.pickEntry()
 	parent.picks++
-	// The mix of mutations: directed 30 in 70, reseeded 25, spliced 10, random 5 (a splice of
+	// The rest of the mix: directed 15 in 40, reseeded 10, spliced 5, random 10 (a splice of
 	// entries of different clusters falls back to random edits).
-	switch pick := f.rng.Choose(70); {
-	case pick < 30 && len(parent.moments()) > 0:
+	switch pick = f.rng.Choose(40); {
+	case pick < 15 && len(parent.moments()) > 0:
 		edits := []Edit{f.directedEdit(parent)}
 		return FuzzCandidate{Seed: parent.Seed, Script: ApplyEdits(parent.Script, edits), Edits: edits, Mutation: "directed"}
-	case pick < 55:
+	case pick < 25:
 		// The same faults under another seed: the run's timing (every latency, every client's
 		// pick) is drawn anew, so a scenario that reached rare situations is tried at other
 		// interleavings.
 		seed := uint64(f.rng.Choose(1<<31))<<32 | uint64(f.rng.Choose(1<<31))
 		return FuzzCandidate{Seed: seed, Script: parent.Script, Edits: []Edit{{Kind: EditReseed, Param: uint32(seed)}}, Mutation: "reseed"}
-	case pick < 65:
+	case pick < 30:
 		if other := f.corpus[f.rng.Choose(len(f.corpus))]; other != parent && sameCluster(parent.Script, other.Script) {
 			at := clock.Duration(f.rng.Choose(int(f.opts.Duration/clock.Millisecond))) * clock.Millisecond
 			return FuzzCandidate{Seed: parent.Seed, Script: splice(parent.Script, other.Script, at),
@@ -147,6 +172,70 @@ func (f *Fuzzer) Next() FuzzCandidate {
 		edits = append(edits, f.randomEdit())
 	}
 	return FuzzCandidate{Seed: parent.Seed, Script: ApplyEdits(parent.Script, edits), Edits: edits, Mutation: "random"}
+}
+
+// siteShare is the percentage of mutations that are site injections (siteMutation). Measured
+// with simrun fuzz's count of failing runs per kind (10 s runs, 3 clients, 2,500 runs from seed
+// 1, failing runs kept out of the corpus): with epoch-refusal on, 5 of 425 site injections failed
+// against 2 of 1,403 fresh seeds and 3 of 672 other mutations; with stale-ack on, 1 of 411 against
+// none of the others.
+const siteShare = 60
+
+// recentRuns is how many of the last fresh runs site injections take parents from.
+const recentRuns = 64
+
+// maxSiteWeight bounds how much likelier a rare site's situation is picked than a common one's.
+const maxSiteWeight = 16
+
+// siteMutation proposes a site injection: a crash, a pause or a connection reset at exactly one
+// boundary hit of a parent's run (see Site), so that the fault is sure to fire, in a run that is
+// the parent's up to that hit. Half the parents are corpus entries (pickEntry), half the last
+// fresh runs: the swarm's own runs, as eventful as the swarm's and as varied, with a fault that
+// the swarm's BUGGIFY arms only by luck at a boundary the run reaches. The site is drawn in two
+// steps: first a situation (Site.Key: boundary, phase, role, previous step) among those the run
+// reached, weighted by its rarity across the campaign (runs over the runs that reached it, from 1
+// to maxSiteWeight), then one of that situation's hits. Drawing situations rather than hits keeps
+// the few hits of a sync (a NEWLEADER's epoch write, a TRUNC) from drowning among the hundreds of
+// appends and sends of a broadcast phase; weighting by rarity is AFLFast's power schedule over
+// situations instead of paths.
+func (f *Fuzzer) siteMutation() (FuzzCandidate, bool) {
+	var parent *FuzzEntry
+	if len(f.recent) > 0 && (len(f.corpus) == 0 || f.rng.Choose(2) == 0) {
+		parent = f.recent[f.rng.Choose(len(f.recent))]
+	} else if len(f.corpus) > 0 {
+		parent = f.pickEntry()
+	}
+	if parent == nil || len(parent.sites) == 0 {
+		return FuzzCandidate{}, false
+	}
+	index := map[uint64]int{}
+	var keys []uint64
+	var members [][]int32
+	for i, x := range parent.sites {
+		j, ok := index[x.key]
+		if !ok {
+			j = len(keys)
+			index[x.key] = j
+			keys = append(keys, x.key)
+			members = append(members, nil)
+		}
+		members[j] = append(members[j], int32(i))
+	}
+	weights := make([]int, len(keys))
+	total := 0
+	for j, key := range keys {
+		weights[j] = min(max((f.learned+1)/(f.siteCounts[key]+1), 1), maxSiteWeight)
+		total += weights[j]
+	}
+	pick, j := f.rng.Choose(total), 0
+	for ; pick >= weights[j]; j++ {
+		pick -= weights[j]
+	}
+	x := parent.sites[members[j][f.rng.Choose(len(members[j]))]]
+	edit := Edit{Kind: EditInject, At: max(clock.Duration(x.at-clock.Time(warmup))-clock.Nanosecond, 0), Point: crashPointNames[x.point],
+		Target: "zk" + strconv.FormatInt(int64(x.server), 10), Param: uint32(f.rng.Choose(1 << 16))}
+	parent.picks++
+	return FuzzCandidate{Seed: parent.Seed, Script: ApplyEdits(parent.Script, []Edit{edit}), Edits: []Edit{edit}, Mutation: "site"}, true
 }
 
 // maxFreshShare caps the adaptive share of fresh seeds, so that mutation keeps a tenth of the
@@ -299,15 +388,17 @@ func (f *Fuzzer) randomEdit() Edit {
 	}
 }
 
-// Learn takes a run's situations and reports how many no earlier run reached; a candidate that
-// reached any joins the corpus with script, the scenario the run ran (Report.Script).
+// Learn takes a run's situations and boundary hits and reports how many situations no earlier run
+// reached; a candidate that reached any joins the corpus with script, the scenario the run ran
+// (Report.Script). A fresh seed's run is also kept among the recent runs that site injections
+// take parents from (see siteMutation), whether it joins the corpus or not.
 //
 // It also scores the run's rarity: the sum, over the situations it reached (count buckets
 // aside), of one over how many runs reached each, this one included. A new situation scores 1, one
 // that a tenth of the runs reach a tenth; a run that reaches rare situations again scores high
 // too, since a bug lives next to a rare situation more often than next to a common one. The
 // scores of fresh seeds and of mutations steer FreshShare.
-func (f *Fuzzer) Learn(c FuzzCandidate, script *Script, features []Feature) (*FuzzEntry, int) {
+func (f *Fuzzer) Learn(c FuzzCandidate, script *Script, features []Feature, sites []Site) (*FuzzEntry, int) {
 	var fresh []Feature
 	keep := false
 	reward := 0.0
@@ -322,16 +413,43 @@ func (f *Fuzzer) Learn(c FuzzCandidate, script *Script, features []Feature) (*Fu
 			reward += 1 / float64(f.counts[ft.Hash])
 		}
 	}
+	f.learned++
+	compact := make([]site, 0, len(sites))
+	counted := map[uint64]bool{}
+	for _, x := range sites {
+		point, ok := boundaryIndex[x.Point]
+		if !ok {
+			continue
+		}
+		compact = append(compact, site{at: x.At, key: x.Key, server: int32(x.Server), point: uint16(point)})
+		if !counted[x.Key] {
+			counted[x.Key] = true
+			f.siteCounts[x.Key]++
+		}
+	}
 	arm := 1
 	if c.Fresh {
 		arm = 0
 	}
 	f.yieldRuns[arm]++
 	f.yield[arm] += (reward - f.yield[arm]) / float64(min(f.yieldRuns[arm], yieldWindow))
-	if !keep || script == nil {
+	if script == nil {
 		return nil, len(fresh)
 	}
-	e := &FuzzEntry{Seed: c.Seed, Script: script, New: fresh, Edits: c.Edits}
-	f.corpus = append(f.corpus, e)
+	var e *FuzzEntry
+	if keep {
+		e = &FuzzEntry{Seed: c.Seed, Script: script, New: fresh, Edits: c.Edits, sites: compact}
+		f.corpus = append(f.corpus, e)
+	}
+	if c.Fresh {
+		recent := e
+		if recent == nil {
+			recent = &FuzzEntry{Seed: c.Seed, Script: script, sites: compact}
+		}
+		if len(f.recent) == recentRuns {
+			f.recent = append(f.recent[:0], f.recent[1:]...)
+		}
+		f.recent = append(f.recent, recent)
+	}
 	return e, len(fresh)
 }

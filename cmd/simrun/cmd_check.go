@@ -35,7 +35,12 @@ Models:
         (--crashes), a restart (--restarts). --bug switches bug-zoo bugs on. Every state is judged
         by checkers/zab; a path ends when every write is answered and nothing is due. States are
         paths re-executed from the start (after a canonical warm-up to a serving ensemble unless
-        --warmup=false), so this model is far slower than fle; bound it with --depth.
+        --warmup=false), so this model is far slower than fle; bound it with --depth, and
+        prefer --strategy dfs for speed: it continues in a live world and re-executes a path only
+        when it backtracks (--no-reuse switches that and the recorded warm-up off). --reads adds
+        exists(/k0) calls with a watch; the client's history is judged at every state by the
+        sweep's client-visible checkers (--selftest drop-watch, stale-read, ... make them fire;
+        --selftest hide-timers makes the deadlock judge fire).
         --coarse runs the due events in their canonical order after every step and explores only
         timers, writes, crashes (--boundary-skips K: also at the K-th effect boundary from
         now) and restarts: depth goes to faults, where bugs live, but it is NOT the full
@@ -84,6 +89,9 @@ type checkFlags struct {
 	noCommute bool
 	coarse    bool
 	skips     int
+	noReuse   bool
+	reads     int
+	noSleep   bool
 }
 
 func newCheckFlags() (*flag.FlagSet, *checkFlags) {
@@ -107,10 +115,13 @@ func newCheckFlags() (*flag.FlagSet, *checkFlags) {
 	fs.IntVar(&f.writes, "writes", 1, "zab: creates the client issues")
 	fs.IntVar(&f.early, "early-timeouts", 0, "zab: timers a path may fire before the earliest pending one")
 	fs.BoolVar(&f.warmup, "warmup", true, "zab: start from the state where a leader serves and the client is connected")
-	fs.StringVar(&f.selftest, "selftest", "", "fle: never-abandon, a deliberately broken driver whose followers never give up (the liveness judge must fail)")
+	fs.StringVar(&f.selftest, "selftest", "", "fle: never-abandon, a deliberately broken driver whose followers never give up (the liveness judge must fail); zab: server self-tests, comma-separated ('simrun selftests' lists them), which the client-visible judges must catch, or hide-timers, a driver that withholds every timer (the deadlock judge must fail)")
+	fs.BoolVar(&f.noSleep, "no-sleep-sets", false, "switch off the partial-order reduction (sleep sets): the same states, more successors generated")
+	fs.IntVar(&f.reads, "reads", 0, "zab: exists(/k0) calls with a watch the client issues")
 	fs.IntVar(&f.timers, "timers", 20, "zab: timers a path may fire in all (0: no bound)")
 	fs.BoolVar(&f.noCommute, "no-commute", false, "zab: switch off the merging of commuting deliveries (a state is then its path)")
 	fs.BoolVar(&f.coarse, "coarse", false, "zab: run due events in their canonical order; explore only timers, writes and faults (not the full interleaving space)")
+	fs.BoolVar(&f.noReuse, "no-reuse", false, "zab: re-execute every state from scratch (no recorded warm-up, no stepping in a live world); same results, slower")
 	fs.IntVar(&f.skips, "boundary-skips", 0, "zab: an armed crash may pass over up to this many effect boundaries (crash-at-boundary zkN +K)")
 	fs.Int64Var(&f.counter, "zxid-counter", 0, "zab: start every new leader's zxid counter here (to reach ZK-1277's overflow)")
 	fs.StringVar(&f.bugs, "bug", "", "zab: bug-zoo switches, comma-separated ('simrun bugs' lists them)")
@@ -141,6 +152,7 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 		return nil, opts, errors.New("--depth, --max-states and --time-limit must not be negative")
 	}
 	opts.MaxDepth, opts.MaxStates, opts.TimeLimit = f.depth, f.maxStates, f.timeLimit
+	opts.NoSleepSets = f.noSleep
 	switch f.model {
 	case "fle":
 		cfg := modelcheck.FLEConfig{
@@ -158,8 +170,8 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 				return nil, opts, fmt.Errorf("--epochs: %w", err)
 			}
 		}
-		if f.bugs != "" || f.writes != 1 || f.early != 0 || f.counter != 0 || f.timers != 20 || f.noCommute || f.coarse || f.skips != 0 {
-			return nil, opts, errors.New("--bug, --writes, --early-timeouts, --timers, --no-commute, --coarse, --boundary-skips and --zxid-counter apply to --model zab only")
+		if f.bugs != "" || f.writes != 1 || f.early != 0 || f.counter != 0 || f.timers != 20 || f.noCommute || f.coarse || f.skips != 0 || f.noReuse || f.reads != 0 {
+			return nil, opts, errors.New("--bug, --writes, --reads, --early-timeouts, --timers, --no-commute, --no-reuse, --coarse, --boundary-skips and --zxid-counter apply to --model zab only")
 		}
 		switch f.selftest {
 		case "":
@@ -171,13 +183,31 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 		m, err := modelcheck.NewFLE(cfg)
 		return m, opts, err
 	case "zab":
-		if f.observers != 0 || f.timeouts != 0 || f.zxids != "" || f.epochs != "" || f.selftest != "" {
-			return nil, opts, errors.New("--observers, --timeouts, --zxids, --epochs and --selftest apply to --model fle only")
+		if f.observers != 0 || f.timeouts != 0 || f.zxids != "" || f.epochs != "" {
+			return nil, opts, errors.New("--observers, --timeouts, --zxids and --epochs apply to --model fle only")
 		}
 		cfg := modelcheck.ZABConfig{
 			Servers: f.servers, Writes: f.writes, Crashes: f.crashes, Restarts: f.restarts,
 			EarlyTimeouts: f.early, Warmup: f.warmup, ZxidCounter: f.counter, Timers: f.timers,
-			NoCommute: f.noCommute, Coarse: f.coarse, BoundarySkips: f.skips,
+			NoCommute: f.noCommute, Coarse: f.coarse, BoundarySkips: f.skips, NoReuse: f.noReuse, Reads: f.reads,
+		}
+		// hide-timers breaks the checker's driver, the other names break the servers.
+		var server []string
+		for _, name := range strings.Split(f.selftest, ",") {
+			switch name {
+			case "":
+			case "hide-timers":
+				cfg.HideTimers = true
+			default:
+				server = append(server, name)
+			}
+		}
+		if len(server) > 0 {
+			tests, err := zabmodel.ParseSelfTests(strings.Join(server, ","))
+			if err != nil {
+				return nil, opts, fmt.Errorf("--selftest: %w (or hide-timers, a driver that withholds every timer)", err)
+			}
+			cfg.SelfTests = tests
 		}
 		if f.bugs != "" {
 			bugs, err := zabmodel.ParseBugs(f.bugs)

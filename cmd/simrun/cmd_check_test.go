@@ -31,6 +31,10 @@ func TestCheckRejectsBadBounds(t *testing.T) {
 		{[]string{"--model", "zab", "--boundary-skips", "-1"}, "boundary skips -1: must be 0 to 255"},
 		{[]string{"--zxids", "1,x,3"}, "--zxids:"},
 		{[]string{"--selftest", "nope"}, `--selftest "nope"`},
+		{[]string{"--model", "zab", "--selftest", "hide-timers,nope"}, "--selftest:"},
+		{[]string{"--model", "zab", "--reads", "-1"}, "reads -1: must be 0 to 100"},
+		{[]string{"--reads", "1"}, "apply to --model zab only"},
+		{[]string{"--no-reuse"}, "apply to --model zab only"},
 		{[]string{"--out", exists}, "exists; give a new file"},
 		{[]string{"17"}, `unexpected argument "17"`},
 	}

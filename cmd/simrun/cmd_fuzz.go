@@ -25,11 +25,16 @@ set of protocol situations the runs reached (each server's steps by role and ZAB
 transitions, the relations between its epoch files and its log at every durable step, truncation
 depths, what its disk lived through at each role and sync, what a fault hit and what the server
 did next; see scenarios.Coverage), not Go line coverage, which a protocol saturates within a few
-runs. An input that reaches a situation no earlier input reached joins the corpus; the fuzzer then
-adds faults on the server and at the moment of its rarest new situations, and injections at the
-very boundary hits where they were reached. The first --fresh-first inputs are the swarm's first
+runs. An input that reaches a situation no earlier input reached joins the corpus (a failing input
+does not: its mutants would fail the same way). Most mutations are site injections: a crash, a
+pause or a connection reset at exactly one boundary hit of a corpus entry's run or of a recent
+fresh seed's (its first append of a sync, its NEWLEADER epoch write, a SNAP sent), drawn by how
+rare that situation is, so that the fault is sure to fire where the run is known to go; others
+add faults at the moment of an entry's rarest new situations, rerun its faults under another seed,
+splice two entries or edit at random. The first --fresh-first inputs are the swarm's first
 seeds; after them a share of at least --fresh-percent are fresh seeds, the random swarm itself,
-raised (up to 90%) while fresh seeds reach rarer situations than mutations do.
+raised (up to 90%) while fresh seeds reach rarer situations than mutations do. The summary counts
+runs, failing runs and new corpus entries per kind of input.
 
 With --corpus DIR the corpus persists: every entry is a scenario script with a "# seed N" line,
 read back and run first by the next campaign. With --out DIR the first failure of each class is
@@ -138,6 +143,47 @@ type fuzzSummary struct {
 	// FreshRuns counts the runs of fresh seeds, the swarm's own (the rest ran corpus entries or
 	// their mutations).
 	FreshRuns int64 `json:"fresh_runs"`
+	// Mutations counts, per kind of input (fresh, site, directed, reseed, splice, random, corpus),
+	// the runs, the failing runs and the corpus entries it made: what each kind costs and finds.
+	Mutations []fuzzKindRecord `json:"mutations"`
+}
+
+// fuzzKindRecord is one kind of input's account in a campaign's summary.
+type fuzzKindRecord struct {
+	Kind    string `json:"kind"`
+	Runs    int64  `json:"runs"`
+	Failing int64  `json:"failing_runs"`
+	Entries int64  `json:"corpus_entries"`
+}
+
+// fuzzKinds are the kinds of input in the order the summary lists them; "corpus" is a corpus
+// directory's entry run as it is.
+var fuzzKinds = []string{"fresh", "site", "directed", "reseed", "splice", "random", "corpus"}
+
+// countKind adds a run to its kind's account.
+func (s *fuzzSummary) countKind(run fuzzRun) {
+	if s.Mutations == nil {
+		for _, kind := range fuzzKinds {
+			s.Mutations = append(s.Mutations, fuzzKindRecord{Kind: kind})
+		}
+	}
+	kind := run.candidate.Mutation
+	if kind == "" {
+		kind = "corpus"
+	}
+	i := slices.IndexFunc(s.Mutations, func(k fuzzKindRecord) bool { return k.Kind == kind })
+	if i < 0 {
+		s.Mutations = append(s.Mutations, fuzzKindRecord{Kind: kind})
+		i = len(s.Mutations) - 1
+	}
+	k := &s.Mutations[i]
+	k.Runs++
+	if run.class != "" {
+		k.Failing++
+	}
+	if run.entry != nil {
+		k.Entries++
+	}
 }
 
 func cmdFuzz(env *environment, args []string) int {
@@ -171,6 +217,7 @@ func cmdFuzz(env *environment, args []string) int {
 			if run.candidate.Fresh {
 				summary.FreshRuns++
 			}
+			summary.countKind(run)
 			if run.err != nil && run.class == "" {
 				summary.Invalid++
 				fmt.Fprintf(env.stderr, "fuzz: an input could not run (seed %d): %v\n", run.candidate.Seed, run.err)
@@ -334,6 +381,15 @@ func writeFuzzSummary(w io.Writer, s fuzzSummary, classes []*fuzzClassRecord) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "fuzz: %d runs in %s (%.1f runs/s, %d of them fresh seeds), corpus %d, %d distinct protocol situations\n",
 		s.Execs, seconds(s.WallSeconds), s.ExecsPerSec, s.FreshRuns, s.Corpus, s.Features)
+	var kinds []string
+	for _, k := range s.Mutations {
+		if k.Runs > 0 {
+			kinds = append(kinds, fmt.Sprintf("%s %d (%d failing, %d new)", k.Kind, k.Runs, k.Failing, k.Entries))
+		}
+	}
+	if len(kinds) > 0 {
+		fmt.Fprintf(&b, "runs by kind: %s\n", strings.Join(kinds, ", "))
+	}
 	if len(classes) > 0 {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "CLASS\tRUNS\tFIRST AT RUN\tSEED\tREPLAY")

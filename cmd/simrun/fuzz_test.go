@@ -52,8 +52,9 @@ var fuzzFailLine = regexp.MustCompile(`FAIL (\S+): run \d+, seed (\d+)`)
 // kept is read back by the next campaign.
 func TestFuzzSavesAFailureThatReplays(t *testing.T) {
 	out, corpus := t.TempDir(), t.TempDir()
+	// From seed 2: seeds 2 and 3 pass and join the corpus (a failing run does not), seed 4 fails.
 	r := runCLI(t, "", "fuzz", "--bug", "ZK-3911", "--duration", "10s", "--clients", "3", "--execs", "40", "--parallel", "1",
-		"--out", out, "--corpus", corpus, "--stop-on-failure")
+		"--seed-start", "2", "--out", out, "--corpus", corpus, "--stop-on-failure")
 	require.Equal(t, exitFailure, r.code, r.stdout+r.stderr)
 	match := fuzzFailLine.FindStringSubmatch(r.stdout)
 	require.NotNil(t, match, r.stdout)
@@ -75,6 +76,9 @@ func TestFuzzSavesAFailureThatReplays(t *testing.T) {
 	entries, err := filepath.Glob(filepath.Join(corpus, "*.script"))
 	require.NoError(t, err)
 	require.NotEmpty(t, entries, "the first runs reach new situations and join the corpus")
+	for _, e := range entries {
+		assert.False(t, strings.HasPrefix(filepath.Base(e), "seed"+seed+"-"), "the failing input %s is not a corpus entry", e)
+	}
 	again := runCLI(t, "", "fuzz", "--duration", "10s", "--clients", "3", "--execs", strconv.Itoa(len(entries)), "--parallel", "1", "--corpus", corpus)
 	require.Equal(t, exitPass, again.code, again.stdout+again.stderr)
 	assert.Contains(t, again.stdout, "fuzz: "+strconv.Itoa(len(entries))+" runs")

@@ -13,6 +13,7 @@ type fuzzRun struct {
 	report    *scenarios.Report // nil when err is set
 	class     string
 	coverage  []scenarios.Feature
+	sites     []scenarios.Site
 	err       error
 	// entry is the corpus entry the run made, if it reached a new situation; fresh counts those
 	// situations.
@@ -80,7 +81,15 @@ func fuzzLoop(env *environment, c fuzzLoopConfig, emit func(fuzzRun) bool) {
 				run := runCandidate(env, c.opts, candidate)
 				mu.Lock()
 				if run.report != nil {
-					run.entry, run.fresh = c.fuzzer.Learn(candidate, run.report.Script, run.coverage)
+					// A failing run's situations are counted, but it joins neither the corpus nor
+					// the runs that site injections start from: its mutants would mostly fail the
+					// same way again, spending the campaign on a failure already found (AFL keeps
+					// its crashes out of its queue for the same reason).
+					script := run.report.Script
+					if run.class != "" {
+						script = nil
+					}
+					run.entry, run.fresh = c.fuzzer.Learn(candidate, script, run.coverage, run.sites)
 				}
 				done++
 				run.execs, run.features, run.wall = done, c.fuzzer.Features(), time.Since(began)
@@ -102,7 +111,7 @@ func runCandidate(env *environment, opts scenarios.Options, c scenarios.FuzzCand
 	run := fuzzRun{candidate: c, report: report, err: err}
 	switch err.(type) {
 	case nil:
-		run.class, run.coverage = classify(report), coverage.Features()
+		run.class, run.coverage, run.sites = classify(report), coverage.Features(), coverage.Sites()
 	case *setupPanic:
 		run.class = "panic:setup" // The class a sweep gives such a seed.
 	}

@@ -21,6 +21,7 @@ type fuzzHuntRecord struct {
 	WallSeconds float64 `json:"wall_seconds"`
 	Seed        uint64  `json:"seed,omitempty"`
 	Edits       string  `json:"edits,omitempty"`
+	Mutation    string  `json:"mutation,omitempty"`
 	Class       string  `json:"class,omitempty"`
 	Corpus      int     `json:"corpus"`
 	Features    int     `json:"features"`
@@ -49,7 +50,10 @@ type trialRecord struct {
 	WallSeconds float64 `json:"wall_seconds"`
 	Seed        uint64  `json:"seed,omitempty"`
 	Edits       string  `json:"edits,omitempty"`
-	Class       string  `json:"class,omitempty"`
+	// Mutation is the kind of input that found the bug (fresh, site, directed, ...), for a fuzzing
+	// trial.
+	Mutation string `json:"mutation,omitempty"`
+	Class    string `json:"class,omitempty"`
 }
 
 // compareWithFuzzing runs the trials of one bug; first is the swarm's hunt from --seed-start,
@@ -74,7 +78,7 @@ func compareWithFuzzing(env *environment, f *huntFlags, target huntTarget, first
 			return nil, err
 		}
 		c.Fuzz = append(c.Fuzz, trialRecord{Found: fuzzed.Found, Runs: fuzzed.Runs, WallSeconds: fuzzed.WallSeconds, Seed: fuzzed.Seed,
-			Edits: fuzzed.Edits, Class: fuzzed.Class})
+			Edits: fuzzed.Edits, Mutation: fuzzed.Mutation, Class: fuzzed.Class})
 	}
 	c.SwarmMedianRuns, c.SwarmMedianWall, c.SwarmFound = medians(c.Swarm)
 	c.FuzzMedianRuns, c.FuzzMedianWall, c.FuzzFound = medians(c.Fuzz)
@@ -139,7 +143,7 @@ func huntByFuzzing(env *environment, f *huntFlags, target huntTarget, seedStart 
 			return true
 		}
 		record.Found, record.Seed, record.Class = true, run.candidate.Seed, run.class
-		record.Edits = describeEdits(run.candidate.Edits)
+		record.Edits, record.Mutation = describeEdits(run.candidate.Edits), run.candidate.Mutation
 		return false
 	})
 	return record, setupErr

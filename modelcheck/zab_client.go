@@ -1,0 +1,203 @@
+package modelcheck
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/zabsim/zabsim/checkers"
+	"github.com/zabsim/zabsim/zabmodel"
+	"github.com/zabsim/zabsim/zabmodel/client"
+	"github.com/zabsim/zabsim/zabmodel/proto"
+)
+
+// The client-visible judges of the ZAB model. The client's calls, replies, watch events and
+// connection states, and the transactions as they become committed, are recorded into a
+// checkers.Recorder exactly as the sweep's runner records them (scenarios/app.go,
+// scenarios/run.go), and every state's history so far is judged by checkers.Run: the
+// linearizability of the tree under /k (the zxid-order checker), sequential consistency,
+// watches and sessions. Those rules are the ones that apply to a partial history: an operation
+// still outstanding is pending (it may or may not take effect), and the one rule that needs the
+// end of a run, watch-missed (a live session still holds a watch whose change committed), runs
+// only at a settled state where the client is connected to a serving server, when nothing is
+// due and so no event can still be on its way. The liveness checker's bounds are the sweep's and
+// not the model checker's (its deadlock judge is its own), so it is not applied.
+
+// clientName is the one client's name in the recorded history.
+const clientName = "c1"
+
+// watchedPath is the node the client's reads ask about, with a watch: the path of the first write.
+const watchedPath = "/k0"
+
+// clientHistory records what the client saw and what became committed.
+type clientHistory struct {
+	zw       *zabWorld
+	rec      *checkers.Recorder
+	proposed map[txnKey]*proto.TxnEntry
+	decoder  proto.Decoder
+	session  int64
+	err      error // the first misuse the recorder refused: a bug of this driver
+}
+
+// txnKey identifies a transaction: its zxid and its hash (zabmodel.TxnHash).
+type txnKey struct {
+	zxid int64
+	hash uint64
+}
+
+func newClientHistory(zw *zabWorld) *clientHistory {
+	return &clientHistory{zw: zw, rec: checkers.NewRecorder(), proposed: map[txnKey]*proto.TxnEntry{}}
+}
+
+func (c *clientHistory) fail(err error) {
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+}
+
+// observe keeps a copy of every proposed transaction, for the committed log (the runner's
+// cloneTxn: applying a failed multi rewrites it in place).
+func (c *clientHistory) observe(e zabmodel.Event) {
+	if e.Kind != zabmodel.EventPropose || e.Txn == nil {
+		return
+	}
+	data := e.TxnData
+	if data == nil {
+		data = proto.Marshal(e.Txn)
+	}
+	var entry proto.TxnEntry
+	c.decoder.Reset(data)
+	entry.Decode(&c.decoder)
+	err := c.decoder.Finish()
+	c.decoder.Reset(nil)
+	if err != nil {
+		c.fail(fmt.Errorf("a proposed transaction does not round-trip: %w", err))
+		return
+	}
+	c.proposed[txnKey{e.Zxid, e.Hash}] = &entry
+}
+
+// committed is the ZAB checker's report that a transaction became committed.
+func (c *clientHistory) committed(zxid int64, hash uint64) {
+	entry, ok := c.proposed[txnKey{zxid, hash}]
+	if !ok {
+		c.fail(fmt.Errorf("transaction %s became committed but no leader proposed it", zabmodel.FormatZxid(zxid)))
+		return
+	}
+	now := c.zw.w.Now()
+	c.fail(c.rec.Commit(*entry, now))
+	if entry.Header.Type == proto.OpCloseSession {
+		c.fail(c.rec.SessionEnded(entry.Header.ClientID, checkers.SessionEnd{Zxid: zxid, Time: now, Expired: entry.Header.Cxid == 0}))
+	}
+}
+
+// event is the client's default watcher: watch events and state changes in arrival order.
+func (c *clientHistory) event(e client.Event) {
+	now := c.zw.w.Now()
+	if cl := c.zw.client; cl != nil && cl.SessionID() != 0 && cl.SessionID() != c.session {
+		c.session = cl.SessionID()
+		c.rec.SessionStarted(c.session, clientName, cl.NegotiatedTimeout())
+	}
+	if e.Type == proto.EventNone {
+		c.rec.State(clientName, c.session, now, e.State)
+		return
+	}
+	c.rec.Event(clientName, c.session, now, e.Type, e.Path, -1)
+}
+
+// result records an operation's outcome as the runner does (scenarios app.done).
+func (c *clientHistory) result(ref checkers.OpRef, code proto.Code, zxid int64, xid int32, session int64, reply checkers.Reply) {
+	now := c.zw.w.Now()
+	c.fail(c.rec.Written(ref, session, xid))
+	if zxid == 0 && (code == proto.ConnectionLoss || code == proto.SessionExpired || code == proto.AuthFailed) {
+		outcome := checkers.OutcomeUnknown
+		if xid == 0 {
+			outcome = checkers.OutcomeNotApplied
+		}
+		c.fail(c.rec.Fail(ref, now, code, outcome))
+		return
+	}
+	reply.Err, reply.Zxid = code, zxid
+	c.fail(c.rec.Reply(ref, now, reply))
+}
+
+// create issues the client's k-th write.
+func (c *clientHistory) create(k int, done func()) error {
+	cl := c.zw.client
+	path := fmt.Sprintf("/k%d", k)
+	data := []byte{byte(k)}
+	ref := c.rec.Call(clientName, c.zw.w.Now(), checkers.Operation{Session: cl.SessionID(), Kind: proto.OpCreate, Path: path, Data: data, Mode: proto.Persistent})
+	err := cl.Create(path, data, proto.OpenACLUnsafe, proto.Persistent, func(r client.CreateResult) {
+		reply := checkers.Reply{CreatedPath: r.Path}
+		if r.Err == proto.OK {
+			stat := r.Stat
+			reply.Stat = &stat
+		}
+		c.result(ref, r.Err, r.Zxid, r.Xid, r.Session, reply)
+		done()
+	})
+	if err != nil {
+		c.fail(c.rec.Fail(ref, c.zw.w.Now(), proto.BadArguments, checkers.OutcomeNotApplied))
+	}
+	return err
+}
+
+// read issues exists(/k0) with a watch: the first write's create fires it.
+func (c *clientHistory) read(done func()) error {
+	cl := c.zw.client
+	ref := c.rec.Call(clientName, c.zw.w.Now(), checkers.Operation{Session: cl.SessionID(), Kind: proto.OpExists, Path: watchedPath, Watch: true})
+	err := cl.Exists(watchedPath, cl.DefaultWatcher(), func(r client.StatResult) {
+		var reply checkers.Reply
+		if r.Err == proto.OK {
+			stat := r.Stat
+			reply.Stat = &stat
+		}
+		c.result(ref, r.Err, r.Zxid, r.Xid, r.Session, reply)
+		done()
+	})
+	if err != nil {
+		c.fail(c.rec.Fail(ref, c.zw.w.Now(), proto.BadArguments, checkers.OutcomeNotApplied))
+	}
+	return err
+}
+
+// judge runs the client-visible checkers on the history so far; final says the state is settled
+// with the client connected to a serving server, so that watch-missed applies too.
+func (c *clientHistory) judge(final bool) *Violation {
+	if c.err != nil {
+		return &Violation{Invariant: "History", Explanation: "the client's history could not be recorded: " + c.err.Error()}
+	}
+	var liveness *checkers.LivenessFacts
+	if final {
+		now := c.zw.w.Now()
+		liveness = &checkers.LivenessFacts{HealTime: now, LeaderTime: now, Completed: true}
+	}
+	h := c.rec.Finish(c.zw.w.Now(), liveness)
+	report, err := checkers.Run(h, checkers.Options{
+		Linearizability: []checkers.LinearizabilityOptions{{Model: checkers.TreeModel, Prefix: "/"}},
+	})
+	if err != nil {
+		return &Violation{Invariant: "History", Explanation: "the client's history is malformed: " + err.Error()}
+	}
+	for _, res := range report.Results {
+		if res.Checker == checkers.CheckerLiveness || (res.Status != checkers.Violation && res.Status != checkers.Unknown) {
+			continue
+		}
+		var lines []string
+		for _, f := range res.Findings {
+			lines = append(lines, f.String())
+		}
+		if len(lines) == 0 {
+			lines = append(lines, res.Summary)
+		}
+		return &Violation{Invariant: res.Checker, Explanation: strings.Join(lines, "; ")}
+	}
+	return nil
+}
+
+// clientServes reports whether the client is connected to a server that serves.
+func (zw *zabWorld) clientServes() bool {
+	if !zw.client.State().IsConnected() {
+		return false
+	}
+	return zw.serving()
+}
