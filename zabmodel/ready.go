@@ -93,6 +93,9 @@ const (
 	// effectEpochFile writes the epoch file label with value zxid through a temporary file that is
 	// renamed over it (QuorumPeer.writeLongToFile, AtomicFileOutputStream).
 	effectEpochFile
+	// effectSnapshotFile writes the snapshot thread's file, named zxid, holding packet (the walk's
+	// serialized tree), unsynced, and reports EventSnapshot.
+	effectSnapshotFile
 )
 
 var effectNames = [...]string{
@@ -102,7 +105,7 @@ var effectNames = [...]string{
 	effectProposalSent: "proposal-sent", effectCommitRequest: "commit-request", effectFinal: "final",
 	effectForward: "forward", effectExit: "exit", effectSend: "send", effectTimer: "timer",
 	effectTruncate: "truncate", effectSnapshotDelete: "snapshot-delete", effectLogDelete: "log-delete",
-	effectSnapshotSave: "snapshot", effectEpochFile: "epoch-file",
+	effectSnapshotSave: "snapshot", effectEpochFile: "epoch-file", effectSnapshotFile: "snapshot-file",
 }
 
 func (k effectKind) String() string {
@@ -246,7 +249,7 @@ func (rp *readyPool) put(r *ready) {
 // of effect. The historical names keep their meaning: "log-appended" is the boundary between a
 // turn's appends and the fsync that covers them (the fsync follows every turn that appended), and
 // "fsynced-before-ack" the one between an fsync's completion and the acknowledgements it releases.
-var effectBoundaries = [effectEpochFile + 1][2][]string{
+var effectBoundaries = [effectSnapshotFile + 1][2][]string{
 	effectAppend:         {{"before-append"}, {"after-append"}},
 	effectFsyncStart:     {{"log-appended", "before-fsync"}, nil},
 	effectFsyncDone:      {nil, {"fsynced-before-ack"}},
@@ -257,7 +260,10 @@ var effectBoundaries = [effectEpochFile + 1][2][]string{
 	effectSnapshotSave:   {{"before-snapshot"}, {"after-snapshot"}},
 	// An epoch file's three boundaries are named by the file (epochFilePoints): before its write,
 	// between the temporary file and the rename, and after it.
-	effectEpochFile:      {nil, nil},
+	effectEpochFile: {nil, nil},
+	// The snapshot thread asks before-snapshot when it starts and snapshot-serializing at each step
+	// of its walk (snapthread.go); its file's write ends the walk.
+	effectSnapshotFile:   {nil, {"after-snapshot"}},
 	effectHandOn:         {nil, nil},
 	effectPost:           {nil, nil},
 	effectNone:           {nil, nil},
@@ -304,6 +310,12 @@ func (p *peer) applyStorageEffect(e effect) bool {
 		db.disk().SaveSnapshot(storage.Snapshot{Zxid: zxid, Data: serializeTree(db.tree, db.sessions)}, e.legacy)
 		db.txnsSinceSnapshot = 0
 		p.observe(Event{Kind: EventSnapshot, Zxid: zxid, Digest: db.tree.digest()})
+	case effectSnapshotFile:
+		db := p.db
+		db.disk().SaveSnapshot(storage.Snapshot{Zxid: e.zxid, Data: e.packet}, false)
+		p.observe(Event{Kind: EventSnapshot, Zxid: e.zxid, Digest: db.tree.digest()})
+		p.note("snapshot", "snapshot at %s written; the tree was at %s when the walk ended",
+			FormatZxid(e.zxid), FormatZxid(db.tree.lastProcessedZxid()))
 	case effectEpochFile:
 		points := epochFilePoints[e.label]
 		p.crashPoint(points[0])
