@@ -135,17 +135,92 @@ func checkLinearizability(h *History, opts LinearizabilityOptions) (Result, erro
 	return res, nil
 }
 
-// linearizabilityEntry is one operation as porcupine will see it.
+// linearizabilityEntry is one operation as porcupine will see it. Its model values are made when
+// they are needed (see linearizabilityBuilder.input and output), from the operation, the builder's
+// data text and the committed log, rather than held: a million-operation history would otherwise
+// hold 230 MB of them, allocated, cleared and marked by the collector at every check.
 type linearizabilityEntry struct {
-	input     *modelInput
-	output    *modelOutput
+	op *Operation // nil for a session end recorded by the runner or taken from the log
+	// end is the model input of a session end (op is nil).
+	end       *modelInput
 	call, ret int64
-	client    int
-	op        *Operation // nil for a session end recorded by the runner
+	// text is where op.Data starts in the builder's data text; op.ResultData follows it.
+	text int
 	// zxid is the zxid of the operation's committed transaction (the reply header's for a replied
 	// operation, the log's for one the log settled or a session end), or 0 where none is known.
 	// Porcupine ignores it; the zxid-order checker orders the history by it.
 	zxid int64
+	// client is the index of op's client (len(h.Clients) for a session end), index op's index
+	// among the client's operations.
+	client, index int32
+	// txn is the index of the operation's committed transaction when result says its result
+	// comes from the committed log.
+	txn    int32
+	result entryResult
+	// The zxid-order checker's fields: it orders the entries in place (see zxidOp). partition
+	// is the index of the entry's znode for the register model (0 for the others); rank, with
+	// zxid, is its position (a zxidKey); slot is that position as an integer for the counting
+	// sort (2 * the number of committed transactions up to zxid, plus rank: below 2^24 with
+	// MaxCommitted); placed says it has a position. (The small fields come last, so that an
+	// entry takes 72 bytes.)
+	rank      uint8
+	placed    bool
+	partition int32
+	slot      int32
+}
+
+// entryResult says where an entry's result comes from.
+type entryResult uint8
+
+const (
+	resultReply   entryResult = iota // the operation's reply
+	resultLog                        // the committed transaction at txn: an unknown outcome the log settled
+	resultUnknown                    // nowhere: an unknown outcome the log could not settle
+	resultEnd                        // a session end, which always succeeds
+)
+
+// session is the session that issued the entry's operation, or that a session end closes.
+func (e *linearizabilityEntry) session() int64 {
+	if e.op == nil {
+		return e.end.session
+	}
+	return e.op.Session
+}
+
+// ref names the entry's operation.
+func (b *linearizabilityBuilder) ref(e *linearizabilityEntry) OpRef {
+	if e.op == nil {
+		return e.end.ref
+	}
+	return OpRef{Client: b.h.Clients[e.client].Name, Index: int(e.index)}
+}
+
+// input is the model's view of an entry's call.
+func (b *linearizabilityBuilder) input(e *linearizabilityEntry) modelInput {
+	op := e.op
+	if op == nil {
+		return *e.end
+	}
+	return modelInput{
+		ref: b.ref(e), kind: op.Kind, path: op.Path, data: b.text[e.text : e.text+len(op.Data)], version: op.Version,
+		mode: op.Mode, session: op.Session, multi: op.Multi, source: op,
+	}
+}
+
+// output is the model's view of an entry's result.
+func (b *linearizabilityBuilder) output(e *linearizabilityEntry) modelOutput {
+	switch e.result {
+	case resultReply:
+		start := e.text + len(e.op.Data)
+		return replyOutputWith(e.op, b.text[start:start+len(e.op.ResultData)])
+	case resultLog:
+		o := outcomeOf(&b.h.Committed[e.txn].Entry)
+		return modelOutput{err: o.err, path: o.path, version: o.version, subs: o.subs, resolved: true}
+	case resultUnknown:
+		return modelOutput{unknown: true, version: -1}
+	default:
+		return modelOutput{err: proto.OK, version: -1}
+	}
 }
 
 type linearizabilityBuilder struct {
@@ -160,9 +235,12 @@ type linearizabilityBuilder struct {
 	// ephemeral node: the partitions its end must reach.
 	ephemeralPaths map[int64][]string
 	killers        killerCloses
-	// inputs and outputs are pools for the entries' model values (see newInput).
-	inputs  []modelInput
-	outputs []modelOutput
+	// partitions, when not nil, numbers the paths of the entries in the order they first appear
+	// and gives each entry its path's number (the register model's partitions, for the zxid-order
+	// checker).
+	partitions map[string]int32
+	// text holds the data and result data of every operation, in order (see collect).
+	text string
 	// Counts for the notes: unknown outcomes settled by the log, and left to porcupine; session
 	// ends the log shows without a time to place them at; writes answered by a killer.
 	happened, didNotHappen, undecided, untimedEnds, hijacked int
@@ -191,73 +269,47 @@ func (b *linearizabilityBuilder) collect() error {
 	for ci := range b.h.Clients {
 		total += len(b.h.Clients[ci].Ops)
 	}
-	b.inputs, b.outputs = make([]modelInput, 0, total), make([]modelOutput, 0, total)
 	b.entries = make([]linearizabilityEntry, 0, total)
-	text, offset := b.dataText(), 0
+	// The data and result data of every operation, in order, as one string: the models compare
+	// data as strings, and slicing one string costs no allocation where converting each
+	// operation's bytes cost one or two. It is written in this loop, which reads each operation
+	// anyway, rather than in passes of its own.
+	var text strings.Builder
 	for ci := range b.h.Clients {
 		c := &b.h.Clients[ci]
 		for oi := range c.Ops {
 			op := &c.Ops[oi]
-			data := text[offset : offset+len(op.Data)]
-			result := text[offset+len(op.Data) : offset+len(op.Data)+len(op.ResultData)]
-			offset += len(op.Data) + len(op.ResultData)
-			ref := OpRef{Client: c.Name, Index: oi}
-			in, err := b.scope.inScope(ref, op)
+			offset := text.Len()
+			text.Write(op.Data)
+			text.Write(op.ResultData)
+			in, err := b.scope.inScope(OpRef{Client: c.Name, Index: oi}, op)
 			if err != nil {
 				return err
 			}
 			if !in || (op.Kind == proto.OpCloseSession && ended[op.Session]) {
 				continue
 			}
-			b.add(ci, ref, op, data, result)
+			b.add(linearizabilityEntry{op: op, client: int32(ci), index: int32(oi), text: offset, call: int64(op.Call)})
 		}
 	}
+	b.text = text.String()
 	b.collectSessionEnds()
 	return nil
 }
 
-// dataText holds the data and result data of every operation of the history, in order, as one
-// string: the models compare data as strings, and slicing one string costs no allocation where
-// converting each operation's bytes cost one or two (half a million for a million operations).
-func (b *linearizabilityBuilder) dataText() string {
-	size := 0
-	for ci := range b.h.Clients {
-		for oi := range b.h.Clients[ci].Ops {
-			op := &b.h.Clients[ci].Ops[oi]
-			size += len(op.Data) + len(op.ResultData)
-		}
-	}
-	var text strings.Builder
-	text.Grow(size)
-	for ci := range b.h.Clients {
-		for oi := range b.h.Clients[ci].Ops {
-			op := &b.h.Clients[ci].Ops[oi]
-			text.Write(op.Data)
-			text.Write(op.ResultData)
-		}
-	}
-	return text.String()
-}
-
-// add records one in-scope operation, settling its outcome if it is unknown. data and result are
-// op.Data and op.ResultData as strings.
-func (b *linearizabilityBuilder) add(client int, ref OpRef, op *Operation, data, result string) {
+// add records one in-scope operation, given as an entry with its operation and where it lies,
+// settling its outcome if it is unknown.
+func (b *linearizabilityBuilder) add(entry linearizabilityEntry) {
+	op := entry.op
 	if op.Outcome == OutcomeNotApplied {
 		return
-	}
-	entry := linearizabilityEntry{
-		input: b.newInput(modelInput{
-			ref: ref, kind: op.Kind, path: op.Path, data: data, version: op.Version,
-			mode: op.Mode, session: op.Session, multi: op.Multi, source: op,
-		}),
-		call: int64(op.Call), client: client, op: op,
 	}
 	// A write answered with a killer's closeSession (see killerCloses) had no reply of its own:
 	// its fate is for the log to settle, as after an expiry.
 	hijacked := b.killers.answered(op)
 	switch {
 	case op.Outcome == OutcomeReplied && !hijacked:
-		entry.output, entry.ret, entry.zxid = b.newOutput(replyOutputWith(op, result)), int64(op.Return), op.Zxid
+		entry.result, entry.ret, entry.zxid = resultReply, int64(op.Return), op.Zxid
 	default:
 		if isRead(op.Kind) {
 			return // a read without a reply changed nothing and showed nothing
@@ -265,11 +317,11 @@ func (b *linearizabilityBuilder) add(client int, ref OpRef, op *Operation, data,
 		if hijacked {
 			b.hijacked++
 		}
-		output, ret, zxid, keep := b.settle(op)
+		result, txn, ret, zxid, keep := b.settle(op)
 		if !keep {
 			return
 		}
-		entry.output, entry.ret, entry.zxid = output, ret, zxid
+		entry.result, entry.txn, entry.ret, entry.zxid = result, txn, ret, zxid
 	}
 	for _, path := range createsEphemeral(op) {
 		b.ephemeralPaths[op.Session] = append(b.ephemeralPaths[op.Session], path)
@@ -278,30 +330,15 @@ func (b *linearizabilityBuilder) add(client int, ref OpRef, op *Operation, data,
 		b.closes = append(b.closes, entry)
 		return
 	}
+	if b.partitions != nil {
+		p, ok := b.partitions[op.Path]
+		if !ok {
+			p = int32(len(b.partitions))
+			b.partitions[op.Path] = p
+		}
+		entry.partition = p
+	}
 	b.entries = append(b.entries, entry)
-}
-
-// newInput and newOutput place model values in the builder's pools, one allocation for a whole
-// history instead of two per operation; a pool never grows past the capacity collect gave it, so
-// the pointers stay valid.
-func (b *linearizabilityBuilder) newInput(v modelInput) *modelInput {
-	if len(b.inputs) == cap(b.inputs) {
-		p := new(modelInput) // not &v, which would move every v to the heap
-		*p = v
-		return p
-	}
-	b.inputs = append(b.inputs, v)
-	return &b.inputs[len(b.inputs)-1]
-}
-
-func (b *linearizabilityBuilder) newOutput(v modelOutput) *modelOutput {
-	if len(b.outputs) == cap(b.outputs) {
-		p := new(modelOutput)
-		*p = v
-		return p
-	}
-	b.outputs = append(b.outputs, v)
-	return &b.outputs[len(b.outputs)-1]
 }
 
 // replyOutput is the model's view of a reply.
@@ -310,46 +347,50 @@ func replyOutput(op *Operation) modelOutput { return replyOutputWith(op, string(
 // replyOutputWith is replyOutput with op.ResultData given as a string.
 func replyOutputWith(op *Operation, resultData string) modelOutput {
 	out := modelOutput{
-		err: op.Err, path: op.CreatedPath, version: -1, data: resultData,
+		err: replyCode(op), path: op.CreatedPath, version: -1, data: resultData,
 		children: op.Children, subs: op.MultiResults,
 	}
 	if op.Stat != nil {
 		out.version = op.Stat.Version
 	}
-	if op.Kind == proto.OpMulti && out.err == proto.OK {
-		// The reply header of a failed multi says OK; the client raises the first failing result.
-		for _, r := range op.MultiResults {
-			if r.Err != proto.OK {
-				out.err = r.Err
-				break
-			}
-		}
-	}
 	return out
 }
 
-// settle decides what is known of an indeterminate write: from the committed log if it can,
-// otherwise nothing (porcupine's nondeterministic handling). keep is false for a write the log
-// shows never happened; zxid is the zxid of its transaction when the log has it.
-func (b *linearizabilityBuilder) settle(op *Operation) (out *modelOutput, ret, zxid int64, keep bool) {
+// replyCode is the result code of a reply as the models see it.
+func replyCode(op *Operation) proto.Code {
+	if op.Kind == proto.OpMulti && op.Err == proto.OK {
+		// The reply header of a failed multi says OK; the client raises the first failing result.
+		for _, r := range op.MultiResults {
+			if r.Err != proto.OK {
+				return r.Err
+			}
+		}
+	}
+	return op.Err
+}
+
+// settle decides what is known of an indeterminate write: from the committed log if it can (its
+// transaction is then at txn), otherwise nothing (porcupine's nondeterministic handling). keep is
+// false for a write the log shows never happened; zxid is the zxid of its transaction when the log
+// has it.
+func (b *linearizabilityBuilder) settle(op *Operation) (result entryResult, txn int32, ret, zxid int64, keep bool) {
 	if b.resolver != nil {
 		switch v, idx := b.resolver.resolve(op); v {
 		case happened:
 			b.happened++
-			txn := &b.h.Committed[idx]
-			o := outcomeOf(&txn.Entry)
+			committed := &b.h.Committed[idx]
 			ret := b.horizon
-			if txn.Time > 0 && txn.Time >= op.Call {
-				ret = int64(txn.Time)
+			if committed.Time > 0 && committed.Time >= op.Call {
+				ret = int64(committed.Time)
 			}
-			return &modelOutput{err: o.err, path: o.path, version: o.version, subs: o.subs, resolved: true}, ret, txn.Entry.Header.Zxid, true
+			return resultLog, int32(idx), ret, committed.Entry.Header.Zxid, true
 		case didNotHappen:
 			b.didNotHappen++
-			return nil, 0, 0, false
+			return 0, 0, 0, 0, false
 		}
 	}
 	b.undecided++
-	return &modelOutput{unknown: true, version: -1}, b.horizon, 0, true
+	return resultUnknown, 0, b.horizon, 0, true
 }
 
 // collectSessionEnds adds the session ends the runner recorded, as instantaneous operations at
@@ -367,7 +408,7 @@ func (b *linearizabilityBuilder) collectSessionEnds() {
 		b.addSessionEnd(s.Session, s.End.Time, s.End.Zxid, OpRef{Client: "runner", Index: i})
 	}
 	for _, c := range b.closes {
-		recorded[c.input.session] = true
+		recorded[c.session()] = true
 	}
 	for i := range b.h.Committed {
 		hdr := &b.h.Committed[i].Entry.Header
@@ -388,9 +429,9 @@ func (b *linearizabilityBuilder) addSessionEnd(session int64, at clock.Time, zxi
 		return
 	}
 	b.closes = append(b.closes, linearizabilityEntry{
-		input:  &modelInput{ref: ref, kind: proto.OpCloseSession, session: session},
-		output: &modelOutput{err: proto.OK, version: -1},
-		call:   int64(at), ret: int64(at), client: len(b.h.Clients), zxid: zxid,
+		end:    &modelInput{ref: ref, kind: proto.OpCloseSession, session: session},
+		result: resultEnd,
+		call:   int64(at), ret: int64(at), client: int32(len(b.h.Clients)), zxid: zxid,
 	})
 }
 
@@ -447,7 +488,7 @@ func (b *linearizabilityBuilder) model() porcupine.Model {
 func (b *linearizabilityBuilder) porcupineHistory() ([]porcupine.Operation, []string) {
 	keyOf := func(e *linearizabilityEntry) string {
 		if b.opts.Model == RegisterModel {
-			return e.input.path
+			return e.op.Path
 		}
 		return b.opts.Prefix
 	}
@@ -465,18 +506,19 @@ func (b *linearizabilityBuilder) porcupineHistory() ([]porcupine.Operation, []st
 		return i
 	}
 	var history []porcupine.Operation
-	emit := func(e linearizabilityEntry, partition int) {
-		in := *e.input
+	emit := func(e *linearizabilityEntry, partition int) {
+		in, out := b.input(e), b.output(e)
 		in.partition, in.zxid = partition, e.zxid
 		history = append(history, porcupine.Operation{
-			ClientId: e.client, Input: &in, Call: e.call, Output: e.output, Return: e.ret, Metadata: in.ref.String(),
+			ClientId: int(e.client), Input: &in, Call: e.call, Output: &out, Return: e.ret, Metadata: in.ref.String(),
 		})
 	}
 	for i := range b.entries {
-		emit(b.entries[i], index(keyOf(&b.entries[i])))
+		emit(&b.entries[i], index(keyOf(&b.entries[i])))
 	}
-	for _, c := range b.closes {
-		for _, p := range b.closePartitions(c.input.session, keys, index) {
+	for i := range b.closes {
+		c := &b.closes[i]
+		for _, p := range b.closePartitions(c.session(), keys, index) {
 			emit(c, p)
 		}
 	}
@@ -535,14 +577,15 @@ func (b *linearizabilityBuilder) checkZxidOrder(col *collector) {
 			continue
 		}
 		earlier := maxBefore[n-1]
+		earlierRef, wRef := b.ref(earlier), b.ref(w)
 		col.add(Finding{
 			Rule: "zxid-real-time-order",
 			Message: fmt.Sprintf("%s returned at %s, before %s was called at %s, yet its zxid %s is not below %s: writes are not committed in real-time order",
-				describeOperation(earlier.input.ref, earlier.op), timeString(clock.Time(earlier.ret)),
-				describeOperation(w.input.ref, w.op), timeString(clock.Time(w.call)), hexID(earlier.op.Zxid), hexID(w.op.Zxid)),
-			Clients:  []string{earlier.input.ref.Client, w.input.ref.Client},
+				describeOperation(earlierRef, earlier.op), timeString(clock.Time(earlier.ret)),
+				describeOperation(wRef, w.op), timeString(clock.Time(w.call)), hexID(earlier.op.Zxid), hexID(w.op.Zxid)),
+			Clients:  []string{earlierRef.Client, wRef.Client},
 			Sessions: []int64{earlier.op.Session, w.op.Session},
-			Ops:      []OpRef{earlier.input.ref, w.input.ref},
+			Ops:      []OpRef{earlierRef, wRef},
 			Zxids:    []int64{earlier.op.Zxid, w.op.Zxid},
 			Times:    []clock.Time{clock.Time(earlier.ret), clock.Time(w.call)},
 		})

@@ -41,6 +41,11 @@ type sessionKeys struct {
 	ops   []int32
 	txn   []int
 	slots map[int32]int32 // for a sparse session, xid -> slot; nil for a dense one
+	// filter, for a sparse session, has bit i set when xid base+i is wanted. Most xids a sparse
+	// session is asked about are not wanted (one write in ten or fewer goes without a reply), and
+	// the bit answers them at the cost of a map lookup's fraction. Nil when the wanted xids spread
+	// too far for it (see newResolver); every xid then goes to the map.
+	filter []uint64
 }
 
 const (
@@ -51,6 +56,12 @@ const (
 // slot returns the slot of xid, or -1 when the session does not want it.
 func (k *sessionKeys) slot(xid int32) int {
 	if k.slots != nil {
+		if k.filter != nil {
+			bit := uint64(int64(xid) - int64(k.base))
+			if bit >= uint64(len(k.filter))*64 || k.filter[bit/64]&(1<<(bit%64)) == 0 {
+				return -1
+			}
+		}
 		if i, ok := k.slots[xid]; ok {
 			return int(i)
 		}
@@ -108,6 +119,10 @@ func newResolver(h *History, killers killerCloses) *resolver {
 		size := int64(b.high) - int64(b.low) + 1
 		if size > int64(b.count)+sparseGap {
 			k.slots = map[int32]int32{}
+			if size <= 64*(int64(b.count)+sparseGap) {
+				// At most 8 bytes of filter per wanted xid (and sparseGap's worth).
+				k.filter = make([]uint64, (size+63)/64)
+			}
 			size = 0
 		}
 		k.ops, k.txn = make([]int32, size), make([]int, size)
@@ -122,6 +137,10 @@ func newResolver(h *History, killers killerCloses) *resolver {
 		if k.slots == nil {
 			k.ops[key.xid-k.base] = 0
 		} else if _, ok := k.slots[key.xid]; !ok {
+			if k.filter != nil {
+				bit := key.xid - k.base
+				k.filter[bit/64] |= 1 << (bit % 64)
+			}
 			k.slots[key.xid] = int32(len(k.ops))
 			k.ops, k.txn = append(k.ops, 0), append(k.txn, noTxn)
 		}

@@ -110,7 +110,7 @@ func validateOperation(h *History, op *Operation) error {
 	case proto.OpDelete, proto.OpSetData, proto.OpCheck, proto.OpGetData, proto.OpExists,
 		proto.OpGetChildren, proto.OpGetChildren2, proto.OpSync, proto.OpAddWatch,
 		proto.OpGetACL, proto.OpSetACL:
-		if err := proto.ValidatePath(op.Path); err != nil {
+		if err := validatePath(op.Path); err != nil {
 			return invalid("%v on path %q: %v", op.Kind, op.Path, err)
 		}
 		return nil
@@ -123,6 +123,36 @@ func validateOperation(h *History, op *Operation) error {
 	}
 }
 
+// validatePath is proto.ValidatePath, answered without decoding runes for the paths histories
+// almost always hold (see plainPath): validation runs once per operation and per event, and in a
+// million-operation history the rune-by-rune rules cost more than the rest of validation.
+func validatePath(path string) error {
+	if plainPath(path) {
+		return nil
+	}
+	return proto.ValidatePath(path)
+}
+
+// plainPath reports whether path is absolute, has at least one segment, and holds only printable
+// ASCII other than '.', with no empty segment and no trailing '/'. Such a path breaks none of
+// proto.ValidatePath's rules (which are about empty or relative segments, '.' and '..', control
+// and non-ASCII characters); any other path is left to proto.ValidatePath, which also gives the
+// reason.
+func plainPath(path string) bool {
+	if len(path) < 2 || path[0] != '/' || path[len(path)-1] == '/' {
+		return false
+	}
+	previous := byte('/')
+	for i := 1; i < len(path); i++ {
+		c := path[i]
+		if c < 0x20 || c > 0x7e || c == '.' || (c == '/' && previous == '/') {
+			return false
+		}
+		previous = c
+	}
+	return true
+}
+
 // validateCreate checks a create's path and mode. A container (the parents Curator's recipes make)
 // is supported as a create of its own, not inside a multi, where the checkers would have to map
 // the sub-operation to a createContainer sub-transaction; TTL nodes are not supported.
@@ -133,7 +163,7 @@ func validateCreate(path string, mode proto.CreateMode, containerAllowed bool) e
 	if mode.IsTTL() || (mode.IsContainer() && !containerAllowed) {
 		return invalid("create mode %v is not supported by the checkers here", mode)
 	}
-	check := proto.ValidatePath
+	check := validatePath
 	if mode.IsSequential() {
 		check = proto.ValidateSequentialPath
 	}
@@ -158,7 +188,7 @@ func validateMulti(op *Operation) error {
 				return fmt.Errorf("multi sub-operation %d: %w", i, err)
 			}
 		case proto.OpDelete, proto.OpSetData, proto.OpCheck:
-			if err := proto.ValidatePath(sub.Path); err != nil {
+			if err := validatePath(sub.Path); err != nil {
 				return invalid("multi sub-operation %d on path %q: %v", i, sub.Path, err)
 			}
 		default:
@@ -194,7 +224,7 @@ func validateArrivals(h *History, c *ClientHistory) error {
 			}
 			seen[a.Op] = true
 		case ArrivalEvent:
-			if err := proto.ValidatePath(a.Path); err != nil {
+			if err := validatePath(a.Path); err != nil {
 				return invalid("arrival %d: event on path %q: %v", i, a.Path, err)
 			}
 		case ArrivalState:

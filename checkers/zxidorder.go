@@ -95,6 +95,9 @@ func checkZxidOrderWith(h *History, opts LinearizabilityOptions, byPartition boo
 	}
 	opts.NoLogResolution = false
 	b := newLinearizabilityBuilder(h, opts)
+	if opts.Model == RegisterModel {
+		b.partitions = map[string]int32{}
+	}
 	if err := b.collect(); err != nil {
 		return Result{}, err
 	}
@@ -155,18 +158,13 @@ func (z *zxidChecker) locate(zxid int64) (int, bool) {
 	return run.index + run.length, false
 }
 
-// zxidOp is one operation with its partition and position.
-type zxidOp struct {
-	in        *modelInput
-	out       *modelOutput
-	call, ret int64
-	partition int32
-	placed    bool
-	key       zxidKey
-	// slot orders positions as integers: 2*(the number of committed transactions up to key.zxid)
-	// plus the rank, so that a counting sort orders the history in linear time.
-	slot int
-}
+// zxidOp is one operation with its partition and position: the checker orders the builder's
+// entries in place (see the fields at the end of linearizabilityEntry) rather than copying a
+// million of them into values of its own.
+type zxidOp = linearizabilityEntry
+
+// key returns the operation's position.
+func (o *zxidOp) key() zxidKey { return zxidKey{zxid: o.zxid, rank: o.rank} }
 
 type zxidChecker struct {
 	h     *History
@@ -185,41 +183,30 @@ type zxidChecker struct {
 	// replayByPartition replays the register model partition by partition instead of in one pass
 	// (see checkRegisterPartitions); only tests set it.
 	replayByPartition bool
+	// stepInput and stepOutput hold the model values of the operation replay is judging.
+	stepInput  modelInput
+	stepOutput modelOutput
 }
 
 // collect lays the builder's entries and session ends out as operations with their partitions (a
 // znode for the register model, the prefix for the others, as porcupine partitions them), and
-// returns the number of partitions.
+// returns the number of partitions. The builder numbered the register model's znodes as it
+// collected (see linearizabilityBuilder.partitions), while each path was still in the cache.
 func (z *zxidChecker) collect() int {
 	b := z.b
-	partitionOf := func(*linearizabilityEntry) int32 { return 0 }
+	byPath := b.partitions
 	partitions := 1
-	var byPath map[string]int32
-	if b.opts.Model == RegisterModel {
-		byPath = map[string]int32{}
-		partitionOf = func(e *linearizabilityEntry) int32 {
-			p, ok := byPath[e.input.path]
-			if !ok {
-				p = int32(len(byPath))
-				byPath[e.input.path] = p
-			}
-			return p
-		}
-	}
-	z.ops = make([]zxidOp, 0, len(b.entries)+len(b.closes))
-	for i := range b.entries {
-		e := &b.entries[i]
-		z.ops = append(z.ops, zxidOp{in: e.input, out: e.output, call: e.call, ret: e.ret, partition: partitionOf(e), key: zxidKey{zxid: e.zxid}})
-	}
 	if byPath != nil {
 		partitions = len(byPath)
 	}
+	// The checker takes the entries over: they are its operations, and nothing else reads them.
+	z.ops, b.entries = b.entries, nil
 	for i := range b.closes {
-		c := &b.closes[i]
-		paths := b.ephemeralPaths[c.input.session]
+		c := b.closes[i]
+		paths := b.ephemeralPaths[c.session()]
 		if byPath == nil {
 			if len(paths) > 0 {
-				z.ops = append(z.ops, zxidOp{in: c.input, out: c.output, call: c.call, ret: c.ret, key: zxidKey{zxid: c.zxid}})
+				z.ops = append(z.ops, c)
 			}
 			continue
 		}
@@ -227,20 +214,22 @@ func (z *zxidChecker) collect() int {
 		slices.Sort(paths)
 		for _, path := range slices.Compact(paths) {
 			if p, ok := byPath[path]; ok {
-				z.ops = append(z.ops, zxidOp{in: c.input, out: c.output, call: c.call, ret: c.ret, partition: p, key: zxidKey{zxid: c.zxid}})
+				c.partition = p
+				z.ops = append(z.ops, c)
 			}
 		}
 	}
 	return partitions
 }
 
-// judges reports whether the model judges a result code for an operation kind; a result it does
-// not judge had no effect and showed nothing, so it needs no position.
-func (z *zxidChecker) judges(kind proto.OpCode, out *modelOutput) bool {
+// judges reports whether the model judges the result code of a replied operation; a result it
+// does not judge had no effect and showed nothing, so it needs no position.
+func (z *zxidChecker) judges(o *zxidOp) bool {
+	kind := o.op.Kind
 	if kind == proto.OpCloseSession || isRead(kind) {
 		return true
 	}
-	code := out.err
+	code := replyCode(o.op)
 	switch z.b.opts.Model {
 	case WriteOrderModel:
 		return true
@@ -256,32 +245,32 @@ func (z *zxidChecker) judges(kind proto.OpCode, out *modelOutput) bool {
 // place gives each operation its position, and reports replied writes whose zxid is not theirs.
 func (z *zxidChecker) place() {
 	var undecided []*zxidOp
+	var writes []int32 // the replied writes the model judges, placed by placeWrites
 	for i := range z.ops {
 		o := &z.ops[i]
 		switch {
-		case o.out.unknown:
+		case o.result == resultUnknown:
 			undecided = append(undecided, o)
 			continue
-		case o.in.source == nil || o.out.resolved:
+		case o.op == nil || o.result == resultLog:
 			// A session end or a write the log settled: its key is its transaction's zxid.
-			if o.key.zxid <= 0 {
+			if o.zxid <= 0 {
 				z.unplaced++
 				continue
 			}
-		case !z.judges(o.in.kind, o.out):
+		case !z.judges(o):
 			z.unjudged++
 			continue
+		case !isRead(o.op.Kind):
+			writes = append(writes, int32(i))
+			continue
 		default:
-			o.key = z.replyKey(o.in, o.out)
-			if o.key.rank == 1 && z.b.opts.Model == WriteOrderModel {
-				// A write refused without a transaction of its own (SESSIONMOVED, NOAUTH, ...):
-				// with no state to judge it against, it has nothing to show.
-				z.unjudged++
-				continue
-			}
+			z.placeReply(o)
+			continue
 		}
 		o.placed = true
 	}
+	z.placeWrites(writes)
 	if len(undecided) > 0 {
 		z.attribute(undecided)
 	}
@@ -290,8 +279,68 @@ func (z *zxidChecker) place() {
 		if !o.placed {
 			continue
 		}
-		n, _ := z.locate(o.key.zxid)
-		o.slot = 2*n + int(o.key.rank)
+		n, _ := z.locate(o.zxid)
+		o.slot = int32(2*n + int(o.rank))
+	}
+}
+
+// placeReply places a replied operation at the key replyKey gives it.
+func (z *zxidChecker) placeReply(o *zxidOp) {
+	key := z.replyKey(o)
+	o.zxid, o.rank = key.zxid, key.rank
+	if o.rank == 1 && z.b.opts.Model == WriteOrderModel {
+		// A write refused without a transaction of its own (SESSIONMOVED, NOAUTH, ...): with no
+		// state to judge it against, it has nothing to show.
+		z.unjudged++
+		return
+	}
+	o.placed = true
+}
+
+// placeWrites places the replied writes (indices into z.ops, in operation order). Nearly every
+// one was answered with the zxid of its own transaction and the result that transaction records,
+// and sits at that zxid; those are recognized first, in log order: the operations lie client by
+// client, so that taking them in their own order sweeps the log's transactions once per client,
+// missing the cache at every one, where log order reads them one after the other. The others
+// (a misreported zxid, a reply that disagrees with its transaction, two writes claiming one
+// transaction) are then placed by replyKey in operation order, as every write once was, so that
+// their findings, and the log scans they spend, come in the same order.
+func (z *zxidChecker) placeWrites(writes []int32) {
+	const (
+		unclaimed = -1
+		contested = -2
+	)
+	claims := make([]int32, len(z.h.Committed)) // per transaction, the write claiming it
+	for i := range claims {
+		claims[i] = unclaimed
+	}
+	for w, oi := range writes {
+		if n, found := z.locate(z.ops[oi].op.Zxid); found {
+			if claims[n-1] == unclaimed {
+				claims[n-1] = int32(w)
+			} else {
+				claims[n-1] = contested
+			}
+		}
+	}
+	own := make([]bool, len(writes)) // the writes at their own transactions, with its result
+	for idx, w := range claims {
+		if w < 0 {
+			continue
+		}
+		o := &z.ops[writes[w]]
+		if z.owns(o.op, idx) {
+			out := z.b.output(o)
+			own[w] = replyDisagrees(&out, outcomeOf(&z.h.Committed[idx].Entry)) == ""
+		}
+	}
+	for w, oi := range writes {
+		o := &z.ops[oi]
+		if !own[w] {
+			z.placeReply(o)
+			continue
+		}
+		o.zxid, o.rank, o.placed = o.op.Zxid, 0, true
 	}
 }
 
@@ -305,7 +354,7 @@ func (z *zxidChecker) attribute(undecided []*zxidOp) {
 	claimed := map[sessionXid]bool{}
 	sessions := map[int64]bool{}
 	for _, o := range undecided {
-		if src := o.in.source; src != nil && src.Session != 0 {
+		if src := o.op; src != nil && src.Session != 0 {
 			sessions[src.Session] = true
 		}
 	}
@@ -325,7 +374,7 @@ func (z *zxidChecker) attribute(undecided []*zxidOp) {
 		}
 	}
 	for _, o := range undecided {
-		src := o.in.source
+		src := o.op
 		if src == nil || src.Session == 0 {
 			z.unplaced++
 			continue
@@ -336,9 +385,8 @@ func (z *zxidChecker) attribute(undecided []*zxidOp) {
 			if !txnFits(src, txn.Entry.Header.Type) || (txn.Time != 0 && txn.Time < src.Call) {
 				continue
 			}
-			outcome := outcomeOf(&txn.Entry)
-			o.out = &modelOutput{err: outcome.err, path: outcome.path, version: outcome.version, subs: outcome.subs, resolved: true}
-			o.key, o.placed = zxidKey{zxid: txn.Entry.Header.Zxid}, true
+			o.result, o.txn = resultLog, int32(idx)
+			o.zxid, o.rank, o.placed = txn.Entry.Header.Zxid, 0, true
 			z.attributed++
 			free[src.Session] = slices.Delete(txns, j, j+1)
 			break
@@ -352,29 +400,30 @@ const maxZxidScans = 32
 
 // replyKey places a replied operation: a write at its own transaction, everything else just after
 // the transaction at its reply zxid.
-func (z *zxidChecker) replyKey(in *modelInput, out *modelOutput) zxidKey {
-	src := in.source
+func (z *zxidChecker) replyKey(o *zxidOp) zxidKey {
+	src := o.op
 	after := zxidKey{zxid: src.Zxid, rank: 1}
-	if isRead(in.kind) {
+	if isRead(src.Kind) {
 		return after
 	}
+	out := z.b.output(o)
 	n, found := z.locate(src.Zxid)
 	if idx := n - 1; found && z.owns(src, idx) {
-		if why := replyDisagrees(out, outcomeOf(&z.h.Committed[idx].Entry)); why != "" {
-			z.col.add(z.finding(in, "reply-transaction", fmt.Sprintf("%s, but its transaction %s records %s: the reply and the write's effect disagree",
-				describeOperation(in.ref, src), hexID(src.Zxid), why), src.Zxid))
+		if why := replyDisagrees(&out, outcomeOf(&z.h.Committed[idx].Entry)); why != "" {
+			z.col.add(z.finding(o, "reply-transaction", fmt.Sprintf("%s, but its transaction %s records %s: the reply and the write's effect disagree",
+				describeOperation(z.b.ref(o), src), hexID(src.Zxid), why), src.Zxid))
 		}
 		return zxidKey{zxid: src.Zxid}
 	}
 	if idx := z.findOwn(src); idx >= 0 {
 		own := z.h.Committed[idx].Entry.Header.Zxid
-		z.col.add(z.finding(in, "reply-zxid", fmt.Sprintf("%s was answered with zxid %s, but its transaction is %s: the server misreported the zxid",
-			describeOperation(in.ref, src), hexID(src.Zxid), hexID(own)), src.Zxid, own))
+		z.col.add(z.finding(o, "reply-zxid", fmt.Sprintf("%s was answered with zxid %s, but its transaction is %s: the server misreported the zxid",
+			describeOperation(z.b.ref(o), src), hexID(src.Zxid), hexID(own)), src.Zxid, own))
 		return zxidKey{zxid: own}
 	}
 	if out.err == proto.OK {
-		z.col.add(z.finding(in, "reply-zxid", fmt.Sprintf("%s was acknowledged with zxid %s, but the committed log holds no transaction of it: the write was lost or its zxid is false",
-			describeOperation(in.ref, src), hexID(src.Zxid)), src.Zxid))
+		z.col.add(z.finding(o, "reply-zxid", fmt.Sprintf("%s was acknowledged with zxid %s, but the committed log holds no transaction of it: the write was lost or its zxid is false",
+			describeOperation(z.b.ref(o), src), hexID(src.Zxid)), src.Zxid))
 	}
 	return after
 }
@@ -397,7 +446,7 @@ func (z *zxidChecker) findOwn(op *Operation) int {
 // one position (reads of one state) in call order, which respects real time among themselves. A
 // counting sort on the slots makes it linear.
 func (z *zxidChecker) sortByPosition() []int32 {
-	maxSlot := 0
+	maxSlot := int32(0)
 	for i := range z.ops {
 		if z.ops[i].placed {
 			maxSlot = max(maxSlot, z.ops[i].slot)
@@ -454,7 +503,7 @@ func (z *zxidChecker) byPartition(order []int32, partitions int) [][]int32 {
 func (z *zxidChecker) checkPartitions(order []int32, partitions int) {
 	names := make([]string, partitions)
 	for i := range z.ops {
-		if o := &z.ops[i]; names[o.partition] == "" && o.in.source != nil {
+		if o := &z.ops[i]; names[o.partition] == "" && o.op != nil {
 			names[o.partition] = z.partitionName(o)
 		}
 	}
@@ -531,13 +580,14 @@ func (z *zxidChecker) checkRegisterPartitions(order []int32, names []string) {
 func (z *zxidChecker) replayRegister(p *registerPartition, o *zxidOp, partition string) {
 	previous := p.previous
 	p.previous = o
-	if previous != nil && o.key.rank == 0 && previous.slot == o.slot {
+	if previous != nil && o.rank == 0 && previous.slot == o.slot {
 		f := z.pairFinding("one-transaction", previous, o, fmt.Sprintf("%s and %s both claim the transaction %s on %s",
-			z.describe(previous), z.describe(o), hexID(o.key.zxid), partition))
+			z.describe(previous), z.describe(o), hexID(o.zxid), partition))
 		p.replayFinding, p.stopped = &f, true
 		return
 	}
-	ok, next := registerJudge(p.state, o.in, o.out)
+	in, out := z.b.input(o), z.b.output(o)
+	ok, next := registerJudge(p.state, &in, &out)
 	if !ok {
 		before := "at the start of the history"
 		if p.last != nil {
@@ -549,14 +599,14 @@ func (z *zxidChecker) replayRegister(p *registerPartition, o *zxidOp, partition 
 		return
 	}
 	p.state = next
-	if o.key.rank == 0 {
+	if o.rank == 0 {
 		p.last = o
 	}
 }
 
 func (z *zxidChecker) partitionName(o *zxidOp) string {
 	if z.b.opts.Model == RegisterModel {
-		return o.in.path
+		return o.op.Path
 	}
 	return z.b.opts.Prefix
 }
@@ -569,23 +619,27 @@ func (z *zxidChecker) replay(ops []int32, partition string) {
 	var last *zxidOp // the last operation that sat at its own transaction
 	for i, oi := range ops {
 		o := &z.ops[oi]
-		if i > 0 && o.key.rank == 0 && z.ops[ops[i-1]].slot == o.slot {
+		if i > 0 && o.rank == 0 && z.ops[ops[i-1]].slot == o.slot {
 			prev := &z.ops[ops[i-1]]
 			z.col.add(z.pairFinding("one-transaction", prev, o, fmt.Sprintf("%s and %s both claim the transaction %s on %s",
-				z.describe(prev), z.describe(o), hexID(o.key.zxid), partition)))
+				z.describe(prev), z.describe(o), hexID(o.zxid), partition)))
 			return
 		}
 		var ok bool
+		// The models read their arguments and keep none of them, so one pair on the checker
+		// serves every step, where values of the loop's own would be allocated for the interface.
+		z.stepInput, z.stepOutput = z.b.input(o), z.b.output(o)
+		in, out := &z.stepInput, &z.stepOutput
 		if z.b.opts.Model == RegisterModel {
 			var next registerState
-			if ok, next = registerJudge(register, o.in, o.out); ok {
+			if ok, next = registerJudge(register, in, out); ok {
 				register = next
 			} else {
 				state = register
 			}
 		} else {
 			var next any
-			if ok, next = z.model.Step(state, o.in, o.out); ok {
+			if ok, next = z.model.Step(state, in, out); ok {
 				state = next
 			}
 		}
@@ -598,7 +652,7 @@ func (z *zxidChecker) replay(ops []int32, partition string) {
 				z.describe(o), before, partition, z.model.DescribeState(state))))
 			return
 		}
-		if o.key.rank == 0 {
+		if o.rank == 0 {
 			last = o
 		}
 	}
@@ -626,7 +680,7 @@ func (z *zxidChecker) realTimeFinding(o, latest *zxidOp, partition string) Findi
 	return z.pairFinding("real-time-order", o, latest, fmt.Sprintf(
 		"cycle on %s: %s returned at %s, before %s was called at %s (real time), yet its position %s is after %s (zxid order)",
 		partition, z.describe(o), timeString(clock.Time(o.ret)), z.describe(latest), timeString(clock.Time(latest.call)),
-		describeKey(o.key), describeKey(latest.key)))
+		describeKey(o.key()), describeKey(latest.key())))
 }
 
 // checkWriteRealTime applies the same scan to the replied writes of every partition together:
@@ -636,14 +690,14 @@ func (z *zxidChecker) checkWriteRealTime(order []int32) {
 	var latest *zxidOp
 	for _, oi := range order {
 		o := &z.ops[oi]
-		if o.in.source == nil || o.out.resolved || o.key.rank != 0 || !o.in.kind.IsWrite() || o.in.kind == proto.OpCloseSession {
+		if o.op == nil || o.result == resultLog || o.rank != 0 || !o.op.Kind.IsWrite() || o.op.Kind == proto.OpCloseSession {
 			continue
 		}
 		if latest != nil && o.ret < latest.call {
 			z.col.add(z.pairFinding("zxid-real-time-order", o, latest, fmt.Sprintf(
 				"%s returned at %s, before %s was called at %s, yet its zxid %s is above %s: writes are not committed in real-time order",
 				z.describe(o), timeString(clock.Time(o.ret)), z.describe(latest), timeString(clock.Time(latest.call)),
-				hexID(o.key.zxid), hexID(latest.key.zxid))))
+				hexID(o.zxid), hexID(latest.zxid))))
 			continue
 		}
 		if latest == nil || o.call > latest.call {
@@ -659,13 +713,14 @@ func (z *zxidChecker) checkSessions() {
 	var prev *zxidOp
 	for i := range z.ops {
 		o := &z.ops[i]
-		if !o.placed || o.in.source == nil || o.out.resolved || o.in.source.Outcome != OutcomeReplied {
+		if !o.placed || o.op == nil || o.result == resultLog || o.op.Outcome != OutcomeReplied {
 			continue
 		}
-		if prev != nil && prev.in.ref.Client == o.in.ref.Client && prev.in.session == o.in.session && prev.in.ref != o.in.ref &&
-			(prev.slot > o.slot || (prev.slot == o.slot && o.key.rank == 0)) {
+		// One client and index are one operation (a client close stands in several partitions).
+		if prev != nil && prev.client == o.client && prev.op.Session == o.op.Session && prev.index != o.index &&
+			(prev.slot > o.slot || (prev.slot == o.slot && o.rank == 0)) {
 			z.col.add(z.pairFinding("session-order", prev, o, fmt.Sprintf("session %s issued %s before %s, yet its position %s is not before %s",
-				hexID(o.in.session), z.describe(prev), z.describe(o), describeKey(prev.key), describeKey(o.key))))
+				hexID(o.op.Session), z.describe(prev), z.describe(o), describeKey(prev.key()), describeKey(o.key()))))
 		}
 		prev = o
 	}
@@ -697,11 +752,12 @@ func (z *zxidChecker) owns(op *Operation, idx int) bool {
 	return hdr.ClientID == op.Session && (op.Xid == 0 || hdr.Cxid == op.Xid) && txnFits(op, hdr.Type)
 }
 
-func (z *zxidChecker) finding(in *modelInput, rule, message string, zxids ...int64) Finding {
-	f := Finding{Rule: rule, Message: message, Ops: []OpRef{in.ref}, Sessions: []int64{in.session}, Zxids: zxids}
-	if in.source != nil {
-		f.Clients = []string{in.ref.Client}
-		f.Times = []clock.Time{in.source.Call, in.source.Return}
+func (z *zxidChecker) finding(o *zxidOp, rule, message string, zxids ...int64) Finding {
+	ref := z.b.ref(o)
+	f := Finding{Rule: rule, Message: message, Ops: []OpRef{ref}, Sessions: []int64{o.session()}, Zxids: zxids}
+	if o.op != nil {
+		f.Clients = []string{ref.Client}
+		f.Times = []clock.Time{o.op.Call, o.op.Return}
 	}
 	return f
 }
@@ -725,10 +781,11 @@ func replyDisagrees(out *modelOutput, logged txnOutcome) string {
 
 // describe names an operation with its position and times.
 func (z *zxidChecker) describe(o *zxidOp) string {
-	if o.in.source != nil && !o.out.resolved {
-		return describeOperation(o.in.ref, o.in.source) + " at " + describeKey(o.key)
+	if o.op != nil && o.result != resultLog {
+		return describeOperation(z.b.ref(o), o.op) + " at " + describeKey(o.key())
 	}
-	return describeModelOperation(o.in, o.out) + " at " + describeKey(o.key)
+	in, out := z.b.input(o), z.b.output(o)
+	return describeModelOperation(&in, &out) + " at " + describeKey(o.key())
 }
 
 func describeKey(k zxidKey) string {
@@ -745,12 +802,13 @@ func (z *zxidChecker) pairFinding(rule string, first, second *zxidOp, message st
 		if o == nil {
 			continue
 		}
-		f.Ops = append(f.Ops, o.in.ref)
-		f.Sessions = append(f.Sessions, o.in.session)
-		f.Zxids = append(f.Zxids, o.key.zxid)
+		ref := z.b.ref(o)
+		f.Ops = append(f.Ops, ref)
+		f.Sessions = append(f.Sessions, o.session())
+		f.Zxids = append(f.Zxids, o.zxid)
 		f.Times = append(f.Times, clock.Time(o.call), clock.Time(o.ret))
-		if o.in.source != nil {
-			f.Clients = append(f.Clients, o.in.ref.Client)
+		if o.op != nil {
+			f.Clients = append(f.Clients, ref.Client)
 		}
 	}
 	return f

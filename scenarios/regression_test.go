@@ -46,6 +46,7 @@ var regressions = []struct {
 	{"latch-led-on-replacement-2005193", 2005193, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	{"fuzzy-acl-index-2226", 2226, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	{"fuzzy-acl-index-trunc-3028828", 3028828, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
+	{"snap-crash-before-log-delete-4015563", 4015563, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	{"accepted-epoch-lockout-3034286", 3034286, zabmodel.Bugs{}, lockmodel.Bugs{},
 		[]string{CheckerConvergence + ":" + KnownAcceptedEpochLockout}},
 	{"fuzzy-snapshot-trunc-3071591", 3071591, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
@@ -110,6 +111,15 @@ func TestZK4846StopsARestartOnAFuzzySnapshotsACL(t *testing.T) {
 	rep, err = Run(Options{Seed: 3028828, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugZK4846)})
 	require.NoError(t, err)
 	assert.Equal(t, "zab:TxnThrew", rep.Failure(), rep.Explain())
+}
+
+// TestACrashBeforeTheLogDeletionIsSnapLogGapWithTheSwitch: the snap-crash-before-log-delete-4015563
+// regression fails with the snap-log-gap switch, which keeps the old log as Java does.
+func TestACrashBeforeTheLogDeletionIsSnapLogGapWithTheSwitch(t *testing.T) {
+	script := regressionScript(t, "snap-crash-before-log-delete-4015563")
+	rep, err := Run(Options{Seed: 4015563, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugSnapLogGap)})
+	require.NoError(t, err)
+	assert.Equal(t, "zab:ProcessConsistency", rep.Failure(), rep.Explain())
 }
 
 // TestReleaseProfilesLoseWhatTheFixedModelKeeps: the stale-ack-durability-413 script passes on the
