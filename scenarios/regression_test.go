@@ -120,13 +120,6 @@ func requireStartThrows(t *testing.T, name string, seed uint64, bug zabmodel.Bug
 		"the server cannot start again")
 }
 
-// TestZK4689StopsARestartOnARecycledACL: the fuzzy-acl-recycled-4025232 regression fails with the
-// ZK-4689 switch, master's DataTree: zk1's replay of a change made before the node's re-create
-// throws at startup.
-func TestZK4689StopsARestartOnARecycledACL(t *testing.T) {
-	requireStartThrows(t, "fuzzy-acl-recycled-4025232", 4025232, zabmodel.BugZK4689, "0x3:0x27")
-}
-
 // TestACrashBeforeTheLogDeletionIsSnapLogGapWithTheSwitch: the snap-crash-before-log-delete-4015563
 // regression fails with the snap-log-gap switch, which keeps the old log as Java does.
 func TestACrashBeforeTheLogDeletionIsSnapLogGapWithTheSwitch(t *testing.T) {

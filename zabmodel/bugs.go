@@ -87,14 +87,6 @@ const (
 	// setData or delete of that node throws "Failed to fetch acls": out of
 	// FileTxnSnapLog.restore, a server that cannot start again; after a SNAP, a learner's processTxn.
 	BugZK4846
-	// BugZK4689 is DataTree on master and every release with ZOOKEEPER-4799's ACL reads, without
-	// ZOOKEEPER-4689's fix (an open pull request upstream, 2026-07): a fuzzy snapshot's node whose
-	// ACL list was dropped and interned again during the walk refers to an index the loaded cache
-	// lacks, and replaying any change to it before its re-create throws "Failed to fetch acls"
-	// from the ACL lookup that filters watch events; a server that meets it at startup cannot
-	// start. The fixed model filters such events as unreadable, reserves the indexes a loaded
-	// snapshot's nodes name, and moves a re-created node's ACL reference.
-	BugZK4689
 )
 
 var bugTable = switches.NewTable("bug",
@@ -105,7 +97,6 @@ var bugTable = switches.NewTable("bug",
 	switches.Switch[Bug]{Bit: BugZK4394, Name: "ZK-4394", Description: "a COMMIT between NEWLEADER and UPTODATE finds no pending proposal"},
 	switches.Switch[Bug]{Bit: BugZK4394Sync, Name: "ZK-4394-sync", Description: "3.8.5's synchronous NEWLEADER logging empties the pending list: a COMMIT before UPTODATE finds nothing"},
 	switches.Switch[Bug]{Bit: BugZK4846, Name: "ZK-4846", Description: "replaying a create over a fuzzy snapshot keeps a node's ACL index the snapshot's cache lacks"},
-	switches.Switch[Bug]{Bit: BugZK4689, Name: "ZK-4689", Description: "replaying a change to a fuzzy snapshot's node whose ACL index the cache lacks throws (master)"},
 	switches.Switch[Bug]{Bit: BugZK4712, Name: "ZK-4712", Description: "a follower's sync processor keeps writing after the tree was fast-forwarded"},
 	switches.Switch[Bug]{Bit: BugZK335, Name: "ZK-335", Description: "epochs are taken without a quorum's acceptedEpoch agreement"},
 	switches.Switch[Bug]{Bit: BugZK1653, Name: "ZK-1653", Description: "startup ignores currentEpoch.tmp"},

@@ -14,8 +14,7 @@ import (
 type tree struct{ t *datatree.Tree }
 
 func treeConfig(cfg *Config) datatree.Config {
-	return datatree.Config{ExtendedTypes: cfg.ExtendedTypes, StaleACLOnReplay: cfg.Bugs.Has(BugZK4846),
-		ThrowingWatchACL: cfg.Bugs.Has(BugZK4689)}
+	return datatree.Config{ExtendedTypes: cfg.ExtendedTypes, StaleACLOnReplay: cfg.Bugs.Has(BugZK4846)}
 }
 
 func newTree(cfg *Config) *tree { return &tree{t: datatree.New(treeConfig(cfg))} }
