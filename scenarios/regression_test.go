@@ -46,6 +46,7 @@ var regressions = []struct {
 	{"latch-led-on-replacement-2005193", 2005193, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	{"fuzzy-acl-index-2226", 2226, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	{"fuzzy-acl-index-trunc-3028828", 1020, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
+	{"snap-crash-before-log-delete-4015563", 472, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	{"accepted-epoch-lockout-3034286", 3034286, zabmodel.Bugs{}, lockmodel.Bugs{},
 		[]string{CheckerConvergence + ":" + KnownAcceptedEpochLockout}},
 	{"fuzzy-snapshot-trunc-3071591", 2294, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
@@ -98,23 +99,41 @@ func TestATruncToAnUnreachablePointEndsTheSync(t *testing.T) {
 // TestZK4846StopsARestartOnAFuzzySnapshotsACL: the fuzzy-acl-index-2226 regression fails with the
 // ZK-4846 switch, as the releases before ZOOKEEPER-4846 behave: zk1's replay throws at startup.
 func TestZK4846StopsARestartOnAFuzzySnapshotsACL(t *testing.T) {
-	script := regressionScript(t, "fuzzy-acl-index-2226")
-	var trace strings.Builder
-	rep, err := Run(Options{Seed: 2226, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugZK4846), Trace: sim.TraceConfig{Text: &trace}})
-	require.NoError(t, err)
-	assert.Equal(t, "zab:TxnThrew", rep.Failure(), rep.Explain())
-	assert.True(t, strings.Contains(trace.String(), "Unable to load database on disk: processTxn of 0x2:0x12b threw"),
-		"zk1 cannot start again")
+	requireStartThrows(t, "fuzzy-acl-index-2226", 2226, zabmodel.BugZK4846, "0x2:0x12b")
 
 	// The same through a TRUNC's reload of the snapshot, which is not a start: the server goes on.
 	// Seed 1020: zk2's TRUNC to 0x4:0x1 reloads a fuzzy snapshot and its replay throws (seed
 	// 3028828, where zk4's setData threw after the reload, no longer reaches it since the threads a
 	// leader's notifyAll wakes run in a drawn order).
-	script = regressionScript(t, "fuzzy-acl-index-trunc-3028828")
-	rep, err = Run(Options{Seed: 1020, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugZK4846)})
+	script := regressionScript(t, "fuzzy-acl-index-trunc-3028828")
+	rep, err := Run(Options{Seed: 1020, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugZK4846)})
 	require.NoError(t, err)
 	assert.Equal(t, "zab:TxnThrew", rep.Failure(), rep.Explain())
 	assert.Contains(t, rep.Explain(), "from=truncate", "thrown by the TRUNC's reload")
+}
+
+// requireStartThrows runs a regression script with bug on and requires that a server's replay of
+// zxid at startup throws and the run fails zab:TxnThrew.
+func requireStartThrows(t *testing.T, name string, seed uint64, bug zabmodel.Bug, zxid string) {
+	t.Helper()
+	var trace strings.Builder
+	rep, err := Run(Options{Seed: seed, Script: regressionScript(t, name), Bugs: zabmodel.Bugs{}.With(bug), Trace: sim.TraceConfig{Text: &trace}})
+	require.NoError(t, err)
+	assert.Equal(t, "zab:TxnThrew", rep.Failure(), rep.Explain())
+	assert.True(t, strings.Contains(trace.String(), "Unable to load database on disk: processTxn of "+zxid+" threw"),
+		"the server cannot start again")
+}
+
+// TestACrashBeforeTheLogDeletionIsSnapLogGapWithTheSwitch: the snap-crash-before-log-delete-4015563
+// regression fails with the snap-log-gap switch, which keeps the old log as Java does. It runs seed
+// 472 (zk4 crashes right after a SNAP's snapshot is durable, restarts with its old log, leads and
+// answers with DIFFs; zk5 and zk4 fail ProcessConsistency): seed 4015563 no longer reaches the
+// window since the threads a leader's notifyAll wakes run in a drawn order.
+func TestACrashBeforeTheLogDeletionIsSnapLogGapWithTheSwitch(t *testing.T) {
+	script := regressionScript(t, "snap-crash-before-log-delete-4015563")
+	rep, err := Run(Options{Seed: 472, Script: script, Bugs: zabmodel.Bugs{}.With(zabmodel.BugSnapLogGap)})
+	require.NoError(t, err)
+	assert.Equal(t, "zab:ProcessConsistency", rep.Failure(), rep.Explain())
 }
 
 // TestReleaseProfilesLoseWhatTheFixedModelKeeps: the stale-ack-durability-413 script passes on the

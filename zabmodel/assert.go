@@ -20,6 +20,9 @@ const (
 	InvariantReplayedLog = "replayed-log"
 	// InvariantAckDurable: a learner acknowledges a proposal only once its txn log holds it durably.
 	InvariantAckDurable = "ack-durable"
+	// InvariantCoreView: a core's expectation of an effect's outcome (the sync processor's, that the
+	// log takes an append) is what the driver's storage did.
+	InvariantCoreView = "core-view"
 )
 
 // AssertionError is the failure of an invariant asserted in a server's code.

@@ -118,3 +118,30 @@ func TestAReplayedRecordHoldingAnotherZxidFailsTheRun(t *testing.T) {
 	assert.Equal(t, InvariantReplayedLog, got.Invariant)
 	assert.Equal(t, victim.Sid(), got.Server)
 }
+
+func TestAnAppendTheLogRefusesAgainstTheCoresExpectationFailsTheRun(t *testing.T) {
+	f := newFixture(t, 3, Config{Voters: 3})
+	leader := f.establishedLeader()
+	f.createOn("/a", 5*clock.Second)
+	require.False(t, f.w.Ended(), "%v", f.w.Outcome())
+	sp := leader.p.zk.sync
+	last := leader.Disk().LastZxid()
+	require.NotZero(t, last, "the log holds the create")
+	// A core whose view of the log was stale: it expects the log to take a zxid it already holds.
+	stale := &proto.TxnEntry{Header: proto.TxnHeader{Zxid: last, Type: proto.OpCreateSession}, Txn: &proto.CreateSessionTxn{TimeoutMilliseconds: 1}}
+	leader.p.h.(*simHost).step(func() { sp.apply(effect{kind: effectAppend, entry: stale, appended: true}) })
+	got := f.assertionOf()
+	require.NotNil(t, got, "the run ends on the assertion: %v", f.w.Outcome())
+	assert.Equal(t, InvariantCoreView, got.Invariant)
+	assert.Equal(t, leader.Sid(), got.Server)
+}
+
+func TestAnAppendTheCoreExpectsTheLogToTakeHoldsTheRun(t *testing.T) {
+	f := newFixture(t, 3, Config{Voters: 3})
+	leader := f.establishedLeader()
+	sp := leader.p.zk.sync
+	next := &proto.TxnEntry{Header: proto.TxnHeader{Zxid: leader.Disk().LastZxid() + 1, Type: proto.OpCreateSession}, Txn: &proto.CreateSessionTxn{TimeoutMilliseconds: 1}}
+	leader.p.h.(*simHost).step(func() { sp.apply(effect{kind: effectAppend, entry: next, appended: true}) })
+	assert.Nil(t, f.assertionOf(), "the log took it as expected: %v", f.w.Outcome())
+	assert.Equal(t, next.Header.Zxid, leader.Disk().LastZxid())
+}

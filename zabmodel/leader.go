@@ -21,10 +21,11 @@ type leader struct {
 	p  *peer
 	zk *zkServer
 
-	handlers []*learnerHandler
+	// leaderCore is the broadcast phase's state (with the epoch, the learner handlers and whether
+	// the leader stopped); the leader is its driver (leadercore.go).
+	leaderCore
 
 	// Discovery.
-	epoch              int64
 	waitingForNewEpoch bool
 	connecting         []int64 // connectingFollowers
 	epochWaiters       []*leaderWait
@@ -40,17 +41,11 @@ type leader struct {
 	newLeaderWaiter []*leaderWait
 
 	// Broadcast.
-	lastProposed  int64
-	lastCommitted int64
-	outstanding   map[int64]*leaderProposal
-	toBeApplied   []*leaderProposal
-	pendingSyncs  map[int64][]*learnerHandler
-	tick          int
-	tickSkip      bool
-	tickTimer     sim.TimerID
-	established   bool
-	stopped       bool
-	generation    uint64
+	tick        int
+	tickSkip    bool
+	tickTimer   sim.TimerID
+	established bool
+	generation  uint64
 }
 
 // leaderProposal is Leader.Proposal: the packet, the request, the acks.
@@ -118,8 +113,8 @@ func (l *leader) releaseAll(waiters []*leaderWait) {
 // discovery as the first member of the connecting set.
 func (p *peer) lead() {
 	zk := newZKServer(p, kindLeader)
-	l := &leader{p: p, zk: zk, waitingForNewEpoch: true, outstanding: map[int64]*leaderProposal{},
-		pendingSyncs: map[int64][]*learnerHandler{}, tickSkip: true, generation: p.roleGeneration}
+	l := &leader{p: p, zk: zk, waitingForNewEpoch: true, tickSkip: true, generation: p.roleGeneration,
+		leaderCore: leaderCore{cfg: p.cfg, mem: p.mem, outstanding: map[int64]*leaderProposal{}, pendingSyncs: map[int64][]*learnerHandler{}}}
 	p.leader, p.zk = l, zk
 	zk.hzxid = zk.loadData()
 	l.leaderSummary = stateSummary{currentEpoch: p.currentEpoch, lastZxid: p.db.lastProcessedZxid()}
@@ -360,37 +355,17 @@ func (l *leader) proposalRequest(r *request) {
 	l.zk.sync.processRequest(r)
 }
 
-// propose is Leader.propose.
+// propose is Leader.propose: the driver builds the proposal (its encoding and hash), the core
+// decides the rest.
 func (l *leader) propose(r *request) {
 	lp := l.p.mem.leaderProposals.New()
 	*lp = leaderProposal{proposal: newProposal(l.p, r.entry), req: r, acks: l.p.mem.acks.Make(l.p.cfg.Voters)}
-	l.p.assert(lp.zxid > l.lastProposed, InvariantProposalOrder, "proposing %s after %s", FormatZxid(lp.zxid), FormatZxid(l.lastProposed))
-	l.lastProposed = lp.zxid
-	l.outstanding[lp.zxid] = lp
-	l.p.observe(Event{Kind: EventPropose, Zxid: lp.zxid, Hash: lp.hash, Epoch: l.epoch, Txn: lp.entry, TxnData: lp.data})
-	pkt := l.p.mem.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: lp.zxid, Data: lp.data})
-	for _, h := range l.handlers {
-		if h.forwarding && !h.observer {
-			h.queuePacket(pkt)
-			h.proposalSent(lp.zxid)
-		}
-	}
+	l.run(leaderInput{kind: leaderPropose, lp: lp})
 }
 
 // processAck is Leader.processAck.
 func (l *leader) processAck(sid, zxid int64) {
-	if l.stopped || CounterOf(zxid) == 0 || len(l.outstanding) == 0 || l.lastCommitted >= zxid {
-		return
-	}
-	lp, ok := l.outstanding[zxid]
-	if !ok {
-		l.p.note("leader", "trying to commit future proposal %s from %d", FormatZxid(zxid), sid)
-		return
-	}
-	if l.p.cfg.IsVoter(sid) && !slices.Contains(lp.acks, sid) {
-		lp.acks = append(lp.acks, sid)
-	}
-	l.tryToCommit(lp, zxid)
+	l.run(leaderInput{kind: leaderAck, sid: sid, zxid: zxid})
 }
 
 // forgetAcks drops a learner's acknowledgements of the outstanding proposals when its connection
@@ -402,88 +377,24 @@ func (l *leader) processAck(sid, zxid int64) {
 // committed transactions it lacks (LeaderLogCompleteness; a 5-minute sweep found it). A learner
 // that comes back acknowledges NEWLEADER again. 3.8.0 keeps both (the stale-ack switch).
 func (l *leader) forgetAcks(sid int64) {
-	for _, zxid := range sortedKeys(l.outstanding) {
-		lp := l.outstanding[zxid]
-		lp.acks = slices.DeleteFunc(lp.acks, func(s int64) bool { return s == sid })
-	}
+	l.forgetProposalAcks(sid)
 	if !l.quorumFormed {
 		l.newLeaderAcks = slices.DeleteFunc(l.newLeaderAcks, func(s int64) bool { return s == sid })
 	}
 }
 
-// tryToCommit is Leader.tryToCommit: in zxid order, with a quorum of acks.
-func (l *leader) tryToCommit(lp *leaderProposal, zxid int64) bool {
-	if _, earlier := l.outstanding[zxid-1]; earlier {
-		return false
-	}
-	if !l.p.cfg.Quorum(lp.acks) {
-		return false
-	}
-	if zxid != l.lastCommitted+1 {
-		l.p.note("leader", "committing %s, not first: first is %s", FormatZxid(zxid), FormatZxid(l.lastCommitted+1))
-	}
-	l.p.assert(zxid > l.lastCommitted, InvariantCommitFrontier, "committing %s after %s", FormatZxid(zxid), FormatZxid(l.lastCommitted))
-	delete(l.outstanding, zxid)
-	l.toBeApplied = append(l.toBeApplied, lp)
-	l.lastCommitted = zxid
-	l.p.observe(Event{Kind: EventCommit, Zxid: zxid, Hash: lp.hash, Epoch: l.epoch, Txn: lp.entry})
-	commit := l.p.mem.encodePacket(&proto.QuorumPacket{Type: pktCommit, Zxid: zxid})
-	var inform []byte // Encoded for the first observer, if there is one.
-	for _, h := range l.handlers {
-		if !h.forwarding {
-			continue
-		}
-		if h.observer {
-			if inform == nil {
-				inform = l.p.mem.encodePacket(&proto.QuorumPacket{Type: pktInform, Zxid: zxid, Data: lp.data})
-			}
-			h.queuePacket(inform)
-		} else {
-			h.queuePacket(commit)
-		}
-	}
-	l.zk.commits.commit(lp.req)
-	l.toBeApplied = slices.DeleteFunc(l.toBeApplied, func(x *leaderProposal) bool { return x == lp })
-	if syncs, ok := l.pendingSyncs[zxid]; ok {
-		delete(l.pendingSyncs, zxid)
-		for _, h := range syncs {
-			h.sendSync()
-		}
-	}
-	return true
+// tryToCommit is Leader.tryToCommit of one proposal (see leaderCore.tryToCommit).
+func (l *leader) tryToCommit(lp *leaderProposal, zxid int64) {
+	l.run(leaderInput{kind: leaderTryCommit, lp: lp, zxid: zxid})
 }
 
-// processSync is Leader.processSync: answer at once if nothing is outstanding, else after the last
-// proposal commits. No quorum is consulted: this is ZOOKEEPER-1675.
-func (l *leader) processSync(h *learnerHandler) {
-	if len(l.outstanding) == 0 {
-		h.sendSync()
-		return
-	}
-	l.pendingSyncs[l.lastProposed] = append(l.pendingSyncs[l.lastProposed], h)
-}
+// processSync is Leader.processSync (see leaderCore.processSync).
+func (l *leader) processSync(h *learnerHandler) { l.run(leaderInput{kind: leaderSync, h: h}) }
 
-// startForwarding is Leader.startForwarding: a synced learner gets what was committed or proposed
-// after its point, and from now on every new proposal.
+// startForwarding is Leader.startForwarding (see leaderCore.startForwarding): once the packets are
+// queued, the handler forwards every new proposal. It returns the last proposed zxid.
 func (l *leader) startForwarding(h *learnerHandler, lastSeenZxid int64) int64 {
-	if l.lastProposed > lastSeenZxid {
-		for _, lp := range l.toBeApplied {
-			if lp.zxid <= lastSeenZxid {
-				continue
-			}
-			h.queuePacket(l.p.mem.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: lp.zxid, Data: lp.data}))
-			h.queuePacket(l.p.mem.encodePacket(&proto.QuorumPacket{Type: pktCommit, Zxid: lp.zxid}))
-		}
-		if !h.observer {
-			for _, zxid := range sortedKeys(l.outstanding) {
-				if zxid <= lastSeenZxid {
-					continue
-				}
-				h.queuePacket(l.p.mem.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: zxid, Data: l.outstanding[zxid].data}))
-				h.proposalSent(zxid)
-			}
-		}
-	}
+	l.run(leaderInput{kind: leaderForward, h: h, lastSeen: lastSeenZxid})
 	h.forwarding = true
 	return l.lastProposed
 }

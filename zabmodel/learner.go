@@ -140,12 +140,11 @@ func (l *learner) send(qp *proto.QuorumPacket) { l.sendObserved(qp, Event{}, fal
 // sendObserved is send that also tells the observer of ev once the packet is written, before the
 // boundary after the write: a crash there comes after an acknowledgement the leader will receive.
 func (l *learner) sendObserved(qp *proto.QuorumPacket, ev Event, observed bool) {
-	l.p.boundary(sendBoundary(qp.Type, 0), l.conn)
-	l.p.h.send(l.conn, l.p.mem.encodePacketScratch(qp))
+	var report *Event
 	if observed {
-		l.p.observe(ev)
+		report = &ev
 	}
-	l.p.boundary(sendBoundary(qp.Type, 1), l.conn)
+	l.p.applySend(l.conn, qp.Type, l.p.mem.encodePacketScratch(qp), report)
 }
 
 func (l *learner) resetReadTimer(d clock.Duration) {
@@ -470,7 +469,7 @@ func (l *learner) newLeader() {
 // would only shift the run's timing: with it in every sync, the 600 first seeds of the snap-log-gap
 // switch found the bug in none, against 4 without it).
 func (l *learner) syncThreadBusy() bool {
-	return l.zk != nil && l.zk.sync != nil && (l.zk.sync.pending() > 0 || l.zk.sync.flushing || len(l.zk.sync.toFlush) > 0)
+	return l.zk != nil && l.zk.sync != nil && l.zk.sync.busy()
 }
 
 // ackNewLeader is the end of the NEWLEADER case: the ACK, once the epoch is written.

@@ -34,21 +34,13 @@ type learnerHandler struct {
 	sid      int64
 	observer bool
 
-	// queued holds packets until the sender starts (after the snapshot of a SNAP sync is written).
-	queued [][]byte
-	// backlog[backlogHead:] holds what the sender thread has still to write: each write takes
-	// time (writeCost), so a burst goes out as one write per event, in order, until writingUntil,
-	// and a pause or a crash of the leader can fall between two of its packets.
-	backlog       []pendingWrite
-	backlogHead   int
-	writingUntil  clock.Time
-	writeStepSet  bool
+	// senderCore is the queue and the sender thread (sendercore.go); writeStepFunc is the callback
+	// of its timer, made once.
+	senderCore
 	writeStepFunc func()
 	// unread holds packets that arrived while the Java thread would be blocked in a wait, not reading.
-	unread         []proto.QuorumPacket
-	sendingStarted bool
-	forwarding     bool
-	needOpPacket   bool
+	unread     []proto.QuorumPacket
+	forwarding bool
 
 	tickOfNextAckDeadline int
 	readTimer             sim.TimerID
@@ -199,191 +191,42 @@ func (h *learnerHandler) sendNewLeader() {
 	h.expectRead()
 }
 
-// syncFollower is LearnerHandler.syncFollower: DIFF, TRUNC or SNAP, decided from the committed log
-// and the txn log. It returns whether a snapshot is needed.
+// syncFollower is LearnerHandler.syncFollower: the decision is a core (learnersync.go), whose
+// ready the handler applies. It returns whether a snapshot is needed.
 func (h *learnerHandler) syncFollower(peerLastZxid int64) bool {
 	p := h.p()
-	db := p.db
-	isPeerNewEpochZxid := CounterOf(peerLastZxid) == 0
-	currentZxid := peerLastZxid
-	needSnap := true
-	h.needOpPacket = true
-	maxCommitted, minCommitted := db.maxCommittedLog(), db.minCommittedLog()
-	lastProcessed := db.lastProcessedZxid()
-	if len(db.committed) == 0 {
-		minCommitted, maxCommitted = lastProcessed, lastProcessed
-	}
-	p.note("sync", "synchronizing with learner %d: maxCommittedLog=%s minCommittedLog=%s lastProcessedZxid=%s peerLastZxid=%s",
-		h.sid, FormatZxid(maxCommitted), FormatZxid(minCommitted), FormatZxid(lastProcessed), FormatZxid(peerLastZxid))
-	p.observe(Event{Kind: EventLearnerSync, Learner: h.sid, Zxid: lastProcessed})
-	switch {
-	case lastProcessed == peerLastZxid:
-		h.queueOp(pktDiff, peerLastZxid)
-		h.needOpPacket, needSnap = false, false
-	case peerLastZxid > maxCommitted && !isPeerNewEpochZxid:
-		h.queueOp(pktTrunc, maxCommitted)
-		currentZxid = maxCommitted
-		h.needOpPacket, needSnap = false, false
-	case maxCommitted >= peerLastZxid && minCommitted <= peerLastZxid:
-		currentZxid = h.queueCommittedProposals(db.committed, peerLastZxid, 0, false, maxCommitted)
-		needSnap = false
-	case peerLastZxid < minCommitted && db.txnLogSyncEnabled():
-		fromLog := db.proposalsFromLog(peerLastZxid, db.txnLogSizeLimit())
-		if len(fromLog) > 0 {
-			currentZxid = h.queueCommittedProposals(fromLog, peerLastZxid, minCommitted, true, maxCommitted)
-			if currentZxid < minCommitted {
-				currentZxid = peerLastZxid
-				h.queued = nil
-				h.needOpPacket = true
-			} else {
-				currentZxid = h.queueCommittedProposals(db.committed, currentZxid, 0, false, maxCommitted)
-				needSnap = false
-			}
+	out := &ready{} // A sync is rare: its ready is not pooled.
+	needSnap := decideSync(p.db, p.mem, h, peerLastZxid, out)
+	for i := range out.effects {
+		e := &out.effects[i]
+		switch e.kind {
+		case effectNote:
+			p.h.note(e.label, "%s", e.text)
+		case effectObserve:
+			p.observe(out.events[e.event])
+		case effectQueuePacket:
+			h.queuePacket(e.packet)
+		case effectForward:
+			h.l.startForwarding(h, e.zxid)
+		default:
+			panic("zabmodel: the sync decision asked for " + e.kind.String())
 		}
-	default:
-		p.note("sync", "unhandled scenario for peer %d: peer at %s, committed log [%s, %s], last processed %s",
-			h.sid, FormatZxid(peerLastZxid), FormatZxid(minCommitted), FormatZxid(maxCommitted), FormatZxid(lastProcessed))
-	}
-	if needSnap {
-		currentZxid = db.lastProcessedZxid()
-	}
-	h.l.startForwarding(h, currentZxid)
-	if h.needOpPacket && !needSnap {
-		p.note("sync", "unhandled scenario for peer %d: falling back to a snapshot", h.sid)
-		needSnap = true
 	}
 	return needSnap
-}
-
-// queueCommittedProposals is LearnerHandler.queueCommittedProposals: it decides DIFF or TRUNC on the
-// way and queues a PROPOSAL and a COMMIT for everything after the peer's point.
-func (h *learnerHandler) queueCommittedProposals(log []*proposal, peerLastZxid, maxZxid int64, hasMax bool, lastCommitted int64) int64 {
-	isPeerNewEpochZxid := CounterOf(peerLastZxid) == 0
-	queuedZxid := peerLastZxid
-	prevProposalZxid := int64(-1)
-	for _, pr := range log {
-		if hasMax && pr.zxid > maxZxid {
-			break
-		}
-		if pr.zxid < peerLastZxid {
-			prevProposalZxid = pr.zxid
-			continue
-		}
-		if h.needOpPacket {
-			if pr.zxid == peerLastZxid {
-				h.queueOp(pktDiff, lastCommitted)
-				h.needOpPacket = false
-				continue
-			}
-			if isPeerNewEpochZxid {
-				h.queueOp(pktDiff, lastCommitted)
-				h.needOpPacket = false
-			} else if pr.zxid > peerLastZxid {
-				if EpochOf(pr.zxid) != EpochOf(peerLastZxid) {
-					h.p().note("sync", "cannot send TRUNC to %d: peer zxid %s is from a different epoch", h.sid, FormatZxid(peerLastZxid))
-					return queuedZxid
-				}
-				h.queueOp(pktTrunc, prevProposalZxid)
-				h.needOpPacket = false
-			}
-		}
-		if pr.zxid <= queuedZxid {
-			continue
-		}
-		h.queuePacket(h.p().mem.encodePacket(&proto.QuorumPacket{Type: pktProposal, Zxid: pr.zxid, Data: pr.encoded(h.p().mem)}))
-		h.queueOp(pktCommit, pr.zxid)
-		queuedZxid = pr.zxid
-	}
-	if h.needOpPacket && isPeerNewEpochZxid {
-		h.queueOp(pktDiff, lastCommitted)
-		h.needOpPacket = false
-	}
-	return queuedZxid
 }
 
 func (h *learnerHandler) queueOp(t int32, zxid int64) {
 	h.queuePacket(h.p().mem.encodePacket(&proto.QuorumPacket{Type: t, Zxid: zxid}))
 }
 
-// queuePacket is LearnerHandler.queuePacket: into the sender's queue, sent once the sender runs.
-func (h *learnerHandler) queuePacket(b []byte) {
-	if h.state == hsDead {
-		return
-	}
-	if h.sendingStarted {
-		h.write(b, packetType(b))
-		return
-	}
-	h.queued = append(h.queued, b)
-}
+// queuePacket is LearnerHandler.queuePacket: into the sender's queue, sent once the sender runs
+// (sendercore.go).
+func (h *learnerHandler) queuePacket(b []byte) { h.senderRun(senderQueue, b, 0) }
 
-func (h *learnerHandler) startSending() {
-	h.sendingStarted = true
-	for _, b := range h.queued {
-		h.write(b, packetType(b))
-	}
-	h.queued = nil
-}
+func (h *learnerHandler) startSending() { h.senderRun(senderStart, nil, 0) }
 
-// pendingWrite is one write waiting for the sender thread: the bytes and the packet type they
-// encode (snapshotPayload for the serialized tree).
-type pendingWrite struct {
-	b    []byte
-	kind int32
-}
-
-// write hands b to the sender thread (LearnerHandler.sendPackets): at once if it is idle, else
-// behind what it is still writing, so that the connection keeps the order of the queue.
-func (h *learnerHandler) write(b []byte, kind int32) {
-	p := h.p()
-	if h.backlogHead == len(h.backlog) && p.h.elapsed() >= h.writingUntil {
-		h.transmit(b, kind)
-		return
-	}
-	h.backlog = append(h.backlog, pendingWrite{b: b, kind: kind})
-	h.scheduleWrite()
-}
-
-// scheduleWrite arms the sender thread's next write for when the current one is done.
-func (h *learnerHandler) scheduleWrite() {
-	if h.writeStepSet {
-		return
-	}
-	p := h.p()
-	if h.writeStepFunc == nil {
-		h.writeStepFunc = h.writeStep
-	}
-	h.writeStepSet = true
-	p.h.after(max(h.writingUntil.Sub(p.h.elapsed()), 0), h.writeStepFunc)
-}
-
-// writeStep writes the backlog's next packet.
-func (h *learnerHandler) writeStep() {
-	h.writeStepSet = false
-	if h.state == hsDead || h.backlogHead == len(h.backlog) {
-		return
-	}
-	w := h.backlog[h.backlogHead]
-	h.backlog[h.backlogHead] = pendingWrite{}
-	h.backlogHead++
-	if h.backlogHead == len(h.backlog) {
-		h.backlog, h.backlogHead = h.backlog[:0], 0
-	}
-	h.transmit(w.b, w.kind)
-	if h.backlogHead < len(h.backlog) {
-		h.scheduleWrite()
-	}
-}
-
-// transmit writes one packet to the socket between its two boundaries; the write occupies the
-// sender for writeCost.
-func (h *learnerHandler) transmit(b []byte, kind int32) {
-	p := h.p()
-	p.boundary(sendBoundary(kind, 0), h.conn)
-	p.h.send(h.conn, b)
-	h.writingUntil = p.h.elapsed().Add(writeCost(len(b)))
-	p.boundary(sendBoundary(kind, 1), h.conn)
-}
+// write is a write of the handler's own thread, not through the queue (sendercore.go).
+func (h *learnerHandler) write(b []byte, kind int32) { h.senderRun(senderWrite, b, kind) }
 
 // newLeaderAcked continues after the NEWLEADER quorum: the syncLimit check starts, the read timeout
 // becomes syncLimit ticks, and UPTODATE follows once the leader's server runs (waitForStartup polls
@@ -492,6 +335,7 @@ func (h *learnerHandler) shutdown(reason string) {
 		return
 	}
 	h.state = hsDead
+	h.senderRun(senderClose, nil, 0)
 	p := h.p()
 	p.note("leader", "learner handler for %d done: %s", h.sid, reason)
 	p.h.cancel(h.readTimer)

@@ -81,8 +81,9 @@ type zkServer struct {
 
 	containers *containerManager // leader and standalone, once started
 
-	pendingTxns  []*request // FollowerZooKeeperServer.pendingTxns: logged, awaiting COMMIT
-	pendingSyncs []*request // local syncs forwarded to the leader, awaiting SYNC
+	// followerCore is FollowerZooKeeperServer's broadcast state: the pending txns and syncs
+	// (followercore.go).
+	followerCore
 }
 
 func newZKServer(p *peer, kind serverKind) *zkServer {
@@ -225,7 +226,7 @@ func (zk *zkServer) learnerRequest(r *request) {
 		if zk.p.cfg.SelfTests.Has(SelfTestEarlySync) {
 			return // The self-test: answered from this server's state (see newZKServer).
 		}
-		zk.pendingSyncs = append(zk.pendingSyncs, r)
+		zk.followerRun(followerSyncForwarded, r, 0)
 		zk.p.learner.forward(r)
 	case proto.OpCreate, proto.OpCreate2, proto.OpCreateTTL, proto.OpCreateContainer, proto.OpDelete,
 		proto.OpDeleteContainer, proto.OpSetData, proto.OpReconfig, proto.OpSetACL, proto.OpMulti,
@@ -269,104 +270,8 @@ func (zk *zkServer) followerAck(r *request) {
 
 // --- Follower side of broadcast (FollowerZooKeeperServer) ---------------------------------------
 
-// logRequest logs a proposal; a COMMIT for it will follow.
-func (zk *zkServer) logRequest(entry *proto.TxnEntry) {
-	r := zk.p.mem.requestFromTxn(entry)
-	if CounterOf(entry.Header.Zxid) != 0 {
-		zk.pendingTxns = append(zk.pendingTxns, r)
-	}
-	zk.sync.processRequest(r)
-}
-
-// commit is FollowerZooKeeperServer.commit: the head of the pending txns must be the one committed.
-func (zk *zkServer) commit(zxid int64) {
-	if len(zk.pendingTxns) == 0 {
-		zk.p.note("commit", "committing %s without seeing txn", FormatZxid(zxid))
-		return
-	}
-	head := zk.pendingTxns[0]
-	if head.zxid() != zxid {
-		zk.p.exit("committing zxid %s but next pending txn %s", FormatZxid(zxid), FormatZxid(head.zxid()))
-		return
-	}
-	// Shift rather than reslice, so that the array is reused: a follower has only the proposals in
-	// flight pending, a handful to copy.
-	n := copy(zk.pendingTxns, zk.pendingTxns[1:])
-	zk.pendingTxns[n] = nil
-	zk.pendingTxns = zk.pendingTxns[:n]
-	zk.commits.commit(head)
-}
-
-// syncArrived is FollowerZooKeeperServer.sync: the leader answered the oldest forwarded sync.
-func (zk *zkServer) syncArrived() {
-	if len(zk.pendingSyncs) == 0 {
-		zk.p.note("sync", "not expecting a sync")
-		return
-	}
-	r := zk.pendingSyncs[0]
-	zk.pendingSyncs = zk.pendingSyncs[1:]
-	zk.commits.commit(r)
-}
-
 func (m *memory) requestFromTxn(entry *proto.TxnEntry) *request {
 	r := m.requests.New()
 	*r = request{sessionID: entry.Header.ClientID, cxid: entry.Header.Cxid, op: entry.Header.Type, entry: entry}
 	return r
-}
-
-// --- The commit processor -------------------------------------------------------------------------
-
-// commitProcessor is CommitProcessor, reduced to the order it guarantees: requests of one session
-// are answered in the order they arrived; a request that needs a commit waits for it, and the reads
-// of its session behind it wait too; commits are applied in the order they arrive (zxid order).
-type commitProcessor struct {
-	zk         *zkServer
-	matchSyncs bool
-	// pending holds, per session with anything waiting, its requests in arrival order.
-	pending map[int64][]*request
-}
-
-func newCommitProcessor(zk *zkServer, matchSyncs bool) *commitProcessor {
-	return &commitProcessor{zk: zk, matchSyncs: matchSyncs, pending: map[int64][]*request{}}
-}
-
-// processRequest accepts a local request.
-func (cp *commitProcessor) processRequest(r *request) {
-	queue := cp.pending[r.sessionID]
-	if len(queue) == 0 && !r.needsCommit(cp.matchSyncs) {
-		cp.zk.finalProcess(r)
-		return
-	}
-	cp.pending[r.sessionID] = append(queue, r)
-}
-
-// commit applies a committed request: the waiting local request it answers if it is the session's
-// oldest waiting write with that cxid, else the committed request alone (a remote write, or one of
-// this session's that went through another server after the session moved, ZOOKEEPER-2684).
-func (cp *commitProcessor) commit(committed *request) {
-	queue := cp.pending[committed.sessionID]
-	if len(queue) == 0 || !queue[0].needsCommit(cp.matchSyncs) || queue[0].cxid != committed.cxid {
-		cp.zk.finalProcess(committed)
-		return
-	}
-	head := queue[0]
-	if head != committed {
-		head.entry = committed.entry
-	}
-	cp.zk.finalProcess(head)
-	cp.drain(committed.sessionID, queue[1:])
-}
-
-// drain answers the requests behind a commit until the next one that needs a commit.
-func (cp *commitProcessor) drain(session int64, queue []*request) {
-	for len(queue) > 0 && !queue[0].needsCommit(cp.matchSyncs) {
-		r := queue[0]
-		queue = queue[1:]
-		cp.zk.finalProcess(r)
-	}
-	if len(queue) == 0 {
-		delete(cp.pending, session)
-	} else {
-		cp.pending[session] = queue
-	}
 }

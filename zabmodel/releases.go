@@ -53,6 +53,15 @@ var zk385Learner = Bugs{}.With(BugZK4394Sync)
 // and which the model does in every profile; the releases without it get no switch and a note.
 var before4846 = Bugs{}.With(BugZK4846)
 
+// zk4689 is the Unmodelled note of the profiles whose DataTree reads ACLs (ZOOKEEPER-4799) and
+// repairs a replayed create (ZOOKEEPER-4846): master and these releases throw where the model,
+// which has ZOOKEEPER-4689's fix in every profile, does not. It has no switch because the swarm
+// reaches it about once in 28,000 seeds (seeds 4025232 and 4047129 of the sweep from 4000001),
+// which the hunt's budget would not find; datatree's TestFuzzySnapshotWithARecycledACLThrowsOnReplay
+// shows master's behaviour.
+const zk4689 = "ZOOKEEPER-4689 (open upstream): replaying a change to a fuzzy snapshot's node, made before its " +
+	"ACL list was interned again, throws; the model has the fix"
+
 // no4799 is the Unmodelled note of the releases without ZOOKEEPER-4799's ACL reads in DataTree.
 const no4799 = "DataTree's ACL reads of ZOOKEEPER-4799 (3.8.4, 3.9.2), which the model has in every profile: " +
 	"without them a fuzzy snapshot's node whose ACL index the cache lacks (ZOOKEEPER-4846) does not make " +
@@ -65,15 +74,15 @@ var releases = []Release{
 	{Name: "3.8.2", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0, without ZK-4846", Unmodelled: no4799},
 	{Name: "3.8.3", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0, without ZK-4846", Unmodelled: no4799},
 	{Name: "3.8.4", Bugs: union(everyRelease, zk380Learner, before393, before4846), Summary: "as 3.8.0"},
-	{Name: "3.8.5", Bugs: union(everyRelease, zk385Learner, before393), Summary: "synchronous NEWLEADER logging, then currentEpoch (ZOOKEEPER-4785), with ZOOKEEPER-4394's NullPointerException"},
-	{Name: "3.8.6", Bugs: union(everyRelease, zk385Learner, before393), Summary: "as 3.8.5 (the latest 3.8.x)"},
+	{Name: "3.8.5", Bugs: union(everyRelease, zk385Learner, before393), Summary: "synchronous NEWLEADER logging, then currentEpoch (ZOOKEEPER-4785), with ZOOKEEPER-4394's NullPointerException", Unmodelled: zk4689},
+	{Name: "3.8.6", Bugs: union(everyRelease, zk385Learner, before393), Summary: "as 3.8.5 (the latest 3.8.x)", Unmodelled: zk4689},
 	{Name: "3.9.0", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0, without ZK-4846", Unmodelled: no4799},
 	{Name: "3.9.1", Bugs: union(everyRelease, zk380Learner, before393), Summary: "as 3.8.0, without ZK-4846", Unmodelled: no4799},
 	{Name: "3.9.2", Bugs: union(everyRelease, zk385Learner, before393, before4846), Summary: "as 3.8.5, without ZOOKEEPER-4846's fix"},
 	{Name: "3.9.3", Bugs: everyRelease.With(BugZK4925).With(BugZK4846), Summary: "committed synced txns logged and applied before the ACK, outstanding ones kept (ZOOKEEPER-4394), processors shut down (ZOOKEEPER-4712)"},
-	{Name: "3.9.4", Bugs: everyRelease, Summary: "as master"},
-	{Name: "3.9.5", Bugs: everyRelease, Summary: "as master (the latest 3.9.x)"},
-	{Name: "master", Bugs: everyRelease, Summary: "apache/zookeeper master: 3.9.3's sync and the committed log of synced txns (ZOOKEEPER-4925)"},
+	{Name: "3.9.4", Bugs: everyRelease, Summary: "as master", Unmodelled: zk4689},
+	{Name: "3.9.5", Bugs: everyRelease, Summary: "as master (the latest 3.9.x)", Unmodelled: zk4689},
+	{Name: "master", Bugs: everyRelease, Summary: "apache/zookeeper master: 3.9.3's sync and the committed log of synced txns (ZOOKEEPER-4925)", Unmodelled: zk4689},
 }
 
 func union(sets ...Bugs) Bugs {

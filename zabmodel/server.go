@@ -197,14 +197,7 @@ func (p *peer) readEpochFile(name string) (int64, bool) {
 // temporary file that is then renamed over the real one. A crash point sits between the two steps;
 // a crash there leaves the temporary file behind, which is what ZOOKEEPER-1653's startup check reads.
 func (p *peer) writeEpochFile(name string, v int64) {
-	points := epochFilePoints[name]
-	p.crashPoint(points[0])
-	tmp := name + ".tmp"
-	p.h.disk().WriteFile(tmp, []byte(fmt.Sprint(v)))
-	p.crashPoint(points[1])
-	p.h.disk().WriteFile(name, []byte(fmt.Sprint(v)))
-	p.h.disk().DeleteFile(tmp)
-	p.crashPoint(points[2])
+	p.applyStorageEffect(effect{kind: effectEpochFile, label: name, zxid: v})
 }
 
 // epochFilePoints are the boundaries of each epoch file's write: before it, between the temporary

@@ -3,7 +3,6 @@ package zabmodel
 import (
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/zabmodel/datatree"
-	"github.com/zabsim/zabsim/zabmodel/storage"
 )
 
 // How a walk of the live tree (the snapshot thread's, or a SNAP's) is cut into steps: each step
@@ -80,10 +79,5 @@ func (st *snapshotThread) step() {
 		return
 	}
 	db.snapThread = nil
-	data := st.writer.Finish()
-	db.disk().SaveSnapshot(storage.Snapshot{Zxid: st.zxid, Data: data}, false)
-	db.p.observe(Event{Kind: EventSnapshot, Zxid: st.zxid, Digest: db.tree.digest()})
-	db.p.note("snapshot", "snapshot at %s written; the tree was at %s when the walk ended",
-		FormatZxid(st.zxid), FormatZxid(db.tree.lastProcessedZxid()))
-	db.p.crashPoint("after-snapshot")
+	db.p.applyStorageEffect(effect{kind: effectSnapshotFile, zxid: st.zxid, packet: st.writer.Finish()})
 }

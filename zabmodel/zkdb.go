@@ -104,6 +104,14 @@ func (db *zkDatabase) loadDataBase(source Source) int64 {
 			panic(fmt.Sprintf("zabmodel: server %d: snapshot at %s does not load: %v", db.p.sid, FormatZxid(snap.Zxid), err))
 		}
 		db.tree, db.sessions = t, sessions
+		if source == SourceStartup && !db.p.cfg.Bugs.Has(BugSnapLogGap) && db.disk().Len() > 0 && db.disk().LastZxid() < snap.Zxid {
+			// The log ends below the snapshot: every logged txn is in it, and the log may end in
+			// another history, since a SNAP's snapshot is written before the old log is deleted
+			// (see learner.newLeader) and a crash can fall between the two. Finish the deletion,
+			// or the log's jump to the next txn appended would serve a DIFF over the gap, which is
+			// the snap-log-gap finding again (seed 4015563 of the sweep from 4000001).
+			db.clearLog()
+		}
 	} else {
 		db.tree = newTree(db.p.cfg)
 	}
@@ -214,33 +222,17 @@ func (db *zkDatabase) maxCommittedLog() int64 {
 // truncateLog is ZKDatabase.truncateLog: truncate the txn log and rebuild the tree from disk.
 func (db *zkDatabase) truncateLog(zxid int64) bool {
 	db.clear()
-	db.p.crashPoint("before-truncate")
-	if db.p.cfg.Bugs.Has(BugSnapLogGap) {
-		// FileTxnLog.truncate as in 3.8.0: it keeps the first record at or after zxid, so a log
-		// that lacks zxid keeps one record beyond it; with no record that far it fails.
-		if err := db.disk().Truncate(zxid); err != nil {
-			db.p.note("sync", "truncate to %s failed: %v", FormatZxid(zxid), err)
-			return false
-		}
-	} else {
-		db.disk().TruncateAfter(zxid)
+	// FileTxnLog.truncate as in 3.8.0 (snap-log-gap) keeps the first record at or after zxid, so
+	// a log that lacks zxid keeps one record beyond it; with no record that far it fails.
+	if !db.p.applyStorageEffect(effect{kind: effectTruncate, zxid: zxid, legacy: db.p.cfg.Bugs.Has(BugSnapLogGap)}) {
+		return false
 	}
-	if db.disk().Len() == 0 {
-		db.p.observe(Event{Kind: EventLogDeleted})
-	} else {
-		db.p.observe(Event{Kind: EventTruncate, Zxid: db.disk().LastZxid()})
-	}
-	db.p.crashPoint("after-truncate")
 	if !db.p.cfg.Bugs.Has(BugTruncSnapshot) {
 		// FileTxnSnapLog.truncateLog leaves snapshots above the truncation point in place, and
 		// the reload below would restore from them: their trees may hold truncated txns. The
 		// boundaries bracket the search for them even when it finds none, as a crash between
 		// the truncation and the search is a state of its own.
-		db.p.crashPoint("before-snapshot-delete")
-		if n := db.disk().DeleteSnapshots(func(s storage.Snapshot) bool { return snapshotReach(s) > zxid }); n > 0 {
-			db.p.note("sync", "deleted %d snapshot(s) reaching above the truncation point %s", n, FormatZxid(zxid))
-		}
-		db.p.crashPoint("after-snapshot-delete")
+		db.p.applyStorageEffect(effect{kind: effectSnapshotDelete, zxid: zxid})
 	}
 	db.loadDataBase(SourceTruncate)
 	return true
@@ -267,35 +259,29 @@ func (db *zkDatabase) clearLog() {
 	if db.disk().Len() == 0 {
 		return
 	}
-	db.p.crashPoint("before-log-delete")
-	db.disk().ClearLog()
-	db.p.observe(Event{Kind: EventLogDeleted})
-	db.p.note("sync", "deleted the txn log: the SNAP's snapshot covers it")
-	db.p.crashPoint("after-log-delete")
+	db.p.applyStorageEffect(effect{kind: effectLogDelete})
 }
 
-// append writes a txn to the log, unsynced (ZKDatabase.append). It reports false for a zxid that is
-// not above the last logged one, which FileTxnLog refuses.
+// append writes a txn to the log, unsynced (ZKDatabase.append), between its boundaries (the
+// driver's applyStorageEffect). It reports false for a zxid that is not above the last logged one,
+// which FileTxnLog refuses.
 func (db *zkDatabase) append(entry *proto.TxnEntry) bool {
-	db.p.crashPoint("before-append")
+	return db.p.applyStorageEffect(effect{kind: effectAppend, entry: entry})
+}
+
+// appendRecord is the append itself, the storage effect effectAppend.
+func (db *zkDatabase) appendRecord(entry *proto.TxnEntry) bool {
 	if err := db.disk().Append(storage.Record{Zxid: entry.Header.Zxid, Data: db.p.mem.encodeScratch(entry)}); err != nil { // Append copies the data.
 		db.p.note("log", "append refused: %v", err)
 		return false
 	}
 	db.txnsSinceSnapshot++
 	db.p.observe(Event{Kind: EventLog, Zxid: entry.Header.Zxid, Hash: db.p.txnHash(entry)})
-	db.p.crashPoint("after-append")
 	return true
 }
 
 // fsyncNow makes the whole log durable at once (ZKDatabase.commit called synchronously).
-func (db *zkDatabase) fsyncNow() {
-	db.p.crashPoint("before-fsync")
-	n := db.disk().Len()
-	db.disk().Synced(n)
-	db.p.observe(Event{Kind: EventFsync, Zxid: db.disk().LastZxid(), Count: db.disk().SyncedLen()})
-	db.p.crashPoint("after-fsync")
-}
+func (db *zkDatabase) fsyncNow() { db.p.applyStorageEffect(effect{kind: effectFsyncAll}) }
 
 // snapshot is ZooKeeperServer.takeSnapshot(): the tree and the sessions at the last processed zxid,
 // written without fsync, as every snapshot is but a learner's after a SNAP sync.
@@ -308,12 +294,7 @@ func (db *zkDatabase) takeSnapshot(syncSnap bool) {
 	if db.tree == nil {
 		return
 	}
-	db.p.crashPoint("before-snapshot")
-	zxid := db.tree.lastProcessedZxid()
-	db.disk().SaveSnapshot(storage.Snapshot{Zxid: zxid, Data: serializeTree(db.tree, db.sessions)}, syncSnap)
-	db.txnsSinceSnapshot = 0
-	db.p.observe(Event{Kind: EventSnapshot, Zxid: zxid, Digest: db.tree.digest()})
-	db.p.crashPoint("after-snapshot")
+	db.p.applyStorageEffect(effect{kind: effectSnapshotSave, legacy: syncSnap})
 }
 
 // deserializeSnapshot replaces the database by a leader's snapshot (Learner's SNAP case).
@@ -360,3 +341,22 @@ func (db *zkDatabase) txnLogSizeLimit() int64 {
 }
 
 func (db *zkDatabase) txnLogSyncEnabled() bool { return db.p.cfg.SnapshotSizeFactor >= 0 }
+
+// truncateRecords is the truncation itself, the storage effect effectTruncate. It reports false if
+// 3.8.0's truncation (legacy) fails, having noted why.
+func (db *zkDatabase) truncateRecords(zxid int64, legacy bool) bool {
+	if legacy {
+		if err := db.disk().Truncate(zxid); err != nil {
+			db.p.note("sync", "truncate to %s failed: %v", FormatZxid(zxid), err)
+			return false
+		}
+	} else {
+		db.disk().TruncateAfter(zxid)
+	}
+	if db.disk().Len() == 0 {
+		db.p.observe(Event{Kind: EventLogDeleted})
+	} else {
+		db.p.observe(Event{Kind: EventTruncate, Zxid: db.disk().LastZxid()})
+	}
+	return true
+}

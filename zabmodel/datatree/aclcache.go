@@ -81,6 +81,27 @@ func (c *aclCache) lookup(index int64) ([]proto.ACL, error) {
 	return acl, nil
 }
 
+// noPermissionsACL is what a watch is filtered against when its node's ACL index is not in the
+// cache (ZOOKEEPER-4689's NO_PERMISSIONS_ACL): nobody may read, so the event fails closed. A nil
+// or empty list would count as unrestricted.
+var noPermissionsACL = []proto.ACL{{Perms: 0, ID: proto.AnyoneID}}
+
+// lookupForWatch is getACLForWatchTrigger with ZOOKEEPER-4689's fix (convertLongIfCached): an
+// index the cache lacks yields noPermissionsACL instead of an exception.
+func (c *aclCache) lookupForWatch(index int64) []proto.ACL {
+	if acl, err := c.lookup(index); err == nil {
+		return acl
+	}
+	return noPermissionsACL
+}
+
+// reserve is ZOOKEEPER-4689's addition to addUsage, for the nodes of a loaded snapshot: an index a
+// node names is never handed out again, even when the cache lacks it, so that replay cannot give
+// it to another list before the node is repaired.
+func (c *aclCache) reserve(index int64) {
+	c.lastIndex = max(c.lastIndex, index)
+}
+
 // addUsage counts a reference; unknown indices are ignored, as Java does.
 func (c *aclCache) addUsage(index int64) {
 	if index == openUnsafeACLIndex {

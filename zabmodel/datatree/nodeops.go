@@ -43,9 +43,9 @@ func (t *Tree) createNode(path string, data []byte, acl []proto.ACL, owner int64
 	}
 	// The parent's ACL decides who hears of the new child (3.8.4's
 	// CVE-2024-23944 fix reads it first thing).
-	parentACL, err := t.acls.lookup(parent.acl)
+	parentACL, err := t.watchACL(parent)
 	if err != nil {
-		return nil, proto.OK, fmt.Errorf("%w: %v", errJavaRuntime, err)
+		return nil, proto.OK, err
 	}
 	// Java counts the ACL reference before the existence check, so a
 	// create that fails with NodeExists leaves a reference behind.
@@ -58,7 +58,12 @@ func (t *Tree) createNode(path string, data []byte, acl []proto.ACL, owner int64
 		// ZOOKEEPER-4846: only a replay over a fuzzy snapshot creates a node that exists (the
 		// PrepRequestProcessor refuses it otherwise), and the txn's ACL list is the node's; the
 		// index the snapshot gave the node is local to the server that wrote it.
+		previous := existing.acl
 		existing.acl = aclIndex
+		if t.config.fixes4689() {
+			// ZOOKEEPER-4689: the node's reference moves, so that each node counts once.
+			t.acls.removeUsage(previous)
+		}
 		return nil, proto.NodeExists, nil
 	}
 	t.nodes.preChange(parentName, parent)
@@ -92,6 +97,20 @@ func (t *Tree) createNode(path string, data []byte, acl []proto.ACL, owner int64
 	t.dataWatches.trigger(path, proto.EventNodeCreated, acl, nil)
 	t.childWatches.trigger(watchPath(parentName), proto.EventNodeChildrenChanged, parentACL, nil)
 	return stat, proto.OK, nil
+}
+
+// watchACL is the ACL a change to n filters its watch events against (DataTree's getACL since
+// ZOOKEEPER-4799, getACLForWatchTrigger with ZOOKEEPER-4689's fix): without the fix an index the
+// cache lacks throws, as convertLong does.
+func (t *Tree) watchACL(n *node) ([]proto.ACL, error) {
+	if t.config.fixes4689() {
+		return t.acls.lookupForWatch(n.acl), nil
+	}
+	acl, err := t.acls.lookup(n.acl)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errJavaRuntime, err)
+	}
+	return acl, nil
 }
 
 // createStat is DataTree.createStat.
@@ -245,9 +264,9 @@ func (t *Tree) deleteNode(path string, zxid int64) (proto.Code, error) {
 	t.nodes.remove(path)
 	// Java reads the ACL the watchers are checked against before it drops
 	// the node's reference to it, which may remove it from the cache.
-	nodeACL, err := t.acls.lookup(n.acl)
+	nodeACL, err := t.watchACL(n)
 	if err != nil {
-		return proto.OK, fmt.Errorf("%w: %v", errJavaRuntime, err)
+		return proto.OK, err
 	}
 	t.acls.removeUsage(n.acl)
 	if err := t.unindexOwner(path, n.stat.EphemeralOwner); err != nil {
@@ -267,9 +286,9 @@ func (t *Tree) deleteNode(path string, zxid int64) (proto.Code, error) {
 			return proto.OK, err
 		}
 	}
-	parentACL, err := t.acls.lookup(parent.acl)
+	parentACL, err := t.watchACL(parent)
 	if err != nil {
-		return proto.OK, fmt.Errorf("%w: %v", errJavaRuntime, err)
+		return proto.OK, err
 	}
 	processed := t.dataWatches.trigger(path, proto.EventNodeDeleted, nodeACL, nil)
 	t.childWatches.trigger(path, proto.EventNodeDeleted, nodeACL, processed)
@@ -284,9 +303,9 @@ func (t *Tree) setData(path string, data []byte, version int32, zxid, time int64
 	if n == nil {
 		return nil, proto.NoNode, nil
 	}
-	nodeACL, err := t.acls.lookup(n.acl)
+	nodeACL, err := t.watchACL(n)
 	if err != nil {
-		return nil, proto.OK, fmt.Errorf("%w: %v", errJavaRuntime, err)
+		return nil, proto.OK, err
 	}
 	lastData := n.data
 	t.nodes.preChange(path, n)

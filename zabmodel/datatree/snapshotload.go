@@ -89,6 +89,9 @@ func (t *Tree) attachNode(path string, n *node, first bool) error {
 	// (ReferenceCountedACLCache.addUsage: "Ignoring acl ... as it does not exist in the cache"),
 	// and the replay of its create adds the list again (DataTree.createNode converts the ACL
 	// before it finds the node exists).
+	if t.config.fixes4689() {
+		t.acls.reserve(n.acl)
+	}
 	t.acls.addUsage(n.acl)
 	if first {
 		return nil

@@ -32,7 +32,19 @@ type Config struct {
 	// node's ACL (every setData and delete reads it since ZOOKEEPER-4799) throws "Failed to fetch
 	// acls". Without it, the node takes the index the replay interned, as master does.
 	StaleACLOnReplay bool
+	// ThrowingWatchACL is DataTree on master without ZOOKEEPER-4689's fix (an open pull request
+	// upstream): the ACL lookups that filter watch events throw for an index the cache lacks, a
+	// loaded snapshot does not reserve the indexes its nodes refer to, and a replayed create that
+	// moves a node to a new index keeps counting the old one. A fuzzy snapshot's node whose ACL
+	// list was dropped and interned again during the walk then makes the replay of any change to
+	// it before its re-create throw. Without it the model has the fix: the lookup fails closed
+	// (a no-permissions ACL), every index a node names is reserved, and the reference moves.
+	ThrowingWatchACL bool
 }
+
+// fixes4689 reports whether the tree has ZOOKEEPER-4689's fix, which builds on ZOOKEEPER-4846's:
+// a tree with the older createNode (StaleACLOnReplay) has neither.
+func (c Config) fixes4689() bool { return !c.ThrowingWatchACL && !c.StaleACLOnReplay }
 
 // Session is one entry of a snapshot's session table: an id and its
 // negotiated timeout.

@@ -1,0 +1,356 @@
+package zabmodel
+
+import (
+	"fmt"
+
+	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/net"
+	"github.com/zabsim/zabsim/zabmodel/proto"
+	"github.com/zabsim/zabsim/zabmodel/storage"
+)
+
+// Effects as values. A converted role is a core: state plus a step function that takes one input
+// (a request, a timer that fired, a storage completion) and returns a ready, the list of effects
+// the input calls for, in the order the Java thread performs them. The core calls nothing outside
+// its memory: it may read its durable storage (as etcd raft's core reads its Storage), but every
+// write, every packet, every timer and every event for the checkers is an effect in its ready,
+// applied by one driver (applyEffect and each core's own driver loop). This is etcd raft's
+// RawNode.Ready; see syncproc.go for the first core, SyncRequestProcessor's.
+//
+// The driver applies a ready's effects strictly in order, and asks the boundary hook between
+// effects, from effectBoundaries: a crash between any two persistence effects is the driver's
+// decision, not a name placed in the protocol code. Where Java's thread hands a request to the next
+// processor (which may feed this one again, as a commit may lead to a proposal) or needs an answer
+// of the world to go on (a random draw), the core ends its ready with that effect and sets resume:
+// the driver applies the ready, then steps the core again with a continue input, so that the core
+// decides what comes next with the world as it is after the effect, as the Java thread would.
+
+// effectKind names one effect a core asks of the world.
+type effectKind uint8
+
+const (
+	effectNone effectKind = iota
+	// effectAppend appends entry to the txn log, unsynced (FileTxnLog.append through
+	// ZKDatabase.append), and reports EventLog. appended is the core's expectation that the log
+	// takes it (a zxid not above the last logged one is refused, and noted); the driver asserts it.
+	effectAppend
+	// effectFsyncStart starts an fsync covering every record the log holds when it starts (the
+	// driver reads that length then), with a latency the driver draws; the fsync's completion comes
+	// back to the core as an input, with that length. It follows the turn's appends: persist before
+	// acknowledging, as etcd raft's Ready says "persist Entries before sending Messages".
+	effectFsyncStart
+	// effectFsyncDone marks the first covered records durable and reports EventFsync; the hand-ons
+	// of the requests it covers follow it.
+	effectFsyncDone
+	// effectFsyncAll makes the whole log durable at once (ZKDatabase.commit called synchronously).
+	effectFsyncAll
+	// effectSnapshotThread redraws the snapshot threshold and starts the snapshot thread
+	// (SyncRequestProcessor.run's "roll the log" branch); the core resumes with the draw.
+	effectSnapshotThread
+	// effectHandOn passes req to the next request processor; the core resumes after it.
+	effectHandOn
+	// effectPost runs the core's next turn as a step of its own at this instant: a Java thread's
+	// loop coming round to its queue again.
+	effectPost
+	// effectObserve reports the ready's events[event] to the checkers.
+	effectObserve
+	// effectNote writes text to the trace, as a line of kind label.
+	effectNote
+	// effectFail is a broken assertion (label, with text): the driver ends the step and the
+	// run there (host.fail), and nothing after it happens.
+	effectFail
+	// effectQueuePacket puts packet in handler's queue (LearnerHandler.queuePacket): its sender
+	// writes it to the learner in queue order.
+	effectQueuePacket
+	// effectProposalSent tells handler's SyncLimitCheck that zxid was sent.
+	effectProposalSent
+	// effectCommitRequest hands a committed request to the commit processor
+	// (CommitProcessor.commit); the core resumes after it.
+	effectCommitRequest
+	// effectFinal passes req to FinalRequestProcessor: a txn is applied, a waiting client answered.
+	effectFinal
+	// effectForward is Leader.startForwarding for handler from zxid: what the leader committed or
+	// proposed after it is queued behind the sync's packets, and every new proposal after that.
+	effectForward
+	// effectExit ends the process on its own (System.exit), with text as the reason.
+	effectExit
+	// effectSend writes packet to the connection, between the before-send: and after-send:
+	// boundaries of its type (zxid holds the type, or snapshotPayload).
+	effectSend
+	// effectTimer arms the core's next turn after zxid nanoseconds of the monotonic clock.
+	effectTimer
+	// effectTruncate truncates the txn log after zxid (ZKDatabase.truncateLog), or with legacy as
+	// 3.8.0's FileTxnLog.truncate does (keeping one record beyond a missing zxid, failing when no
+	// record reaches it), and reports EventTruncate or EventLogDeleted.
+	effectTruncate
+	// effectSnapshotDelete deletes the snapshots that reach above zxid (a TRUNC's point).
+	effectSnapshotDelete
+	// effectLogDelete deletes the txn log (after a SNAP's snapshot is durable).
+	effectLogDelete
+	// effectSnapshotSave writes a snapshot of the tree at its last processed zxid, fsynced if
+	// legacy (ZooKeeperServer.takeSnapshot(syncSnap)), and reports EventSnapshot.
+	effectSnapshotSave
+	// effectEpochFile writes the epoch file label with value zxid through a temporary file that is
+	// renamed over it (QuorumPeer.writeLongToFile, AtomicFileOutputStream).
+	effectEpochFile
+	// effectSnapshotFile writes the snapshot thread's file, named zxid, holding packet (the walk's
+	// serialized tree), unsynced, and reports EventSnapshot.
+	effectSnapshotFile
+)
+
+var effectNames = [...]string{
+	effectNone: "none", effectAppend: "append", effectFsyncStart: "fsync-start", effectFsyncDone: "fsync-done",
+	effectFsyncAll: "fsync-all", effectSnapshotThread: "snapshot-thread", effectHandOn: "hand-on", effectPost: "post",
+	effectObserve: "event", effectNote: "note", effectFail: "fail", effectQueuePacket: "queue",
+	effectProposalSent: "proposal-sent", effectCommitRequest: "commit-request", effectFinal: "final",
+	effectForward: "forward", effectExit: "exit", effectSend: "send", effectTimer: "timer",
+	effectTruncate: "truncate", effectSnapshotDelete: "snapshot-delete", effectLogDelete: "log-delete",
+	effectSnapshotSave: "snapshot", effectEpochFile: "epoch-file", effectSnapshotFile: "snapshot-file",
+}
+
+func (k effectKind) String() string {
+	if int(k) < len(effectNames) {
+		return effectNames[k]
+	}
+	return fmt.Sprintf("effect(%d)", k)
+}
+
+// effect is one effect of a ready: its kind and what it concerns. It is kept small (an event is
+// stored beside it, in its ready), because every append and every hand-on copies one.
+type effect struct {
+	kind effectKind
+	// appended is, for an append, whether the core expects the log to take the record.
+	appended bool
+	// legacy is, for a truncation, 3.8.0's FileTxnLog.truncate; for a snapshot, an fsynced one.
+	legacy bool
+	// event is, for effectObserve, the index of its event in the ready's events.
+	event int32
+	// zxid is the proposal sent (effectProposalSent), the point of effectForward, or for
+	// effectFsyncDone how many records the fsync covers.
+	zxid int64
+	// entry is the txn an append writes.
+	entry *proto.TxnEntry
+	// req is the request a hand-on passes on.
+	req *request
+	// label and text are a note's kind and line, or a failed assertion's invariant and detail.
+	label, text string
+	// handler is the learner handler a queued packet or a sent proposal concerns; packet is the
+	// encoded quorum packet.
+	handler *learnerHandler
+	packet  []byte
+}
+
+// ready is the output of one step of a core: the effects to apply, in order.
+//
+// Ordering contract: effects are applied in the order listed, each one complete before the next
+// starts, and the process may die between any two (at the boundaries of effectBoundaries). Within
+// SyncRequestProcessor's ready, every append precedes the fsync that covers it, and a request is
+// handed on (an ACK sent, a proposal acknowledged) only after the effectFsyncDone that covers it:
+// nothing is acknowledged before it is durable.
+type ready struct {
+	effects []effect
+	// events are the events of the effectObserve effects, by index.
+	events []Event
+	// resume says that the core stopped after the last effect, which the rest of its work depends
+	// on: the driver applies the effects, then steps the core again with a continue input.
+	resume bool
+}
+
+func (r *ready) add(e effect) { r.effects = append(r.effects, e) }
+
+// observe adds an effectObserve of ev.
+func (r *ready) observe(ev Event) {
+	r.events = append(r.events, ev)
+	r.effects = append(r.effects, effect{kind: effectObserve, event: int32(len(r.events) - 1)})
+}
+
+// note adds an effectNote: a trace line of kind kind.
+func (r *ready) note(kind, text string) { r.add(effect{kind: effectNote, label: kind, text: text}) }
+
+// String renders a ready one effect a line, for the datadriven tests.
+func (r *ready) String() string {
+	var b []byte
+	for _, e := range r.effects {
+		b = append(b, e.kind.String()...)
+		switch e.kind {
+		case effectAppend:
+			b = fmt.Appendf(b, " %s", FormatZxid(e.entry.Header.Zxid))
+			if !e.appended {
+				b = append(b, " (refused)"...)
+			}
+		case effectHandOn, effectFinal, effectCommitRequest:
+			if e.req.entry != nil {
+				b = fmt.Appendf(b, " %s", FormatZxid(e.req.zxid()))
+			} else {
+				b = fmt.Appendf(b, " %v cxid=%d", e.req.op, e.req.cxid)
+			}
+		case effectFsyncDone:
+			b = fmt.Appendf(b, " covered=%d", e.zxid)
+		case effectObserve:
+			ev := r.events[e.event]
+			b = fmt.Appendf(b, " %s", ev.Kind)
+			if ev.Zxid != 0 {
+				b = fmt.Appendf(b, " zxid=%s", FormatZxid(ev.Zxid))
+			}
+		case effectNote:
+			b = fmt.Appendf(b, " %s: %s", e.label, e.text)
+		case effectFail:
+			b = fmt.Appendf(b, " %s: %s", e.label, e.text)
+		case effectExit:
+			b = fmt.Appendf(b, " %s", e.text)
+		case effectSend:
+			if kind := int32(e.zxid); kind == snapshotPayload {
+				b = fmt.Appendf(b, " SNAPSHOT bytes=%d", len(e.packet))
+			} else if qp, err := decodePacket(e.packet); err == nil {
+				b = fmt.Appendf(b, " %s zxid=%s", packetName(qp.Type), FormatZxid(qp.Zxid))
+			}
+		case effectTimer:
+			b = fmt.Appendf(b, " after=%v", clock.Duration(e.zxid))
+		case effectQueuePacket:
+			qp, err := decodePacket(e.packet)
+			if err != nil {
+				b = fmt.Appendf(b, " learner=%d undecodable: %v", e.handler.sid, err)
+				break
+			}
+			b = fmt.Appendf(b, " learner=%d %s zxid=%s", e.handler.sid, packetName(qp.Type), FormatZxid(qp.Zxid))
+		case effectProposalSent, effectForward:
+			b = fmt.Appendf(b, " learner=%d zxid=%s", e.handler.sid, FormatZxid(e.zxid))
+		}
+		b = append(b, '\n')
+	}
+	if r.resume {
+		b = append(b, "resume\n"...)
+	}
+	return string(b)
+}
+
+// readyPool keeps a core's ready values for reuse. A ready is in use from the step that fills it
+// until its driver has applied it; an effect may lead to another input of the same core (a hand-on
+// that comes back as a request) while the ready is being applied, so that step takes another.
+type readyPool struct{ free []*ready }
+
+func (rp *readyPool) get() *ready {
+	if n := len(rp.free); n > 0 {
+		r := rp.free[n-1]
+		rp.free = rp.free[:n-1]
+		return r
+	}
+	return &ready{}
+}
+
+func (rp *readyPool) put(r *ready) {
+	clear(r.effects)
+	clear(r.events)
+	r.effects, r.events, r.resume = r.effects[:0], r.events[:0], false
+	rp.free = append(rp.free, r)
+}
+
+// effectBoundaries are the boundaries the driver asks the hook about before and after each kind
+// of effect. The historical names keep their meaning: "log-appended" is the boundary between a
+// turn's appends and the fsync that covers them (the fsync follows every turn that appended), and
+// "fsynced-before-ack" the one between an fsync's completion and the acknowledgements it releases.
+var effectBoundaries = [effectSnapshotFile + 1][2][]string{
+	effectAppend:         {{"before-append"}, {"after-append"}},
+	effectFsyncStart:     {{"log-appended", "before-fsync"}, nil},
+	effectFsyncDone:      {nil, {"fsynced-before-ack"}},
+	effectFsyncAll:       {{"before-fsync"}, {"after-fsync"}},
+	effectTruncate:       {{"before-truncate"}, {"after-truncate"}},
+	effectSnapshotDelete: {{"before-snapshot-delete"}, {"after-snapshot-delete"}},
+	effectLogDelete:      {{"before-log-delete"}, {"after-log-delete"}},
+	effectSnapshotSave:   {{"before-snapshot"}, {"after-snapshot"}},
+	// An epoch file's three boundaries are named by the file (epochFilePoints): before its write,
+	// between the temporary file and the rename, and after it.
+	effectEpochFile: {nil, nil},
+	// The snapshot thread asks before-snapshot when it starts and snapshot-serializing at each step
+	// of its walk (snapthread.go); its file's write ends the walk.
+	effectSnapshotFile:   {nil, {"after-snapshot"}},
+	effectHandOn:         {nil, nil},
+	effectPost:           {nil, nil},
+	effectNone:           {nil, nil},
+	effectSnapshotThread: {nil, nil}, // The thread asks its own (snapthread.go).
+	// A queued packet's write asks its own boundaries (before-send: and after-send: of its type),
+	// in the learner handler's sender, which writes it when its turn comes.
+	effectQueuePacket: {nil, nil},
+}
+
+// applyStorageEffect is the driver of the storage effects: it applies one append or fsync to the
+// durable storage between its boundaries. Code not yet converted to a core (the learner's NEWLEADER
+// logging, ZKDatabase's shutdown flush) applies its storage effects through it too, so that every
+// persistence boundary is asked in one place. It returns whether an append was taken.
+func (p *peer) applyStorageEffect(e effect) bool {
+	for _, name := range effectBoundaries[e.kind][0] {
+		p.crashPoint(name)
+	}
+	ok := true
+	switch e.kind {
+	case effectAppend:
+		ok = p.db.appendRecord(e.entry)
+	case effectFsyncDone:
+		d := p.h.disk()
+		d.Synced(int(e.zxid))
+		p.observe(Event{Kind: EventFsync, Zxid: d.SyncedZxid(), Count: d.SyncedLen()})
+	case effectFsyncAll:
+		d := p.h.disk()
+		d.Synced(d.Len())
+		p.observe(Event{Kind: EventFsync, Zxid: d.LastZxid(), Count: d.SyncedLen()})
+	case effectTruncate:
+		ok = p.db.truncateRecords(e.zxid, e.legacy)
+	case effectSnapshotDelete:
+		db := p.db
+		if n := db.disk().DeleteSnapshots(func(s storage.Snapshot) bool { return snapshotReach(s) > e.zxid }); n > 0 {
+			p.note("sync", "deleted %d snapshot(s) reaching above the truncation point %s", n, FormatZxid(e.zxid))
+		}
+	case effectLogDelete:
+		p.h.disk().ClearLog()
+		p.observe(Event{Kind: EventLogDeleted})
+		p.note("sync", "deleted the txn log: the SNAP's snapshot covers it")
+	case effectSnapshotSave:
+		db := p.db
+		zxid := db.tree.lastProcessedZxid()
+		db.disk().SaveSnapshot(storage.Snapshot{Zxid: zxid, Data: serializeTree(db.tree, db.sessions)}, e.legacy)
+		db.txnsSinceSnapshot = 0
+		p.observe(Event{Kind: EventSnapshot, Zxid: zxid, Digest: db.tree.digest()})
+	case effectSnapshotFile:
+		db := p.db
+		db.disk().SaveSnapshot(storage.Snapshot{Zxid: e.zxid, Data: e.packet}, false)
+		p.observe(Event{Kind: EventSnapshot, Zxid: e.zxid, Digest: db.tree.digest()})
+		p.note("snapshot", "snapshot at %s written; the tree was at %s when the walk ended",
+			FormatZxid(e.zxid), FormatZxid(db.tree.lastProcessedZxid()))
+	case effectEpochFile:
+		points := epochFilePoints[e.label]
+		p.crashPoint(points[0])
+		tmp := e.label + ".tmp"
+		p.h.disk().WriteFile(tmp, []byte(fmt.Sprint(e.zxid)))
+		p.crashPoint(points[1])
+		p.h.disk().WriteFile(e.label, []byte(fmt.Sprint(e.zxid)))
+		p.h.disk().DeleteFile(tmp)
+		p.crashPoint(points[2])
+	default:
+		panic(fmt.Sprintf("zabmodel: %v is not a storage effect", e.kind))
+	}
+	if !ok {
+		return false // A refused append changed nothing: there is no boundary after it.
+	}
+	for _, name := range effectBoundaries[e.kind][1] {
+		p.crashPoint(name)
+	}
+	return ok
+}
+
+// fsyncLatency draws how long an fsync takes.
+func (p *peer) fsyncLatency() clock.Duration {
+	return p.h.between(p.cfg.FsyncLatencyMin, p.cfg.FsyncLatencyMax, 100*clock.Microsecond)
+}
+
+// applySend is the driver of a write to a quorum connection: the packet (of type kind, or the
+// snapshot payload) is written between the before-send: and after-send: boundaries of its type,
+// and ev, if any, is reported once it is written, before the boundary after it (a crash there comes
+// after an acknowledgement the peer will receive).
+func (p *peer) applySend(conn net.ConnID, kind int32, packet []byte, ev *Event) {
+	p.boundary(sendBoundary(kind, 0), conn)
+	p.h.send(conn, packet)
+	if ev != nil {
+		p.observe(*ev)
+	}
+	p.boundary(sendBoundary(kind, 1), conn)
+}
