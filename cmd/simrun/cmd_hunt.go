@@ -29,8 +29,8 @@ Every find is checked against the same seed with the switch off. A seed that fai
 bug too is not a find of that bug: it is reported as not counted, and the hunt goes on to the next
 failing seed.
 
-With its defaults it finds every switch: the slowest, ZK-4846, at seed 2,226 (trunc-snapshot at
-1,257, every other within 413), and each bug gets 10,000 seeds, over four times that, because seed
+With its defaults it finds every switch: the slowest, ZK-4846, at seed 208 (trunc-snapshot at 130,
+every other within 62), and each bug gets 10,000 seeds, far more than that, because seed
 numbers move whenever the model's or the swarm's draws change. A hunt stops at each bug's first
 find, so the budget costs time only for a bug that is not found. CI runs it.
 
