@@ -127,11 +127,7 @@ func (c *clientHistory) create(k int, done func()) error {
 	data := []byte{byte(k)}
 	ref := c.rec.Call(clientName, c.zw.w.Now(), checkers.Operation{Session: cl.SessionID(), Kind: proto.OpCreate, Path: path, Data: data, Mode: proto.Persistent})
 	err := cl.Create(path, data, proto.OpenACLUnsafe, proto.Persistent, func(r client.CreateResult) {
-		reply := checkers.Reply{CreatedPath: r.Path}
-		if r.Err == proto.OK {
-			stat := r.Stat
-			reply.Stat = &stat
-		}
+		reply := checkers.Reply{CreatedPath: r.Path, Stat: statIfOK(r.Err, r.Stat)}
 		c.result(ref, r.Err, r.Zxid, r.Xid, r.Session, reply)
 		done()
 	})
@@ -141,17 +137,20 @@ func (c *clientHistory) create(k int, done func()) error {
 	return err
 }
 
+// statIfOK is the stat a reply carries: the server's on success, none on an error.
+func statIfOK(code proto.Code, stat proto.Stat) *proto.Stat {
+	if code != proto.OK {
+		return nil
+	}
+	return &stat
+}
+
 // read issues exists(/k0) with a watch: the first write's create fires it.
 func (c *clientHistory) read(done func()) error {
 	cl := c.zw.client
 	ref := c.rec.Call(clientName, c.zw.w.Now(), checkers.Operation{Session: cl.SessionID(), Kind: proto.OpExists, Path: watchedPath, Watch: true})
 	err := cl.Exists(watchedPath, cl.DefaultWatcher(), func(r client.StatResult) {
-		var reply checkers.Reply
-		if r.Err == proto.OK {
-			stat := r.Stat
-			reply.Stat = &stat
-		}
-		c.result(ref, r.Err, r.Zxid, r.Xid, r.Session, reply)
+		c.result(ref, r.Err, r.Zxid, r.Xid, r.Session, checkers.Reply{Stat: statIfOK(r.Err, r.Stat)})
 		done()
 	})
 	if err != nil {
