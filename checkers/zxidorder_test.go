@@ -64,8 +64,15 @@ var mutations = []mutation{
 	}},
 	{name: "read answered with a newer zxid than the state it shows", truthful: false, apply: func(t *rapid.T, gen generated) bool {
 		op := drawRead(t, gen)
-		var later []int64 // the zxids of the writes that changed the read's znode after it
+		// The zxids of the writes after the read that left its znode in another state than the
+		// one it shows. Every write's data is unique, so a create or setData always does; a
+		// delete does only if the read saw the node, since a read of NoNode shows exactly the
+		// state a later delete restores.
+		var later []int64
 		for _, w := range repliedWrites(gen.h) {
+			if w.Kind == proto.OpDelete && op.Err == proto.NoNode {
+				continue
+			}
 			if w.Path == op.Path && w.Err == proto.OK && w.Zxid > op.Zxid {
 				later = append(later, w.Zxid)
 			}
