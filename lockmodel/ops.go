@@ -467,12 +467,27 @@ func (s *Session) findProtectedNode(parent, id string, done func(found string, c
 		s.searchChildren(parent, id, done)
 		return
 	}
-	retrying(s, codeOfResult, func(_ int, cb func(client.Result)) { s.sync(parent, cb) }, func(r client.Result) {
-		if r.Err != proto.OK && r.Err != proto.NoNode {
-			done("", r.Err)
+	s.syncRetrying(parent, func(code proto.Code) {
+		if code != proto.OK {
+			done("", code)
 			return
 		}
 		s.searchChildren(parent, id, done)
+	})
+}
+
+// syncRetrying syncs path's server with the leader, with the retry policy, and hands done OK or
+// the code the policy gave up on (a missing path syncs as well as any). A read after it sees every
+// write of this session that can still commit: the leader answers a sync only once the proposals
+// it had when the sync came are committed, and a request the session's previous server forwards
+// after the session moved is refused (SESSIONMOVED).
+func (s *Session) syncRetrying(path string, done func(code proto.Code)) {
+	retrying(s, codeOfResult, func(_ int, cb func(client.Result)) { s.sync(path, cb) }, func(r client.Result) {
+		if r.Err != proto.OK && r.Err != proto.NoNode {
+			done(r.Err)
+			return
+		}
+		done(proto.OK)
 	})
 }
 

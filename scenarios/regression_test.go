@@ -50,6 +50,7 @@ var regressions = []struct {
 	{"accepted-epoch-lockout-3034286", 3034286, zabmodel.Bugs{}, lockmodel.Bugs{},
 		[]string{CheckerConvergence + ":" + KnownAcceptedEpochLockout}},
 	{"fuzzy-snapshot-trunc-3071591", 2294, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
+	{"lock-unsynced-cleanup-6090109", 6090109, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 }
 
 // regressionScript parses testdata/regressions/NAME.script.
