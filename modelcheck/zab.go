@@ -74,6 +74,11 @@ type ZABConfig struct {
 	// ensemble that loses its leader then never elects another, and the deadlock judge must say
 	// so.
 	HideTimers bool
+	// MinTimers keeps a path from settling before it fired at least this many timers, so that
+	// time passes after the writes are answered (pings, session renewals and expiries) and the
+	// rules that need time are judged: the session checker's wrongful-expiry, which the
+	// no-session-renewal self-test breaks. At most Timers when that is bounded.
+	MinTimers int
 	// NoReuse switches off the two savings of re-execution (see ZABModel): every state is then
 	// built by running its whole path in a new world, the warm-up decided event by event. They
 	// change the cost of a state, never a count or a verdict; the switch exists to show that.
@@ -99,6 +104,10 @@ func (c ZABConfig) Validate() error {
 		return fmt.Errorf("%w: boundary skips %d: must be 0 to 255", errBadOptions, c.BoundarySkips)
 	case c.Restarts > c.Crashes:
 		return fmt.Errorf("%w: %d restarts need at least as many crashes (%d)", errBadOptions, c.Restarts, c.Crashes)
+	case c.MinTimers < 0 || c.MinTimers > 10_000:
+		return fmt.Errorf("%w: min-timers %d: must be 0 to 10000", errBadOptions, c.MinTimers)
+	case c.Timers > 0 && c.MinTimers > c.Timers:
+		return fmt.Errorf("%w: min-timers %d exceeds the timers bound %d: no path could settle", errBadOptions, c.MinTimers, c.Timers)
 	}
 	return nil
 }
@@ -185,6 +194,7 @@ func (zeroChooser) Choose(int) int { return 0 }
 type zabWorld struct {
 	m       *ZABModel
 	w       *sim.World
+	nw      *net.Network
 	ens     *zabmodel.Ensemble
 	client  *client.Client
 	clientN sim.NodeID
@@ -218,7 +228,7 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 	if err != nil {
 		return nil, err
 	}
-	zw := &zabWorld{m: m, w: w, armed: make([]int, m.cfg.Servers), trace: trace}
+	zw := &zabWorld{m: m, w: w, nw: nw, armed: make([]int, m.cfg.Servers), trace: trace}
 	var voters []int64
 	for i := range m.cfg.Servers {
 		voters = append(voters, int64(i+1))
@@ -272,6 +282,7 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 	if err := zw.settle(); err != nil {
 		return nil, err
 	}
+	zw.history.observeHealth()
 	return zw, nil
 }
 
@@ -439,6 +450,9 @@ func (zw *zabWorld) settled() bool {
 	if zw.writesIssued < zw.m.cfg.Writes || zw.writesDone < zw.m.cfg.Writes {
 		return false
 	}
+	if zw.timers < zw.m.cfg.MinTimers {
+		return false
+	}
 	if zw.readsIssued < zw.m.cfg.Reads || zw.readsDone < zw.m.cfg.Reads {
 		return false
 	}
@@ -567,7 +581,11 @@ func (zw *zabWorld) step(a Action) error {
 		return fmt.Errorf("modelcheck: unknown action %#x", uint32(a))
 	}
 	zw.refresh()
-	return zw.settle()
+	if err := zw.settle(); err != nil {
+		return err
+	}
+	zw.history.observeHealth()
+	return nil
 }
 
 func (zw *zabWorld) check() *Violation {
@@ -994,6 +1012,9 @@ func (m *ZABModel) Settings() [][2]string {
 	if c.HideTimers {
 		settings = append(settings, [2]string{"hide-timers", "true"})
 	}
+	if c.MinTimers > 0 {
+		settings = append(settings, [2]string{"min-timers", strconv.Itoa(c.MinTimers)})
+	}
 	return settings
 }
 
@@ -1002,7 +1023,7 @@ func zabFromSettings(settings map[string]string) (Model, error) {
 	ints := map[string]*int{
 		"servers": &cfg.Servers, "writes": &cfg.Writes, "crashes": &cfg.Crashes,
 		"restarts": &cfg.Restarts, "early-timeouts": &cfg.EarlyTimeouts, "timers": &cfg.Timers,
-		"boundary-skips": &cfg.BoundarySkips, "reads": &cfg.Reads,
+		"boundary-skips": &cfg.BoundarySkips, "reads": &cfg.Reads, "min-timers": &cfg.MinTimers,
 	}
 	bools := map[string]*bool{
 		"no-commute": &cfg.NoCommute, "coarse": &cfg.Coarse, "warmup": &cfg.Warmup, "hide-timers": &cfg.HideTimers,

@@ -2,9 +2,11 @@ package modelcheck
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/zabsim/zabsim/checkers"
+	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/zabmodel"
 	"github.com/zabsim/zabsim/zabmodel/client"
 	"github.com/zabsim/zabsim/zabmodel/proto"
@@ -36,6 +38,12 @@ type clientHistory struct {
 	decoder  proto.Decoder
 	session  int64
 	err      error // the first misuse the recorder refused: a bug of this driver
+
+	// The session's health as last observed (observeHealth): whether it was healthy, which
+	// session, and when.
+	healthy       bool
+	healthSession int64
+	healthSince   clock.Time
 }
 
 // txnKey identifies a transaction: its zxid and its hash (zabmodel.TxnHash).
@@ -191,6 +199,58 @@ func (c *clientHistory) judge(final bool) *Violation {
 		return &Violation{Invariant: res.Checker, Explanation: strings.Join(lines, "; ")}
 	}
 	return nil
+}
+
+// observeHealth records the session's health for the wrongful-expiry rule, as the sweep's
+// health sampler does (scenarios/health.go), but exactly: it is called at every state, after the
+// step's events, and nothing happens in the world between two states but the next step, whose
+// first event is the one that moves the clock. So the configuration a state shows is the one
+// the world keeps until the next state's time, and a session healthy at a state was healthy over
+// that whole interval. The interval from the previous state to this one is recorded if the
+// session was healthy at the previous state; then this state is observed. (The warm-up's own
+// steps are not observed: the health before the first state is not claimed, which can only
+// hide a wrongful expiry, never invent one.)
+func (c *clientHistory) observeHealth() {
+	now := c.zw.w.Now()
+	if c.healthy && now > c.healthSince {
+		c.fail(c.rec.SessionHealthy(c.healthSession, c.healthSince, now))
+	}
+	c.healthy = c.session != 0 && c.zw.clientHealthy()
+	c.healthSession, c.healthSince = c.session, now
+}
+
+// clientHealthy reports whether expiring the client's session now would be wrong, by the sweep's
+// rule (scenarios' healthSampler.healthy): its recorded session is the client's, the client is
+// connected over exactly one connection to a server that serves as leader, follower or
+// observer, and that server is the established leader or follows it. (The model has no pauses
+// and no partitions.)
+func (zw *zabWorld) clientHealthy() bool {
+	cl := zw.client
+	if cl.SessionID() != zw.history.session || !cl.State().IsConnected() || !zw.w.IsUp(zw.clientN) {
+		return false
+	}
+	conns := zw.nw.Conns(zw.clientN)
+	if len(conns) != 1 {
+		return false
+	}
+	peer, ok := zw.nw.Peer(zw.clientN, conns[0])
+	if !ok {
+		return false
+	}
+	sid := int64(slices.Index(zw.nodes, peer) + 1)
+	leader, _, ok := zw.ens.Leader()
+	if sid == 0 || !ok || !zw.serverHealthy(sid) || !zw.serverHealthy(leader) {
+		return false
+	}
+	return sid == leader || zw.ens.Server(sid).State().Leader == leader
+}
+
+func (zw *zabWorld) serverHealthy(sid int64) bool {
+	if !zw.w.IsUp(zw.nodes[sid-1]) {
+		return false
+	}
+	st := zw.ens.Server(sid).State()
+	return st.Serving && (st.Role == zabmodel.Leading || st.Role == zabmodel.Following || st.Role == zabmodel.Observing)
 }
 
 // clientServes reports whether the client is connected to a server that serves.

@@ -415,3 +415,60 @@ func TestZABZK4712CounterexampleReplays(t *testing.T) {
 	assert.Equal(t, "ProcessConsistency", v.Invariant)
 	assert.Contains(t, v.Explanation, "acknowledged NEWLEADER for epoch 2")
 }
+
+// TestZABSessionJudge: the session rules judge every state too. A server whose session tracker
+// never renews a session (the no-session-renewal self-test) expires the client's healthy session
+// once time has passed (MinTimers keeps the path going after the writes), which the
+// wrongful-expiry rule reports from the health the driver observed at every state; the
+// counterexample replays to it. The correct servers pass the same bounds completely. Without a
+// write and without MinTimers the first state is settled and nothing is explored, so the
+// expiry is never reached: MinTimers is what lets time pass.
+func TestZABSessionJudge(t *testing.T) {
+	tests, err := zabmodel.ParseSelfTests("no-session-renewal")
+	require.NoError(t, err)
+	cfg := ZABConfig{Servers: 3, Writes: 1, Timers: 50, MinTimers: 50, Warmup: true, Coarse: true, SelfTests: tests}
+	m, err := NewZAB(cfg)
+	require.NoError(t, err)
+	r, err := Check(context.Background(), m, Options{Strategy: DFS})
+	require.NoError(t, err)
+	require.NotNil(t, r.Violation)
+	assert.Equal(t, "sessions", r.Violation.Invariant)
+	assert.Contains(t, r.Violation.Explanation, "wrongful-expiry")
+	var buf bytes.Buffer
+	require.NoError(t, (&Counterexample{Model: m, Path: r.Path, Violation: r.Violation}).Write(&buf))
+	assert.Contains(t, buf.String(), "min-timers 50")
+	back, err := ReadCounterexample(&buf)
+	require.NoError(t, err)
+	v, err := Replay(back.Model, back.Path, io.Discard)
+	require.NoError(t, err)
+	require.NotNil(t, v)
+	assert.Equal(t, r.Violation.Explanation, v.Explanation)
+
+	short := cfg
+	short.Writes, short.MinTimers = 0, 0
+	early, err := NewZAB(short)
+	require.NoError(t, err)
+	r, err = Check(context.Background(), early, Options{Strategy: DFS})
+	require.NoError(t, err)
+	assert.Nil(t, r.Violation, "the first state is settled")
+	short.MinTimers = 50
+	idle, err := NewZAB(short)
+	require.NoError(t, err)
+	r, err = Check(context.Background(), idle, Options{Strategy: DFS})
+	require.NoError(t, err)
+	require.NotNil(t, r.Violation, "with time passing the idle session expires")
+	assert.Equal(t, "sessions", r.Violation.Invariant)
+
+	correct := cfg
+	correct.SelfTests = zabmodel.SelfTests{}
+	ok, err := NewZAB(correct)
+	require.NoError(t, err)
+	r, err = Check(context.Background(), ok, Options{Strategy: DFS})
+	require.NoError(t, err)
+	assert.Nil(t, r.Violation)
+	assert.True(t, r.Complete)
+	t.Logf("correct: %d states, depth %d", r.Distinct, r.Depth)
+
+	_, err = NewZAB(ZABConfig{Servers: 3, Timers: 10, MinTimers: 11})
+	assert.Error(t, err, "a path bounded to 10 timers cannot fire 11")
+}

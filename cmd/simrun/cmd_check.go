@@ -92,6 +92,7 @@ type checkFlags struct {
 	noReuse   bool
 	reads     int
 	noSleep   bool
+	minTimers int
 }
 
 func newCheckFlags() (*flag.FlagSet, *checkFlags) {
@@ -119,6 +120,7 @@ func newCheckFlags() (*flag.FlagSet, *checkFlags) {
 	fs.BoolVar(&f.noSleep, "no-sleep-sets", false, "switch off the partial-order reduction (sleep sets): the same states, more successors generated")
 	fs.IntVar(&f.reads, "reads", 0, "zab: exists(/k0) calls with a watch the client issues")
 	fs.IntVar(&f.timers, "timers", 20, "zab: timers a path may fire in all (0: no bound)")
+	fs.IntVar(&f.minTimers, "min-timers", 0, "zab: timers a path fires at least before it may settle, so that time passes (pings, session expiries)")
 	fs.BoolVar(&f.noCommute, "no-commute", false, "zab: switch off the merging of commuting deliveries (a state is then its path)")
 	fs.BoolVar(&f.coarse, "coarse", false, "zab: run due events in their canonical order; explore only timers, writes and faults (not the full interleaving space)")
 	fs.BoolVar(&f.noReuse, "no-reuse", false, "zab: re-execute every state from scratch (no recorded warm-up, no stepping in a live world); same results, slower")
@@ -170,8 +172,8 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 				return nil, opts, fmt.Errorf("--epochs: %w", err)
 			}
 		}
-		if f.bugs != "" || f.writes != 1 || f.early != 0 || f.counter != 0 || f.timers != 20 || f.noCommute || f.coarse || f.skips != 0 || f.noReuse || f.reads != 0 {
-			return nil, opts, errors.New("--bug, --writes, --reads, --early-timeouts, --timers, --no-commute, --no-reuse, --coarse, --boundary-skips and --zxid-counter apply to --model zab only")
+		if f.bugs != "" || f.writes != 1 || f.early != 0 || f.counter != 0 || f.timers != 20 || f.noCommute || f.coarse || f.skips != 0 || f.noReuse || f.reads != 0 || f.minTimers != 0 {
+			return nil, opts, errors.New("--bug, --writes, --reads, --early-timeouts, --timers, --min-timers, --no-commute, --no-reuse, --coarse, --boundary-skips and --zxid-counter apply to --model zab only")
 		}
 		switch f.selftest {
 		case "":
@@ -190,6 +192,7 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 			Servers: f.servers, Writes: f.writes, Crashes: f.crashes, Restarts: f.restarts,
 			EarlyTimeouts: f.early, Warmup: f.warmup, ZxidCounter: f.counter, Timers: f.timers,
 			NoCommute: f.noCommute, Coarse: f.coarse, BoundarySkips: f.skips, NoReuse: f.noReuse, Reads: f.reads,
+			MinTimers: f.minTimers,
 		}
 		// hide-timers breaks the checker's driver, the other names break the servers.
 		var server []string
