@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zabsim/zabsim/lockmodel"
 	"github.com/zabsim/zabsim/zabmodel"
 )
 
@@ -471,4 +472,53 @@ func TestZABSessionJudge(t *testing.T) {
 
 	_, err = NewZAB(ZABConfig{Servers: 3, Timers: 10, MinTimers: 11})
 	assert.Error(t, err, "a path bounded to 10 timers cannot fire 11")
+}
+
+// TestZABLockJudges: with lockers, the lock checkers judge every state. Three lockers that start
+// together on InterProcessMutex pass completely with the correct recipe; with lock-herd (every
+// waiter watches the lock's children) the release of the first holder wakes both waiters, which
+// the herd rule reports, and the counterexample replays to the same finding.
+func TestZABLockJudges(t *testing.T) {
+	cfg := ZABConfig{Servers: 3, Lockers: 3, LockStartBy: 1, Timers: 80, Warmup: true, Coarse: true}
+	m, err := NewZAB(cfg)
+	require.NoError(t, err)
+	r, err := Check(context.Background(), m, Options{Strategy: DFS})
+	require.NoError(t, err)
+	assert.Nil(t, r.Violation)
+	assert.True(t, r.Complete)
+	assert.Zero(t, r.CutTerminal, "every path runs its cycles to the end within the timers")
+	t.Logf("correct: %d states, depth %d, %d terminal", r.Distinct, r.Depth, r.Terminal)
+
+	cfg.RecipeBugs = lockmodel.Bugs{}.With(lockmodel.BugHerd)
+	herd, err := NewZAB(cfg)
+	require.NoError(t, err)
+	r, err = Check(context.Background(), herd, Options{})
+	require.NoError(t, err)
+	require.NotNil(t, r.Violation)
+	assert.Equal(t, "lock/herd", r.Violation.Invariant)
+	assert.Contains(t, r.Violation.Explanation, "woke 2 waiters")
+	var buf bytes.Buffer
+	require.NoError(t, (&Counterexample{Model: herd, Path: r.Path, Violation: r.Violation}).Write(&buf))
+	assert.Contains(t, buf.String(), "recipe-bugs lock-herd")
+	assert.Contains(t, buf.String(), "step lock l1")
+	back, err := ReadCounterexample(&buf)
+	require.NoError(t, err)
+	var trace bytes.Buffer
+	v, err := Replay(back.Model, back.Path, &trace)
+	require.NoError(t, err)
+	require.NotNil(t, v)
+	assert.Equal(t, r.Violation.Explanation, v.Explanation)
+	assert.Contains(t, trace.String(), "l3")
+	t.Logf("lock-herd: %d steps, %d states", len(r.Path), r.Distinct)
+
+	for _, bad := range []ZABConfig{
+		{Servers: 3, Lockers: 4},
+		{Servers: 3, RecipeBugs: lockmodel.Bugs{}.With(lockmodel.BugHerd)},
+		{Servers: 3, Lockers: 1, LockStartBy: -1},
+	} {
+		_, err := NewZAB(bad)
+		assert.Error(t, err, "%+v", bad)
+	}
+	_, err = herd.ParseAction("lock l4")
+	assert.Error(t, err)
 }
