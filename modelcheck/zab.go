@@ -445,32 +445,35 @@ func (zw *zabWorld) anyDue() bool {
 const maxSettleSteps = 100_000
 
 // settle runs, under Coarse, every due event in the canonical order (the first enabled) until
-// nothing is due or a judge failed; without Coarse it does nothing.
+// nothing is due or a judge failed, and lists the enabled events again; without Coarse it does
+// nothing. It asks the world for the first due event (sim.World.FirstDue) instead of listing
+// every pending event after each one: the same pick, at a fraction of the cost.
 func (zw *zabWorld) settle() error {
 	if !zw.m.cfg.Coarse {
 		return nil
 	}
+	hideTimers := zw.m.cfg.HideTimers && zw.warmedUp
+	fired := false
+	defer func() {
+		if fired {
+			zw.refresh()
+		}
+	}()
 	for range maxSettleSteps {
 		if zw.check() != nil || zw.w.Ended() {
 			return nil
 		}
-		pick := -1
-		for i := range zw.enabled {
-			if zw.due(i) {
-				pick = i
-				break
-			}
-		}
-		if pick < 0 {
+		ev, ok := zw.w.FirstDue(hideTimers)
+		if !ok {
 			return nil
 		}
 		if zw.trace != nil {
-			fmt.Fprintf(zw.trace, "  due: %s %s\n", zw.w.Name(zw.enabled[pick].Node), zw.eventName(zw.enabled[pick]))
+			fmt.Fprintf(zw.trace, "  due: %s %s\n", zw.w.Name(ev.Node), zw.eventName(ev))
 		}
-		if _, err := zw.w.FireEnabled(zw.enabled[pick].Seq); err != nil {
+		fired = true
+		if _, err := zw.w.FireEnabled(ev.Seq); err != nil {
 			return err
 		}
-		zw.refresh()
 	}
 	return fmt.Errorf("modelcheck: %d due events in a row without a timer", maxSettleSteps)
 }
