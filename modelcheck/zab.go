@@ -92,9 +92,11 @@ type ZABConfig struct {
 	// every cycle before the first timer, in every order, all in flight together, the
 	// contention the herd and fairness rules are about.
 	LockStartBy int
-	// NoReuse switches off the two savings of re-execution (see ZABModel): every state is then
-	// built by running its whole path in a new world, the warm-up decided event by event. They
-	// change the cost of a state, never a count or a verdict; the switch exists to show that.
+	// NoReuse switches off the savings of re-execution and judging (see ZABModel): every state
+	// is then built by running its whole path in a new world, the warm-up decided event by
+	// event, and every state's client history is judged from scratch (not skipped when an
+	// equal history passed before). They change the cost of a state, never a count or a
+	// verdict; the switch exists to show that.
 	NoReuse bool
 }
 
@@ -175,6 +177,50 @@ type ZABModel struct {
 	// inPlace counts the steps taken in a live world instead of a re-executed one, for the
 	// tests and the benchmark.
 	inPlace atomic.Int64
+
+	// passed holds the keys of the client histories (clientHistory.judge) that passed the
+	// client-visible checkers: a state whose history is one of them, in any world, passes
+	// without running them again. Many states share their history: a crash armed, a timer
+	// that changes nothing the client sees. At most maxPassed keys are kept.
+	passedMu sync.Mutex
+	passed   map[Fingerprint]struct{}
+	// judgeRuns and judgeSkips count the client judgements run and spared, for the tests.
+	judgeRuns, judgeSkips atomic.Int64
+}
+
+// maxPassed bounds ZABModel.passed: about 40 MB of keys.
+const maxPassed = 1 << 20
+
+// historyPassed reports whether a history with this key passed before (never under NoReuse,
+// which switches off every saving).
+func (m *ZABModel) historyPassed(key Fingerprint) bool {
+	if m.cfg.NoReuse {
+		m.judgeRuns.Add(1)
+		return false
+	}
+	m.passedMu.Lock()
+	_, ok := m.passed[key]
+	m.passedMu.Unlock()
+	if ok {
+		m.judgeSkips.Add(1)
+	} else {
+		m.judgeRuns.Add(1)
+	}
+	return ok
+}
+
+func (m *ZABModel) historyPasses(key Fingerprint) {
+	if m.cfg.NoReuse {
+		return
+	}
+	m.passedMu.Lock()
+	if m.passed == nil {
+		m.passed = map[Fingerprint]struct{}{}
+	}
+	if len(m.passed) < maxPassed {
+		m.passed[key] = struct{}{}
+	}
+	m.passedMu.Unlock()
 }
 
 // NewZAB validates cfg and returns the model.

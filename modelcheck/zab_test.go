@@ -296,15 +296,33 @@ func TestZABReuseKeepsResults(t *testing.T) {
 			require.True(t, r.Complete)
 			results[noReuse] = r
 			if noReuse {
-				assert.Zero(t, m.inPlace.Load()+m.warmReplays.Load(), "%s: nothing reused", strategy)
-			} else if strategy == DFS {
-				assert.Positive(t, m.inPlace.Load(), "dfs steps in place")
+				assert.Zero(t, m.inPlace.Load()+m.warmReplays.Load()+m.judgeSkips.Load(), "%s: nothing reused", strategy)
+			} else {
+				assert.Positive(t, m.judgeSkips.Load(), "%s: histories judged before pass again", strategy)
+				if strategy == DFS {
+					assert.Positive(t, m.inPlace.Load(), "dfs steps in place")
+				}
 			}
 		}
 		assert.Equal(t, results[true].Distinct, results[false].Distinct, "%s", strategy)
 		assert.Equal(t, results[true].Generated, results[false].Generated, "%s", strategy)
 		assert.Equal(t, results[true].Terminal, results[false].Terminal, "%s", strategy)
 	}
+
+	// The histories that passed are remembered, never the verdicts of those that did not: a
+	// client-visible violation is found in the same path either way.
+	tests, err := zabmodel.ParseSelfTests("stale-read")
+	require.NoError(t, err)
+	paths := map[bool][]Action{}
+	for _, noReuse := range []bool{false, true} {
+		m, err := NewZAB(ZABConfig{Servers: 3, Writes: 1, Reads: 1, Timers: 2, Warmup: true, SelfTests: tests, NoReuse: noReuse})
+		require.NoError(t, err)
+		r, err := Check(context.Background(), m, Options{Strategy: DFS})
+		require.NoError(t, err)
+		require.NotNil(t, r.Violation, "no-reuse=%v", noReuse)
+		paths[noReuse] = r.Path
+	}
+	assert.Equal(t, paths[true], paths[false])
 }
 
 // TestZABClientJudges: the client-visible checkers judge every state's history. A server that
