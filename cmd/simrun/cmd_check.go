@@ -67,6 +67,7 @@ Examples:
   simrun check --servers 3 --crashes 1 --restarts 1 --timeouts 1 --workers 2
   simrun check --servers 3 --selftest never-abandon --out fle.cex; simrun replay --counterexample fle.cex
   simrun check --model zab --bug ZK-1277 --zxid-counter 0xfffffffd --out zab.cex
+  simrun check --model zab --coarse --writes 0 --lockers 3 --lock-start-by 1 --timers 80 --bug lock-herd
 `
 
 type checkFlags struct {
