@@ -88,6 +88,12 @@ func (zk *zkServer) processTxn(r *request, source Source) applyResult {
 // (removeSession). Both trackers keep the database's session table (SessionTrackerImpl and
 // LearnerSessionTracker share ZKDatabase.sessionsWithTimeouts); a learner's also forgets the
 // session's touch.
+//
+// commitSession only records the session in that table (SessionTrackerImpl.commitSession,
+// LeaderSessionTracker.commitSession): it neither tracks the session nor renews its expiry. The
+// session was tracked, with the expiry its createSession's touch gave it, when that request was
+// created or prepared (SessionTrackerImpl.createSession, PrepRequestProcessor's createSession
+// case); a commit that comes late does not buy it more time.
 func (zk *zkServer) processTxnForSessionEvents(entry *proto.TxnEntry) {
 	db, h := zk.p.db, entry.Header
 	switch h.Type {
@@ -95,9 +101,6 @@ func (zk *zkServer) processTxnForSessionEvents(entry *proto.TxnEntry) {
 		cs, ok := entry.Txn.(*proto.CreateSessionTxn)
 		if !ok {
 			return
-		}
-		if zk.global != nil {
-			zk.global.trackSession(h.ClientID, cs.TimeoutMilliseconds)
 		}
 		db.sessions[h.ClientID] = cs.TimeoutMilliseconds
 	case proto.OpCloseSession:
