@@ -77,3 +77,26 @@ func TestACommittedCreateSessionDoesNotRenewTheSession(t *testing.T) {
 	assert.Equal(t, int32(timeoutMs), p.db.sessions[id], "the commit records the session in the table")
 	assert.Equal(t, expiry, session.expiry, "the commit does not renew the session")
 }
+
+// TestTheTrackerExpiresAClosingSessionWhoseBucketComesDue: a session that a closeSession marked
+// closing (PrepRequestProcessor's setSessionClosing) stays in its expiry bucket; when the bucket
+// comes due before that closeSession committed, SessionTrackerImpl.run expires it all the same,
+// and a second closeSession follows.
+func TestTheTrackerExpiresAClosingSessionWhoseBucketComesDue(t *testing.T) {
+	f := newFixture(t, 1, Config{Voters: 1})
+	f.run(clock.Second)
+	p := f.e.Server(1).p
+	require.NotNil(t, p)
+	var expired []int64
+	tracker := newGlobalTracker(p, func(id int64, _ int32) { expired = append(expired, id) })
+	defer tracker.shutdown()
+	closing := tracker.createSession(4000)
+	healthy := tracker.createSession(4000)
+	tracker.setClosing(closing)
+	require.ErrorIs(t, tracker.checkSession(closing, ownerLocal), proto.SessionExpired)
+	f.run(4*clock.Second + p.cfg.TickTime)
+	assert.Equal(t, []int64{closing, healthy}, expired, "both sessions of the due bucket are expired")
+	expired = nil
+	f.run(10 * clock.Second)
+	assert.Empty(t, expired, "a bucket expires its sessions once")
+}
