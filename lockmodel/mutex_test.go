@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/zabmodel/proto"
 )
 
 func newMutexes(t *testing.T, h *harness, bugs Bugs, names ...string) ([]*testApp, []*Mutex) {
@@ -156,4 +157,34 @@ func TestMutexReleaseLetsGoAtOnce(t *testing.T) {
 	require.NoError(t, *done)
 	assert.Len(t, h.eventsOf(EventReleased, "a"), 1)
 	assert.ErrorIs(t, m[0].Release(func(error) {}), ErrNotHeld, "IllegalMonitorStateException")
+}
+
+// A waiter cut off from every server uses up its retry policy while disconnected: Curator's
+// foreground retry loop (RetryLoop.callWithRetry) waits for a connection only before the first
+// attempt, and each retry, queued in a client that is not connected, fails with CONNECTIONLOSS when
+// the client's next connection attempt fails. A loop that waited up to the connection timeout
+// before every retry would still be waiting long after Curator's acquire had thrown.
+func TestMutexRetriesDoNotWaitForAConnection(t *testing.T) {
+	h := newHarness(t, 41, 3, true)
+	h.ensure("/locks", "/locks/m")
+	apps, m := newMutexes(t, h, Bugs{}, "a", "b")
+	ga := acquire(t, m[0], 0)
+	h.run(time2s)
+	require.True(t, ga.Held)
+	gb := acquire(t, m[1], 0)
+	h.run(time2s)
+	require.True(t, m[1].Acquiring(), "b waits behind a")
+
+	h.nw.Isolate(apps[1].node)
+	// Two foreground operations, each blocking for the connection timeout (15 s) once: the listing
+	// (then four attempts that fail as the client's connection attempts fail, with the policy's
+	// sleeps between them) and the guaranteed delete of b's node (the same), about 57 s in all
+	// with this seed. Blocking before every retry as well took 152 s.
+	h.run(70 * clock.Second)
+	assert.False(t, m[1].Acquiring(), "b's acquisition has ended")
+	assert.False(t, gb.Held)
+	var ce *CodeError
+	require.ErrorAs(t, gb.Err, &ce, "b's listing failed: %v", gb.Err)
+	assert.Equal(t, "getChildren", ce.Op)
+	assert.Equal(t, proto.ConnectionLoss, ce.Code)
 }

@@ -223,14 +223,42 @@ func statIf(code proto.Code, stat proto.Stat) *proto.Stat {
 	return &stat
 }
 
-// retrying is RetryLoop.callWithRetry: it runs attempt (given the number of retries so far) once
-// the session is connected or the connection timeout has passed, and again after the policy's sleep
-// while the result's code is retryable, then hands the last result to done.
+// retrying is RetryLoop.callWithRetry, the retry loop of a foreground operation: it runs attempt
+// (given the number of retries so far) once the session is connected or the connection timeout has
+// passed, and again after the policy's sleep while the result's code is retryable, then hands the
+// last result to done. Only the first attempt waits for a connection, as callWithRetry calls
+// CuratorZookeeperClient.internalBlockUntilConnectedOrTimedOut once, before its loop: a retry goes
+// to the ZooKeeper client at once, connected or not, and a client that is not connected queues it
+// and fails it with CONNECTIONLOSS when its next connection attempt fails (ClientCnxn.cleanup), so
+// that a long disconnection uses up the policy's retries.
 func retrying[R any](s *Session, code func(R) proto.Code, attempt func(count int, done func(R)), done func(R)) {
 	var run func(count int)
 	run = func(count int) {
-		s.whenConnected(func() {
-			attempt(count, func(r R) {
+		attempt(count, func(r R) {
+			if c := code(r); retryable(c) && s.state != StateLost {
+				if d, ok := s.cfg.Retry.sleep(s.w, count); ok {
+					s.later(d, func() { run(count + 1) })
+					return
+				}
+			}
+			done(r)
+		})
+	}
+	s.whenConnected(func() { run(0) })
+}
+
+// retryingInBackground is the retry loop of a background operation (CuratorFrameworkImpl's
+// performBackgroundOperation and processBackgroundOperation): each attempt, the first and every
+// retry, waits for a connection, but only until the connection timeout has passed since the
+// operation began (OperationAndData.getElapsedTimeMs); an attempt that finds no connection after
+// that is not sent but fails with CONNECTIONLOSS (lost), which goes through the retry policy like
+// any other (CURATOR-52).
+func retryingInBackground[R any](s *Session, code func(R) proto.Code, lost func(proto.Code) R, attempt func(count int, done func(R)), done func(R)) {
+	deadline := s.w.Elapsed(s.node).Add(s.cfg.ConnectionTimeout)
+	var run func(count int)
+	run = func(count int) {
+		s.whenConnectedWithin(deadline.Sub(s.w.Elapsed(s.node)), func() {
+			finish := func(r R) {
 				if c := code(r); retryable(c) && s.state != StateLost {
 					if d, ok := s.cfg.Retry.sleep(s.w, count); ok {
 						s.later(d, func() { run(count + 1) })
@@ -238,7 +266,12 @@ func retrying[R any](s *Session, code func(R) proto.Code, attempt func(count int
 					}
 				}
 				done(r)
-			})
+			}
+			if !s.state.IsConnected() && s.state != StateLost {
+				finish(lost(proto.ConnectionLoss))
+				return
+			}
+			attempt(count, finish)
 		})
 	}
 	run(0)
@@ -262,6 +295,27 @@ func (s *Session) getDataRetrying(path string, target watchTarget, done func(cli
 // existsRetrying is checkExists().forPath(path) with the retry policy.
 func (s *Session) existsRetrying(path string, target watchTarget, done func(client.StatResult)) {
 	retrying(s, codeOfStat, func(_ int, cb func(client.StatResult)) { s.exists(path, target, cb) }, done)
+}
+
+// getChildrenInBackground is getChildren().inBackground(callback).forPath(path) (or usingWatcher),
+// with the retry policy of a background operation.
+func (s *Session) getChildrenInBackground(path string, target watchTarget, done func(client.ChildrenResult)) {
+	retryingInBackground(s, codeOfChildren, func(c proto.Code) client.ChildrenResult { return client.ChildrenResult{Err: c} },
+		func(_ int, cb func(client.ChildrenResult)) { s.getChildren(path, target, cb) }, done)
+}
+
+// getDataInBackground is getData().inBackground(callback).forPath(path) (or usingWatcher), with the
+// retry policy of a background operation.
+func (s *Session) getDataInBackground(path string, target watchTarget, done func(client.DataResult)) {
+	retryingInBackground(s, codeOfData, func(c proto.Code) client.DataResult { return client.DataResult{Err: c} },
+		func(_ int, cb func(client.DataResult)) { s.getData(path, target, cb) }, done)
+}
+
+// existsInBackground is checkExists().inBackground(callback).forPath(path), with the retry policy
+// of a background operation.
+func (s *Session) existsInBackground(path string, target watchTarget, done func(client.StatResult)) {
+	retryingInBackground(s, codeOfStat, func(c proto.Code) client.StatResult { return client.StatResult{Err: c} },
+		func(_ int, cb func(client.StatResult)) { s.exists(path, target, cb) }, done)
 }
 
 // created is the outcome of a lock node's create: the node's path, its stat if the create's reply
@@ -339,7 +393,13 @@ func (s *Session) createLockNode(path string, data []byte, mode proto.CreateMode
 			}
 		})
 	}
-	retrying(s, codeOfCreated, attempt, func(r created) {
+	loop := retrying[created]
+	if background {
+		loop = func(s *Session, code func(created) proto.Code, attempt func(int, func(created)), done func(created)) {
+			retryingInBackground(s, code, func(c proto.Code) created { return created{code: c} }, attempt, done)
+		}
+	}
+	loop(s, codeOfCreated, attempt, func(r created) {
 		if protected && r.code == proto.ConnectionLoss {
 			// CreateBuilderImpl (CURATOR-45, CURATOR-79): the create may have made the node
 			// after all; left alone it would be an orphan of this live session.
@@ -511,16 +571,23 @@ func (s *Session) searchChildren(parent, id string, done func(found string, code
 	})
 }
 
-// deleteGuaranteed is delete().guaranteed().forPath(path): a delete with the retry policy, where a
-// missing node counts as deleted. If the policy gives up, done hears the code, and the delete goes
-// on in the background (Curator's FailedDeleteManager) for a bounded number of rounds, until the
-// session is lost: a lost session's ephemeral nodes are gone already.
+// deleteGuaranteed is delete().guaranteed().forPath(path): a foreground delete with the retry
+// policy, where a missing node counts as deleted. If the policy gives up, done hears the code, and
+// the delete goes on in the background (Curator's FailedDeleteManager) for a bounded number of
+// rounds, until the session is lost: a lost session's ephemeral nodes are gone already.
 func (s *Session) deleteGuaranteed(path string, done func(proto.Code)) {
-	s.deleteRounds(path, 0, done)
+	s.deleteRounds(path, 0, false, done)
 }
 
-func (s *Session) deleteRounds(path string, round int, done func(proto.Code)) {
-	retrying(s, codeOfResult, func(_ int, cb func(client.Result)) { s.delete(path, cb) }, func(r client.Result) {
+// deleteGuaranteedInBackground is delete().guaranteed().inBackground().forPath(path): the same, as
+// a background operation from the start.
+func (s *Session) deleteGuaranteedInBackground(path string, done func(proto.Code)) {
+	s.deleteRounds(path, 0, true, done)
+}
+
+func (s *Session) deleteRounds(path string, round int, background bool, done func(proto.Code)) {
+	attempt := func(_ int, cb func(client.Result)) { s.delete(path, cb) }
+	finish := func(r client.Result) {
 		code := r.Err
 		if code == proto.NoNode {
 			code = proto.OK
@@ -531,6 +598,13 @@ func (s *Session) deleteRounds(path string, round int, done func(proto.Code)) {
 		if code == proto.OK || !retryable(code) || s.state == StateLost || round+1 >= maxBackgroundRuns {
 			return
 		}
-		s.later(s.cfg.Retry.BaseSleep, func() { s.deleteRounds(path, round+1, nil) })
-	})
+		// FailedDeleteManager.executeGuaranteedOperationInBackground: the next rounds run as
+		// background operations.
+		s.later(s.cfg.Retry.BaseSleep, func() { s.deleteRounds(path, round+1, true, nil) })
+	}
+	if background {
+		retryingInBackground(s, codeOfResult, func(c proto.Code) client.Result { return client.Result{Err: c} }, attempt, finish)
+		return
+	}
+	retrying(s, codeOfResult, attempt, finish)
 }
