@@ -375,13 +375,12 @@ func (m *Mutex) finish(a *acquisition, token, zxid int64, viaWriteLock bool) {
 
 // noNode handles "Sequential path not found": the node is deleted (in case it exists after all),
 // and after the policy's sleep the whole attempt starts over with a new node, as attemptLock does on
-// a NoNodeException; once the policy gives up the acquisition fails.
+// a NoNodeException; once the policy gives up the acquisition fails. A delete that fails does not
+// end the acquisition: internalLockLoop deletes the node with deleteOurPathQuietly, which adds
+// the delete's exception to the NoNodeException as a suppressed one, and attemptLock catches the
+// NoNodeException and starts over all the same (the guaranteed delete goes on in the background).
 func (m *Mutex) noNode(a *acquisition) {
-	m.deleteNode(a, func(code proto.Code) {
-		if code != proto.OK {
-			m.fail(a, &CodeError{Op: "delete", Path: a.node, Code: code})
-			return
-		}
+	m.deleteNode(a, func(proto.Code) {
 		d, ok := m.s.cfg.Retry.sleep(m.s.w, a.noNodeRetries)
 		if !ok {
 			path := a.node

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/zabmodel/client"
 	"github.com/zabsim/zabsim/zabmodel/proto"
 )
 
@@ -187,4 +188,66 @@ func TestMutexRetriesDoNotWaitForAConnection(t *testing.T) {
 	require.ErrorAs(t, gb.Err, &ce, "b's listing failed: %v", gb.Err)
 	assert.Equal(t, "getChildren", ce.Op)
 	assert.Equal(t, proto.ConnectionLoss, ce.Code)
+}
+
+// deleteResetter is a Tracer that resets the application's connections whenever it is about to
+// delete path, at most times times, so that the delete fails with CONNECTIONLOSS.
+type deleteResetter struct {
+	h     *harness
+	app   *testApp
+	path  string
+	times int
+}
+
+func (d *deleteResetter) Request(_ int64, r Request) func(Reply) {
+	if r.Kind == proto.OpDelete && r.Path == d.path && d.times > 0 {
+		d.times--
+		for _, conn := range d.h.nw.Conns(d.app.node) {
+			if peer, _ := d.h.nw.Peer(d.app.node, conn); peer != d.h.res.Node() {
+				d.h.nw.Reset(conn)
+			}
+		}
+	}
+	return func(Reply) {}
+}
+
+func (d *deleteResetter) WatchEvent(int64, client.Event) {}
+
+// A waiter that finds its node gone ("Sequential path not found") deletes it and starts over, even
+// if that delete fails: LockInternals.internalLockLoop deletes it with deleteOurPathQuietly, whose
+// failure is only suppressed into the NoNodeException that attemptLock catches and retries.
+func TestMutexStartsOverWhenTheDeleteOfAMissingNodeFails(t *testing.T) {
+	h := newHarness(t, 42, 3, true)
+	h.ensure("/locks", "/locks/m")
+	_, m := newMutexes(t, h, Bugs{}, "a")
+	tracer := &deleteResetter{h: h}
+	b := h.appWith("b", Config{Retry: RetryPolicy{BaseSleep: clock.Second, MaxRetries: 1, MaxSleep: clock.Second}, Tracer: tracer})
+	tracer.app = b
+	mb, err := NewMutex(b.s, "/locks/m", []byte("b"))
+	require.NoError(t, err)
+	h.run(time2s)
+	ga := acquire(t, m[0], 0)
+	h.run(time2s)
+	require.True(t, ga.Held)
+	gb := acquire(t, mb, 0)
+	h.run(time2s)
+	require.True(t, mb.Acquiring(), "b waits behind a")
+	created := h.eventsOf(EventCreated, "b")
+	require.Len(t, created, 1)
+
+	// Someone deletes b's node while b waits; b notices only when a releases and it lists the
+	// children. Its delete of the missing node then fails twice (the policy allows one retry).
+	admin := h.app("admin", Bugs{})
+	h.run(time2s)
+	var deleted *client.Result
+	require.NoError(t, admin.c.Delete(created[0].Node, -1, func(r client.Result) { deleted = &r }))
+	h.run(time2s)
+	require.NotNil(t, deleted)
+	require.Equal(t, proto.OK, deleted.Err)
+	tracer.path, tracer.times = created[0].Node, 2
+	*release(t, m[0]) = nil
+	h.run(20 * clock.Second)
+	require.Zero(t, tracer.times, "both deletes of b's missing node lost their connection")
+	assert.True(t, gb.Held, "b started over with a new node and took the lock: %v", gb.Err)
+	assert.Len(t, h.eventsOf(EventCreated, "b"), 2, "a second node")
 }
