@@ -433,8 +433,18 @@ func (m *Mutex) failDeleting(a *acquisition, err error) {
 	m.deleteNode(a, func(proto.Code) { m.fail(a, err) })
 }
 
+// timedOut gives up at the deadline: internalLockLoop breaks out of its loop and deletes the node
+// with deleteOurPath, which, unlike the quiet delete of its catch block, throws: a guaranteed
+// delete that fails (its retries used up; FailedDeleteManager goes on in the background) makes
+// acquire throw that exception instead of returning false.
 func (m *Mutex) timedOut(a *acquisition) {
-	m.deleteNode(a, func(proto.Code) { m.fail(a, nil) })
+	m.deleteNode(a, func(code proto.Code) {
+		if code != proto.OK {
+			m.fail(a, &CodeError{Op: "delete", Path: a.node, Code: code})
+			return
+		}
+		m.fail(a, nil)
+	})
 }
 
 func (m *Mutex) deleteNode(a *acquisition, done func(proto.Code)) {

@@ -251,3 +251,34 @@ func TestMutexStartsOverWhenTheDeleteOfAMissingNodeFails(t *testing.T) {
 	assert.True(t, gb.Held, "b started over with a new node and took the lock: %v", gb.Err)
 	assert.Len(t, h.eventsOf(EventCreated, "b"), 2, "a second node")
 }
+
+// An acquisition that times out deletes its node with LockInternals.deleteOurPath, which throws
+// when the guaranteed delete fails: acquire then throws that exception rather than returning
+// false.
+func TestMutexTimeoutWhoseDeleteFailsReportsTheDelete(t *testing.T) {
+	h := newHarness(t, 43, 3, true)
+	h.ensure("/locks", "/locks/m")
+	_, m := newMutexes(t, h, Bugs{}, "a")
+	tracer := &deleteResetter{h: h}
+	b := h.appWith("b", Config{Retry: RetryPolicy{BaseSleep: clock.Second, MaxRetries: 0, MaxSleep: clock.Second}, Tracer: tracer})
+	tracer.app = b
+	mb, err := NewMutex(b.s, "/locks/m", []byte("b"))
+	require.NoError(t, err)
+	h.run(time2s)
+	ga := acquire(t, m[0], 0)
+	h.run(time2s)
+	require.True(t, ga.Held)
+	gb := acquire(t, mb, 3*clock.Second)
+	h.run(clock.Second)
+	created := h.eventsOf(EventCreated, "b")
+	require.Len(t, created, 1)
+	tracer.path, tracer.times = created[0].Node, 1
+	h.run(10 * clock.Second)
+	require.Zero(t, tracer.times, "the delete at the deadline lost its connection")
+	assert.False(t, mb.Acquiring())
+	assert.False(t, gb.Held)
+	var ce *CodeError
+	require.ErrorAs(t, gb.Err, &ce, "the delete's failure, not a plain timeout")
+	assert.Equal(t, "delete", ce.Op)
+	assert.Equal(t, proto.ConnectionLoss, ce.Code)
+}
