@@ -212,6 +212,17 @@ func (m *Mutex) attemptLock(a *acquisition) {
 		if m.stopIfInterrupted(a) {
 			return
 		}
+		if r.null {
+			// BugNestedRetryNull: createsTheLock returned null. internalLockLoop lists the
+			// children, then throws a NullPointerException on ourPath.substring; its quiet
+			// delete of a null path fails, and attemptLock does not catch the exception.
+			m.s.getChildrenRetrying(m.base, nil, func(client.ChildrenResult) {
+				if !a.ended {
+					m.fail(a, ErrNullPath)
+				}
+			})
+			return
+		}
 		if r.code == proto.NoNode {
 			m.noNode(a)
 			return

@@ -232,19 +232,35 @@ func statIf(code proto.Code, stat proto.Stat) *proto.Stat {
 // and fails it with CONNECTIONLOSS when its next connection attempt fails (ClientCnxn.cleanup), so
 // that a long disconnection uses up the policy's retries.
 func retrying[R any](s *Session, code func(R) proto.Code, attempt func(count int, done func(R)), done func(R)) {
-	var run func(count int)
-	run = func(count int) {
-		attempt(count, func(r R) {
+	retryingOn(s, new(retryLoop), code, attempt, done)
+}
+
+// retryLoop is the state of one of Curator's RetryLoops: how many retries its policy has allowed,
+// and whether a call marked it complete. Since Curator 5.0 (CURATOR-559) a foreground call nested
+// in another's retry loop on the same thread, such as the protected-mode search inside a create's
+// retry, runs on the outer call's loop (ThreadLocalRetryLoop), so that the two share one policy's
+// retries.
+type retryLoop struct {
+	count    int
+	complete bool
+}
+
+// retryingOn is retrying on a given retry loop, which nested calls share.
+func retryingOn[R any](s *Session, loop *retryLoop, code func(R) proto.Code, attempt func(count int, done func(R)), done func(R)) {
+	var run func()
+	run = func() {
+		attempt(loop.count, func(r R) {
 			if c := code(r); retryable(c) && s.state != StateLost {
-				if d, ok := s.cfg.Retry.sleep(s.w, count); ok {
-					s.later(d, func() { run(count + 1) })
+				if d, ok := s.cfg.Retry.sleep(s.w, loop.count); ok {
+					loop.count++
+					s.later(d, run)
 					return
 				}
 			}
 			done(r)
 		})
 	}
-	s.whenConnected(func() { run(0) })
+	s.whenConnected(run)
 }
 
 // retryingInBackground is the retry loop of a background operation (CuratorFrameworkImpl's
@@ -284,7 +300,12 @@ func codeOfResult(r client.Result) proto.Code           { return r.Err }
 
 // getChildrenRetrying is getChildren().forPath(path) (or usingWatcher) with the retry policy.
 func (s *Session) getChildrenRetrying(path string, target watchTarget, done func(client.ChildrenResult)) {
-	retrying(s, codeOfChildren, func(_ int, cb func(client.ChildrenResult)) { s.getChildren(path, target, cb) }, done)
+	s.getChildrenOn(new(retryLoop), path, target, done)
+}
+
+// getChildrenOn is getChildrenRetrying on a retry loop that it shares with its caller.
+func (s *Session) getChildrenOn(loop *retryLoop, path string, target watchTarget, done func(client.ChildrenResult)) {
+	retryingOn(s, loop, codeOfChildren, func(_ int, cb func(client.ChildrenResult)) { s.getChildren(path, target, cb) }, done)
 }
 
 // getDataRetrying is getData().usingWatcher(target).forPath(path) with the retry policy.
@@ -324,6 +345,8 @@ type created struct {
 	path string
 	stat *proto.Stat
 	code proto.Code
+	// null: the create returned null without an exception (BugNestedRetryNull).
+	null bool
 }
 
 func codeOfCreated(r created) proto.Code { return r.code }
@@ -362,6 +385,10 @@ func (s *Session) createLockNode(path string, data []byte, mode proto.CreateMode
 		target = joinPath(parent, protectedPrefix(id)+nodeName(path))
 	}
 	first, requeues := true, 0
+	// The foreground create's retry loop, which its protected-mode searches share; a background
+	// create's search runs on a loop of its own (findProtectedNodeInForeground, called from the
+	// background thread).
+	shared := new(retryLoop)
 	var attempt func(count int, cb func(created))
 	create := func(count int, cb func(created)) {
 		if !background {
@@ -382,7 +409,14 @@ func (s *Session) createLockNode(path string, data []byte, mode proto.CreateMode
 			create(count, cb)
 			return
 		}
-		s.findProtectedNode(parent, id, func(found string, code proto.Code) {
+		loop := shared
+		if background {
+			loop = new(retryLoop)
+		}
+		s.findProtectedNode(loop, parent, id, func(found string, code proto.Code) {
+			if code == proto.OK {
+				loop.complete = true // The search's callWithRetry marked the shared loop complete.
+			}
 			switch {
 			case code != proto.OK:
 				cb(created{code: code})
@@ -393,20 +427,43 @@ func (s *Session) createLockNode(path string, data []byte, mode proto.CreateMode
 			}
 		})
 	}
-	loop := retrying[created]
-	if background {
-		loop = func(s *Session, code func(created) proto.Code, attempt func(int, func(created)), done func(created)) {
-			retryingInBackground(s, code, func(c proto.Code) created { return created{code: c} }, attempt, done)
-		}
-	}
-	loop(s, codeOfCreated, attempt, func(r created) {
+	finish := func(r created) {
 		if protected && r.code == proto.ConnectionLoss {
 			// CreateBuilderImpl (CURATOR-45, CURATOR-79): the create may have made the node
 			// after all; left alone it would be an orphan of this live session.
 			s.findAndDeleteProtected(parent, id, 0)
 		}
 		done(r)
-	})
+	}
+	if background {
+		retryingInBackground(s, codeOfCreated, func(c proto.Code) created { return created{code: c} }, attempt, finish)
+		return
+	}
+	// pathInForeground's RetryLoop.callWithRetry, written out for BugNestedRetryNull: once a
+	// protected-mode search has marked the shared loop complete, a retryable failure of the
+	// create that follows it is taken (RetryLoopImpl.takeException sleeps and does not rethrow),
+	// but shouldContinue is false, so callWithRetry returns the null result, without an
+	// exception and so without the FindAndDeleteProtectedNodeInBackground that
+	// protectedPathInForeground schedules for a CONNECTIONLOSS. Without the switch the loop goes
+	// on as a loop whose nested call's completion is its own.
+	var run func()
+	run = func() {
+		attempt(shared.count, func(r created) {
+			if retryable(r.code) && s.state != StateLost {
+				if d, ok := s.cfg.Retry.sleep(s.w, shared.count); ok {
+					shared.count++
+					if shared.complete && s.cfg.Bugs.Has(BugNestedRetryNull) {
+						s.later(d, func() { done(created{code: proto.OK, null: true}) })
+						return
+					}
+					s.later(d, run)
+					return
+				}
+			}
+			finish(r)
+		})
+	}
+	s.whenConnected(run)
 }
 
 // findAndDeleteProtected is FindAndDeleteProtectedNodeInBackground: it lists the parent, and if a
@@ -419,7 +476,7 @@ func (s *Session) findAndDeleteProtected(parent, id string, round int) {
 		if s.state == StateLost || !s.alive() {
 			return
 		}
-		s.findProtectedNode(parent, id, func(found string, code proto.Code) {
+		s.findProtectedNode(new(retryLoop), parent, id, func(found string, code proto.Code) {
 			switch {
 			case code == proto.OK && found != "":
 				s.deleteGuaranteed(found, nil)
@@ -522,17 +579,17 @@ func (s *Session) mkdirs(path string, done func(proto.Code)) {
 // findProtectedNode is findProtectedNodeInForeground: the parent's children, with the retry policy,
 // searched for the protected prefix, after a sync (see createLockNode). A missing parent finds
 // nothing.
-func (s *Session) findProtectedNode(parent, id string, done func(found string, code proto.Code)) {
+func (s *Session) findProtectedNode(loop *retryLoop, parent, id string, done func(found string, code proto.Code)) {
 	if s.cfg.Bugs.Has(BugUnsyncedSearch) {
-		s.searchChildren(parent, id, done)
+		s.searchChildren(loop, parent, id, done)
 		return
 	}
-	s.syncRetrying(parent, func(code proto.Code) {
+	s.syncOn(loop, parent, func(code proto.Code) {
 		if code != proto.OK {
 			done("", code)
 			return
 		}
-		s.searchChildren(parent, id, done)
+		s.searchChildren(loop, parent, id, done)
 	})
 }
 
@@ -542,7 +599,12 @@ func (s *Session) findProtectedNode(parent, id string, done func(found string, c
 // it had when the sync came are committed, and a request the session's previous server forwards
 // after the session moved is refused (SESSIONMOVED).
 func (s *Session) syncRetrying(path string, done func(code proto.Code)) {
-	retrying(s, codeOfResult, func(_ int, cb func(client.Result)) { s.sync(path, cb) }, func(r client.Result) {
+	s.syncOn(new(retryLoop), path, done)
+}
+
+// syncOn is syncRetrying on a retry loop that it shares with its caller.
+func (s *Session) syncOn(loop *retryLoop, path string, done func(code proto.Code)) {
+	retryingOn(s, loop, codeOfResult, func(_ int, cb func(client.Result)) { s.sync(path, cb) }, func(r client.Result) {
 		if r.Err != proto.OK && r.Err != proto.NoNode {
 			done(r.Err)
 			return
@@ -551,8 +613,8 @@ func (s *Session) syncRetrying(path string, done func(code proto.Code)) {
 	})
 }
 
-func (s *Session) searchChildren(parent, id string, done func(found string, code proto.Code)) {
-	s.getChildrenRetrying(parent, nil, func(r client.ChildrenResult) {
+func (s *Session) searchChildren(loop *retryLoop, parent, id string, done func(found string, code proto.Code)) {
+	s.getChildrenOn(loop, parent, nil, func(r client.ChildrenResult) {
 		switch r.Err {
 		case proto.OK:
 			prefix := protectedPrefix(id)
