@@ -282,3 +282,22 @@ func TestMutexTimeoutWhoseDeleteFailsReportsTheDelete(t *testing.T) {
 	assert.Equal(t, "delete", ce.Op)
 	assert.Equal(t, proto.ConnectionLoss, ce.Code)
 }
+
+// An interrupted acquisition ends at once, even with a ZooKeeper call in flight: the Java thread
+// blocked in the call (or in the retry policy's sleep, or in the wait for a connection) gets an
+// InterruptedException there. The node its create makes after all is deleted in the background
+// (FindAndDeleteProtectedNodeInBackground).
+func TestMutexInterruptedWithACreateInFlightEndsAtOnce(t *testing.T) {
+	h := newHarness(t, 46, 3, true)
+	h.ensure("/locks", "/locks/m")
+	_, m := newMutexes(t, h, Bugs{}, "a")
+	g := acquire(t, m[0], 0)
+	require.True(t, m[0].Acquiring(), "the create is in flight")
+	m[0].interrupt()
+	assert.False(t, m[0].Acquiring(), "the acquisition ended with the interrupt")
+	assert.ErrorIs(t, g.Err, ErrInterrupted)
+	h.run(5 * clock.Second)
+	assert.False(t, g.Held)
+	assert.Len(t, h.eventsOf(EventNotGranted, "a"), 1)
+	assert.Empty(t, h.children("/locks/m"), "the node the create made was deleted")
+}
