@@ -140,11 +140,10 @@ func checkLinearizability(h *History, opts LinearizabilityOptions) (Result, erro
 // data text and the committed log, rather than held: a million-operation history would otherwise
 // hold 230 MB of them, allocated, cleared and marked by the collector at every check.
 type linearizabilityEntry struct {
-	op *Operation // nil for a session end recorded by the runner or taken from the log
-	// end is the model input of a session end (op is nil).
-	end       *modelInput
+	op        *Operation // nil for a session end recorded by the runner or taken from the log
 	call, ret int64
-	// text is where op.Data starts in the builder's data text; op.ResultData follows it.
+	// text is where op.Data starts in the builder's data text; op.ResultData follows it. For a
+	// session end (op is nil) it is the index of its model input in the builder's ends.
 	text int
 	// zxid is the zxid of the operation's committed transaction (the reply header's for a replied
 	// operation, the log's for one the log settled or a session end), or 0 where none is known.
@@ -162,7 +161,8 @@ type linearizabilityEntry struct {
 	// zxid, is its position (a zxidKey); slot is that position as an integer for the counting
 	// sort (2 * the number of committed transactions up to zxid, plus rank: below 2^24 with
 	// MaxCommitted); placed says it has a position. (The small fields come last, so that an
-	// entry takes 72 bytes.)
+	// entry takes 64 bytes, one cache line: the zxid-order checker visits a million of them in
+	// zxid order, which jumps from client to client.)
 	rank      uint8
 	placed    bool
 	partition int32
@@ -180,9 +180,9 @@ const (
 )
 
 // session is the session that issued the entry's operation, or that a session end closes.
-func (e *linearizabilityEntry) session() int64 {
+func (b *linearizabilityBuilder) session(e *linearizabilityEntry) int64 {
 	if e.op == nil {
-		return e.end.session
+		return b.ends[e.text].session
 	}
 	return e.op.Session
 }
@@ -190,7 +190,7 @@ func (e *linearizabilityEntry) session() int64 {
 // ref names the entry's operation.
 func (b *linearizabilityBuilder) ref(e *linearizabilityEntry) OpRef {
 	if e.op == nil {
-		return e.end.ref
+		return b.ends[e.text].ref
 	}
 	return OpRef{Client: b.h.Clients[e.client].Name, Index: int(e.index)}
 }
@@ -199,7 +199,7 @@ func (b *linearizabilityBuilder) ref(e *linearizabilityEntry) OpRef {
 func (b *linearizabilityBuilder) input(e *linearizabilityEntry) modelInput {
 	op := e.op
 	if op == nil {
-		return *e.end
+		return b.ends[e.text]
 	}
 	return modelInput{
 		ref: b.ref(e), kind: op.Kind, path: op.Path, data: b.text[e.text : e.text+len(op.Data)], version: op.Version,
@@ -223,6 +223,30 @@ func (b *linearizabilityBuilder) output(e *linearizabilityEntry) modelOutput {
 	}
 }
 
+// registerInput is input with only the fields the register model reads (registerJudge), for
+// the zxid-order checker's replay, which judges a million of them.
+func (b *linearizabilityBuilder) registerInput(e *linearizabilityEntry) modelInput {
+	op := e.op
+	if op == nil {
+		return b.ends[e.text]
+	}
+	return modelInput{kind: op.Kind, data: b.text[e.text : e.text+len(op.Data)], version: op.Version, mode: op.Mode, session: op.Session}
+}
+
+// registerOutput is output with only the fields the register model reads, as registerInput.
+func (b *linearizabilityBuilder) registerOutput(e *linearizabilityEntry) modelOutput {
+	if e.result != resultReply {
+		return b.output(e)
+	}
+	op := e.op
+	start := e.text + len(op.Data)
+	out := modelOutput{err: replyCode(op), version: -1, data: b.text[start : start+len(op.ResultData)]}
+	if op.Stat != nil {
+		out.version = op.Stat.Version
+	}
+	return out
+}
+
 type linearizabilityBuilder struct {
 	h        *History
 	opts     LinearizabilityOptions
@@ -231,6 +255,8 @@ type linearizabilityBuilder struct {
 	horizon  int64
 	entries  []linearizabilityEntry
 	closes   []linearizabilityEntry
+	// ends holds the model inputs of the session ends among closes (see linearizabilityEntry.text).
+	ends []modelInput
 	// ephemeralPaths lists, per session, the in-scope paths on which it may have created an
 	// ephemeral node: the partitions its end must reach.
 	ephemeralPaths map[int64][]string
@@ -265,16 +291,23 @@ func (b *linearizabilityBuilder) collect() error {
 			ended[b.h.Sessions[i].Session] = true
 		}
 	}
-	total := 0
+	total, textSize := 0, 0
 	for ci := range b.h.Clients {
-		total += len(b.h.Clients[ci].Ops)
+		ops := b.h.Clients[ci].Ops
+		total += len(ops)
+		for oi := range ops {
+			textSize += len(ops[oi].Data) + len(ops[oi].ResultData)
+		}
 	}
 	b.entries = make([]linearizabilityEntry, 0, total)
 	// The data and result data of every operation, in order, as one string: the models compare
 	// data as strings, and slicing one string costs no allocation where converting each
 	// operation's bytes cost one or two. It is written in this loop, which reads each operation
 	// anyway, rather than in passes of its own.
+	// Sized up front: growing it by doubling copied the text about twice over and left the
+	// collector the discarded halves.
 	var text strings.Builder
+	text.Grow(textSize)
 	for ci := range b.h.Clients {
 		c := &b.h.Clients[ci]
 		for oi := range c.Ops {
@@ -408,7 +441,7 @@ func (b *linearizabilityBuilder) collectSessionEnds() {
 		b.addSessionEnd(s.Session, s.End.Time, s.End.Zxid, OpRef{Client: "runner", Index: i})
 	}
 	for _, c := range b.closes {
-		recorded[c.session()] = true
+		recorded[b.session(&c)] = true
 	}
 	for i := range b.h.Committed {
 		hdr := &b.h.Committed[i].Entry.Header
@@ -428,10 +461,10 @@ func (b *linearizabilityBuilder) addSessionEnd(session int64, at clock.Time, zxi
 	if len(b.ephemeralPaths[session]) == 0 {
 		return
 	}
+	b.ends = append(b.ends, modelInput{ref: ref, kind: proto.OpCloseSession, session: session})
 	b.closes = append(b.closes, linearizabilityEntry{
-		end:    &modelInput{ref: ref, kind: proto.OpCloseSession, session: session},
-		result: resultEnd,
-		call:   int64(at), ret: int64(at), client: int32(len(b.h.Clients)), zxid: zxid,
+		text: len(b.ends) - 1, result: resultEnd,
+		call: int64(at), ret: int64(at), client: int32(len(b.h.Clients)), zxid: zxid,
 	})
 }
 
@@ -518,7 +551,7 @@ func (b *linearizabilityBuilder) porcupineHistory() ([]porcupine.Operation, []st
 	}
 	for i := range b.closes {
 		c := &b.closes[i]
-		for _, p := range b.closePartitions(c.session(), keys, index) {
+		for _, p := range b.closePartitions(b.session(c), keys, index) {
 			emit(c, p)
 		}
 	}

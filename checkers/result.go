@@ -191,6 +191,10 @@ func (c *collector) add(f Finding) {
 	c.findings = append(c.findings, f)
 }
 
+// full reports whether the collector keeps no more findings: a checker that finds one then
+// need not build its explanation, only count it (see dropped).
+func (c *collector) full() bool { return len(c.findings) >= maxViolationsPerResult }
+
 func (c *collector) note(format string, args ...any) {
 	c.notes = append(c.notes, fmt.Sprintf(format, args...))
 }

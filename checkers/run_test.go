@@ -2,8 +2,10 @@ package checkers
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -181,4 +183,31 @@ func TestRecorderResultTellsRepliesFromGiveUps(t *testing.T) {
 	assert.Equal(t, OutcomeUnknown, h.Clients[0].Ops[1].Outcome)
 	assert.Equal(t, proto.ConnectionLoss, h.Clients[0].Ops[1].Err)
 	assert.Len(t, h.Clients[0].Arrivals, 1)
+}
+
+func TestRecorderOwnsTheDataAndSharesThePaths(t *testing.T) {
+	r := NewRecorder()
+	data := []byte("v1")
+	first := r.Call("c1", ms(1), Operation{Kind: proto.OpSetData, Path: strings.Clone("/r/k1"), Data: data, Version: -1})
+	second := r.Call("c1", ms(2), Operation{Kind: proto.OpGetData, Path: strings.Clone("/r/k1")})
+	result := []byte("v1")
+	require.NoError(t, r.Reply(second, ms(3), Reply{Zxid: 1, Data: result}))
+	require.NoError(t, r.Fail(first, ms(3), proto.ConnectionLoss, OutcomeUnknown))
+	empty := r.Call("c1", ms(4), Operation{Kind: proto.OpCreate, Path: "/r/k2", Data: []byte{}})
+	h := r.Finish(ms(10), nil)
+	ops := h.Clients[0].Ops
+
+	// The caller's buffers are its own again once recorded.
+	data[0], result[0] = 'X', 'X'
+	assert.Equal(t, "v1", string(ops[first.Index].Data))
+	assert.Equal(t, "v1", string(ops[second.Index].ResultData))
+	// An append to one operation's data cannot overwrite the data recorded after it.
+	_ = append(ops[first.Index].Data, 'Y')
+	assert.Equal(t, "v1", string(ops[second.Index].ResultData))
+	// Empty data stays empty, not nil, and absent data stays nil.
+	assert.NotNil(t, ops[empty.Index].Data)
+	assert.Empty(t, ops[empty.Index].Data)
+	assert.Nil(t, ops[second.Index].Data)
+	// Two operations on one path share one copy of it.
+	assert.Equal(t, unsafe.StringData(ops[first.Index].Path), unsafe.StringData(ops[second.Index].Path))
 }

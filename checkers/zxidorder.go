@@ -203,7 +203,7 @@ func (z *zxidChecker) collect() int {
 	z.ops, b.entries = b.entries, nil
 	for i := range b.closes {
 		c := b.closes[i]
-		paths := b.ephemeralPaths[c.session()]
+		paths := b.ephemeralPaths[b.session(&c)]
 		if byPath == nil {
 			if len(paths) > 0 {
 				z.ops = append(z.ops, c)
@@ -314,8 +314,10 @@ func (z *zxidChecker) placeWrites(writes []int32) {
 	for i := range claims {
 		claims[i] = unclaimed
 	}
+	// A replied entry's zxid is its reply's (see linearizabilityBuilder.add): reading it there
+	// spares a visit to the operation.
 	for w, oi := range writes {
-		if n, found := z.locate(z.ops[oi].op.Zxid); found {
+		if n, found := z.locate(z.ops[oi].zxid); found {
 			if claims[n-1] == unclaimed {
 				claims[n-1] = int32(w)
 			} else {
@@ -340,7 +342,7 @@ func (z *zxidChecker) placeWrites(writes []int32) {
 			z.placeReply(o)
 			continue
 		}
-		o.zxid, o.rank, o.placed = o.op.Zxid, 0, true
+		o.rank, o.placed = 0, true
 	}
 }
 
@@ -586,7 +588,7 @@ func (z *zxidChecker) replayRegister(p *registerPartition, o *zxidOp, partition 
 		p.replayFinding, p.stopped = &f, true
 		return
 	}
-	in, out := z.b.input(o), z.b.output(o)
+	in, out := z.b.registerInput(o), z.b.registerOutput(o)
 	ok, next := registerJudge(p.state, &in, &out)
 	if !ok {
 		before := "at the start of the history"
@@ -666,7 +668,11 @@ func (z *zxidChecker) checkRealTime(ops []int32, partition string) {
 	for _, oi := range ops {
 		o := &z.ops[oi]
 		if latest != nil && o.ret < latest.call {
-			z.col.add(z.realTimeFinding(o, latest, partition))
+			if z.col.full() {
+				z.col.dropped++
+			} else {
+				z.col.add(z.realTimeFinding(o, latest, partition))
+			}
 			continue
 		}
 		if latest == nil || o.call > latest.call {
@@ -694,6 +700,10 @@ func (z *zxidChecker) checkWriteRealTime(order []int32) {
 			continue
 		}
 		if latest != nil && o.ret < latest.call {
+			if z.col.full() {
+				z.col.dropped++
+				continue
+			}
 			z.col.add(z.pairFinding("zxid-real-time-order", o, latest, fmt.Sprintf(
 				"%s returned at %s, before %s was called at %s, yet its zxid %s is above %s: writes are not committed in real-time order",
 				z.describe(o), timeString(clock.Time(o.ret)), z.describe(latest), timeString(clock.Time(latest.call)),
@@ -717,8 +727,12 @@ func (z *zxidChecker) checkSessions() {
 			continue
 		}
 		// One client and index are one operation (a client close stands in several partitions).
-		if prev != nil && prev.client == o.client && prev.op.Session == o.op.Session && prev.index != o.index &&
-			(prev.slot > o.slot || (prev.slot == o.slot && o.rank == 0)) {
+		backwards := prev != nil && prev.client == o.client && prev.op.Session == o.op.Session && prev.index != o.index &&
+			(prev.slot > o.slot || (prev.slot == o.slot && o.rank == 0))
+		switch {
+		case backwards && z.col.full():
+			z.col.dropped++
+		case backwards:
 			z.col.add(z.pairFinding("session-order", prev, o, fmt.Sprintf("session %s issued %s before %s, yet its position %s is not before %s",
 				hexID(o.op.Session), z.describe(prev), z.describe(o), describeKey(prev.key()), describeKey(o.key()))))
 		}
@@ -754,7 +768,7 @@ func (z *zxidChecker) owns(op *Operation, idx int) bool {
 
 func (z *zxidChecker) finding(o *zxidOp, rule, message string, zxids ...int64) Finding {
 	ref := z.b.ref(o)
-	f := Finding{Rule: rule, Message: message, Ops: []OpRef{ref}, Sessions: []int64{o.session()}, Zxids: zxids}
+	f := Finding{Rule: rule, Message: message, Ops: []OpRef{ref}, Sessions: []int64{z.b.session(o)}, Zxids: zxids}
 	if o.op != nil {
 		f.Clients = []string{ref.Client}
 		f.Times = []clock.Time{o.op.Call, o.op.Return}
@@ -804,7 +818,7 @@ func (z *zxidChecker) pairFinding(rule string, first, second *zxidOp, message st
 		}
 		ref := z.b.ref(o)
 		f.Ops = append(f.Ops, ref)
-		f.Sessions = append(f.Sessions, o.session())
+		f.Sessions = append(f.Sessions, z.b.session(o))
 		f.Zxids = append(f.Zxids, o.zxid)
 		f.Times = append(f.Times, clock.Time(o.call), clock.Time(o.ret))
 		if o.op != nil {
