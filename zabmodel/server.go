@@ -57,6 +57,15 @@ const (
 	syncModeTrunc
 )
 
+var syncModeNames = [...]string{syncModeNone: "none", syncModeDiff: "diff", syncModeSnap: "snap", syncModeTrunc: "trunc"}
+
+func (m syncMode) String() string {
+	if int(m) < len(syncModeNames) {
+		return syncModeNames[m]
+	}
+	return fmt.Sprintf("syncMode(%d)", m)
+}
+
 // txnHashCacheSize is how many transactions' hashes a server remembers, indexed by zxid. A server
 // hashes one transaction when it proposes it, logs it, applies it and keeps it in its committed
 // log, a few events apart, with at most a few hundred other transactions in between.
