@@ -25,7 +25,7 @@ const (
 
 // learnerHandler is LearnerHandler: the leader's side of one learner's connection, with its sender
 // queue. Its run() method is a sequence of blocking reads and quorum waits; here each read is a
-// state and each wait a leaderWait.
+// state and each wait a quorumWaiter of the leader's quorum waits (discoverycore.go).
 type learnerHandler struct {
 	l        *leader
 	conn     net.ConnID
@@ -52,6 +52,8 @@ type learnerHandler struct {
 	currentZxid, nextZxid   int64
 	currentTime, nextTime   clock.Time
 	newEpoch, newLeaderZxid int64
+	// peerLastZxid is the learner's last zxid from its ACKEPOCH, which its sync starts from.
+	peerLastZxid int64
 }
 
 func (h *learnerHandler) p() *peer { return h.l.p }
@@ -115,7 +117,7 @@ func (h *learnerHandler) handle(qp proto.QuorumPacket) error {
 			return fmt.Errorf("next packet was supposed to be an ACK, but received %s", packetName(qp.Type))
 		}
 		h.state = hsAwaitNewLeaderQuorum
-		h.l.waitForNewLeaderAck(h.sid, qp.Zxid, h.newLeaderAcked, func() { h.shutdown("timeout while waiting for NEWLEADER to be acked by quorum") })
+		h.l.discoveryRun(discoveryInput{kind: discoveryCall, wait: waitNewLeaderAck, handler: h, sid: h.sid, zxid: qp.Zxid})
 		return nil
 	case hsBroadcast:
 		return h.broadcastPacket(qp)
@@ -140,16 +142,19 @@ func (h *learnerHandler) learnerInfo(qp proto.QuorumPacket) error {
 	h.sid = li.ServerID
 	h.observer = qp.Type == pktObserverInfo
 	h.state = hsAwaitEpoch
-	h.l.getEpochToPropose(h.sid, EpochOf(qp.Zxid), func(epoch int64) {
-		if h.state != hsAwaitEpoch {
-			return
-		}
-		h.newEpoch, h.newLeaderZxid = epoch, MakeZxid(epoch, 0)
-		h.state = hsAwaitAckEpoch
-		h.write(h.p().mem.encodePacket(&proto.QuorumPacket{Type: pktLeaderInfo, Zxid: h.newLeaderZxid, Data: int32Data(protocolVersion)}), pktLeaderInfo)
-		h.expectRead()
-	}, func() { h.shutdown("timeout while waiting for epoch from quorum") })
+	h.l.discoveryRun(discoveryInput{kind: discoveryCall, wait: waitEpoch, handler: h, sid: h.sid, lastAcceptedEpoch: EpochOf(qp.Zxid)})
 	return nil
+}
+
+// epochDecided is the rest of run() once getEpochToPropose returned the new epoch: LEADERINFO.
+func (h *learnerHandler) epochDecided(epoch int64) {
+	if h.state != hsAwaitEpoch {
+		return
+	}
+	h.newEpoch, h.newLeaderZxid = epoch, MakeZxid(epoch, 0)
+	h.state = hsAwaitAckEpoch
+	h.write(h.p().mem.encodePacket(&proto.QuorumPacket{Type: pktLeaderInfo, Zxid: h.newLeaderZxid, Data: int32Data(protocolVersion)}), pktLeaderInfo)
+	h.expectRead()
 }
 
 // ackEpoch handles ACKEPOCH, then waits for the epoch quorum and synchronizes the learner.
@@ -162,8 +167,8 @@ func (h *learnerHandler) ackEpoch(qp proto.QuorumPacket) error {
 	}
 	ss := stateSummary{currentEpoch: int64(int32(binary.BigEndian.Uint32(qp.Data))), lastZxid: qp.Zxid}
 	h.state = hsAwaitEpochQuorum
-	h.l.waitForEpochAck(h.sid, ss, func() { h.synchronize(ss.lastZxid) },
-		func() { h.shutdown("timeout while waiting for epoch to be acked by quorum") })
+	h.peerLastZxid = ss.lastZxid
+	h.l.discoveryRun(discoveryInput{kind: discoveryCall, wait: waitEpochAck, handler: h, sid: h.sid, summary: ss})
 	return nil
 }
 

@@ -13,13 +13,12 @@ import (
 func wakeOrder(t *testing.T, seed uint64) (order string, inline bool) {
 	f := newFixture(t, seed, Config{Voters: 3})
 	leader := f.establishedLeader()
-	l := leader.p.leader
-	var waiters []*leaderWait
+	var waiters []*quorumWaiter
 	for i := range 4 {
-		waiters = append(waiters, l.wait(&leaderWait{release: func() { order += fmt.Sprint(i) }, timeout: func() {}}))
+		waiters = append(waiters, &quorumWaiter{wait: waitEpoch, handler: &learnerHandler{sid: int64(i)}})
 	}
 	leader.p.h.(*simHost).step(func() {
-		l.releaseAll(waiters)
+		wakeAll(leader.p.h, waiters, func(w *quorumWaiter) { order += fmt.Sprint(w.handler.sid) })
 		inline = order != ""
 	})
 	for i := 0; i < 100 && len(order) < 4; i++ {

@@ -164,9 +164,24 @@ const (
 	effectObserverCommit
 	// effectFollowerCommit commits zxid on a follower (FollowerZooKeeperServer.commit).
 	effectFollowerCommit
-	// effectLeave ends the learner's role with the reason text: the exception that ends
-	// Follower.followLeader, after which the peer looks for a leader again.
+	// effectLeave ends the role with the reason text: the exception that ends
+	// Follower.followLeader or Leader.lead, after which the peer looks for a leader again.
 	effectLeave
+
+	// The leader's quorum waits (discoverycore.go). A waiter is the ready's waiters[event].
+
+	// effectWaitStart makes a thread wait (the waiter): its deadline, initLimit ticks, is armed.
+	effectWaitStart
+	// effectWaitCancel cancels a waiter's deadline: its wait ended.
+	effectWaitCancel
+	// effectWaitWake wakes the zxid waiters from waiters[event] on, each as a step of its own, in
+	// an order the world draws (the notifyAll that ends a wait).
+	effectWaitWake
+	// effectWaitContinue lets the thread that called the wait zxid (handler, or nil for the
+	// leader's own) go on at once.
+	effectWaitContinue
+	// effectHandlerShutdown shuts handler down with the reason text.
+	effectHandlerShutdown
 )
 
 var effectNames = [...]string{
@@ -184,7 +199,8 @@ var effectNames = [...]string{
 	effectSyncLog: "sync-log", effectDraw: "draw", effectHoldReads: "hold-reads", effectWhenSyncIdle: "when-sync-idle",
 	effectEpochWrite: "epoch-write", effectLearnerAck: "ack", effectReadHeld: "read-held", effectServe: "serve",
 	effectObserverCommit: "observer-commit", effectFollowerCommit: "commit",
-	effectLeave: "leave",
+	effectLeave: "leave", effectWaitStart: "wait-start", effectWaitCancel: "wait-cancel", effectWaitWake: "wake",
+	effectWaitContinue: "go-on", effectHandlerShutdown: "handler-shutdown",
 }
 
 func (k effectKind) String() string {
@@ -230,6 +246,8 @@ type ready struct {
 	effects []effect
 	// events are the events of the effectObserve effects, by index.
 	events []Event
+	// waiters are the waiters of the quorum waits' effects, by index.
+	waiters []*quorumWaiter
 	// resume says that the core stopped after the last effect, which the rest of its work depends
 	// on: the driver applies the effects, then steps the core again with a continue input.
 	resume bool
@@ -290,6 +308,17 @@ func (r *ready) String() string {
 			}
 		case effectLeave:
 			b = fmt.Appendf(b, " %s", e.text)
+		case effectWaitStart, effectWaitCancel:
+			w := r.waiters[e.event]
+			b = fmt.Appendf(b, " %v %s", w.wait, waiterThread(w.handler))
+		case effectWaitWake:
+			for _, w := range r.waiters[e.event : e.event+int32(e.zxid)] {
+				b = fmt.Appendf(b, " %v:%s", w.wait, waiterThread(w.handler))
+			}
+		case effectWaitContinue:
+			b = fmt.Appendf(b, " %v %s", discoveryWait(e.zxid), waiterThread(e.handler))
+		case effectHandlerShutdown:
+			b = fmt.Appendf(b, " %s: %s", waiterThread(e.handler), e.text)
 		case effectHandOn, effectFinal, effectCommitRequest:
 			if e.req.entry != nil {
 				b = fmt.Appendf(b, " %s", FormatZxid(e.req.zxid()))
@@ -336,6 +365,15 @@ func (r *ready) String() string {
 	return string(b)
 }
 
+// waiterThread names a waiting thread for the datadriven tests: a learner handler's, or the
+// leader's own.
+func waiterThread(h *learnerHandler) string {
+	if h == nil {
+		return "leader"
+	}
+	return fmt.Sprintf("learner=%d", h.sid)
+}
+
 // readyPool keeps a core's ready values for reuse. A ready is in use from the step that fills it
 // until its driver has applied it; an effect may lead to another input of the same core (a hand-on
 // that comes back as a request) while the ready is being applied, so that step takes another.
@@ -353,7 +391,8 @@ func (rp *readyPool) get() *ready {
 func (rp *readyPool) put(r *ready) {
 	clear(r.effects)
 	clear(r.events)
-	r.effects, r.events, r.resume = r.effects[:0], r.events[:0], false
+	clear(r.waiters)
+	r.effects, r.events, r.waiters, r.resume = r.effects[:0], r.events[:0], r.waiters[:0], false
 	rp.free = append(rp.free, r)
 }
 
