@@ -182,6 +182,13 @@ const (
 	effectWaitContinue
 	// effectHandlerShutdown shuts handler down with the reason text.
 	effectHandlerShutdown
+
+	// The snapshot thread's walk (snapthread.go).
+
+	// effectWalkNext arms the walk's next step after a latency the driver draws (0.1 to 1 ms).
+	effectWalkNext
+	// effectWalkEnd unregisters the snapshot thread: the database runs none.
+	effectWalkEnd
 )
 
 var effectNames = [...]string{
@@ -201,6 +208,7 @@ var effectNames = [...]string{
 	effectObserverCommit: "observer-commit", effectFollowerCommit: "commit",
 	effectLeave: "leave", effectWaitStart: "wait-start", effectWaitCancel: "wait-cancel", effectWaitWake: "wake",
 	effectWaitContinue: "go-on", effectHandlerShutdown: "handler-shutdown",
+	effectWalkNext: "walk-next", effectWalkEnd: "walk-end",
 }
 
 func (k effectKind) String() string {
@@ -294,6 +302,8 @@ func (r *ready) String() string {
 			if e.text != "" {
 				b = fmt.Appendf(b, " %s", e.text)
 			}
+		case effectSnapshotFile:
+			b = fmt.Appendf(b, " %s bytes=%d", FormatZxid(e.zxid), len(e.packet))
 		case effectLoadSnapshot:
 			b = fmt.Appendf(b, " %s bytes=%d", FormatZxid(e.zxid), len(e.packet))
 		case effectBoundary:
