@@ -52,8 +52,14 @@ type host interface {
 	post(fn func())
 	// after runs fn after d of the monotonic clock, unless the process crashes first.
 	after(d clock.Duration, fn func()) sim.TimerID
-	// cancel cancels a timer of after; cancelling a fired or cancelled timer does nothing.
+	// cancel cancels a timer of after or setTimer; cancelling a fired or cancelled timer does
+	// nothing.
 	cancel(t sim.TimerID)
+	// setTimer arms the named timer t (see timer) to fire after d of the monotonic clock, unless
+	// the process crashes first.
+	setTimer(d clock.Duration, t timer) sim.TimerID
+	// fire runs t's code as a step of this process: the entry of a timer armed with setTimer.
+	fire(t timer)
 
 	// choose returns a choice in [0, n) and between a duration in [lo, hi] in multiples of step:
 	// what Java leaves to ThreadLocalRandom or to the machine's speed (an fsync's latency).
@@ -106,6 +112,18 @@ type durable interface {
 }
 
 var _ durable = (*storage.Disk)(nil)
+
+// timer is a server's timer as data rather than a closure: a value whose type names the timer
+// (the learner's epoch write, a quorum waiter's deadline, the snapshot walk's next step, an fsync's
+// completion) and which points at the object it fires on. The world keeps it as the timer's
+// handler (sim.TimerHandler, with tag 0, so that trace hashes are those of the closures it
+// replaces): in schedule mode its type is the timer's key, and a copy of a server's state can
+// find and remap its pending timers. OnTimer enters the server's code through its host (fire);
+// fire is that code; TimerName names the timer in rendered traces.
+type timer interface {
+	sim.TimerHandler
+	fire()
+}
 
 // elapsedMillis is Time.currentElapsedTime.
 func elapsedMillis(h host) int64 { return int64(h.elapsed()) / int64(clock.Millisecond) }

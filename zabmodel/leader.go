@@ -70,11 +70,7 @@ func (l *leader) discoveryRun(in discoveryInput) {
 			l.resumeAfterWait(discoveryWait(e.zxid), e.handler)
 		case effectWaitStart:
 			w := out.waiters[e.event]
-			w.timer = p.h.after(p.cfg.ticks(p.cfg.InitLimit), func() {
-				if !l.stopped {
-					l.discoveryRun(discoveryInput{kind: discoveryDeadline, waiter: w})
-				}
-			})
+			w.timer = p.h.setTimer(p.cfg.ticks(p.cfg.InitLimit), &waitDeadline{l: l, w: w})
 		case effectWaitCancel:
 			p.h.cancel(out.waiters[e.event].timer)
 		case effectWaitWake:
@@ -89,6 +85,22 @@ func (l *leader) discoveryRun(in discoveryInput) {
 	}
 	l.leaderCore.done(out)
 }
+
+// waitDeadline is a quorum waiter's deadline (effectWaitStart), a timer of the leader.
+type waitDeadline struct {
+	l *leader
+	w *quorumWaiter
+}
+
+func (t *waitDeadline) OnTimer(uint64) { t.l.p.h.fire(t) }
+
+func (t *waitDeadline) fire() {
+	if !t.l.stopped {
+		t.l.discoveryRun(discoveryInput{kind: discoveryDeadline, waiter: t.w})
+	}
+}
+
+func (t *waitDeadline) TimerName(uint64) string { return "leader " + t.w.wait.String() + " deadline" }
 
 // wakeAll is the driver of the notifyAll that ends a quorum wait. The thread that completed the
 // quorum went on at once (effectWaitContinue); each other waiting thread (a LearnerHandler, or the

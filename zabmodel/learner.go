@@ -323,7 +323,7 @@ func (l *learner) apply(e *effect, next *learnerInput) {
 		l.zk.sync.whenIdle(func() { l.run(learnerInput{kind: learnerSyncIdle}) })
 	case effectEpochWrite:
 		latency := p.h.between(p.cfg.FsyncLatencyMin, p.cfg.FsyncLatencyMax, 100*clock.Microsecond)
-		p.h.after(latency, func() { l.run(learnerInput{kind: learnerEpochWritten}) })
+		p.h.setTimer(latency, (*epochWriteTimer)(l))
 	case effectLearnerAck:
 		if e.label == ackOfNewLeader {
 			l.sendObserved(&proto.QuorumPacket{Type: pktAck, Zxid: e.zxid},
@@ -344,6 +344,14 @@ func (l *learner) apply(e *effect, next *learnerInput) {
 		panic("zabmodel: the learner's core asked for " + e.kind.String())
 	}
 }
+
+// epochWriteTimer is the completion of the QuorumPeer thread's currentEpoch write at NEWLEADER
+// (effectEpochWrite), a timer of the learner.
+type epochWriteTimer learner
+
+func (t *epochWriteTimer) OnTimer(uint64)          { t.p.h.fire(t) }
+func (t *epochWriteTimer) fire()                   { (*learner)(t).run(learnerInput{kind: learnerEpochWritten}) }
+func (t *epochWriteTimer) TimerName(uint64) string { return "learner epoch-write" }
 
 // readHeld lets the QuorumPeer thread read again: what arrived while it was busy is handled now,
 // in order, as it was waiting in the socket.

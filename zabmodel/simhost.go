@@ -109,6 +109,18 @@ func (h *simHost) after(d clock.Duration, fn func()) sim.TimerID {
 
 func (h *simHost) cancel(t sim.TimerID) { h.w.CancelTimer(t) }
 
+func (h *simHost) setTimer(d clock.Duration, t timer) sim.TimerID {
+	if !h.alive() {
+		return 0
+	}
+	return h.w.SetTimer(h.node, d, t, 0)
+}
+
+func (h *simHost) fire(t timer) {
+	defer h.settle()
+	t.fire()
+}
+
 func (h *simHost) elapsed() clock.Time { return h.w.Elapsed(h.node) }
 
 func (h *simHost) wallMillis() int64 { return h.w.WallMillis(h.node) }

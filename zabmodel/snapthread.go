@@ -45,8 +45,14 @@ type snapshotThread struct {
 	// resumeWrite says that the core awaits the draw of how many nodes to write.
 	resumeWrite bool
 	readies     readyPool
-	stepFunc    func()
+	// db is the driver, the database whose thread this is.
+	db *zkDatabase
 }
+
+// OnTimer, fire and TimerName make the thread its walk's timer (effectWalkNext).
+func (st *snapshotThread) OnTimer(uint64)          { st.db.p.h.fire(st) }
+func (st *snapshotThread) fire()                   { st.db.runSnapshotThread(st, snapshotStep) }
+func (st *snapshotThread) TimerName(uint64) string { return "snapshot walk-step" }
 
 // snapshotInputKind names what a step of the snapshot thread's core is about.
 type snapshotInputKind uint8
@@ -115,9 +121,8 @@ func (db *zkDatabase) startSnapshotThread() {
 		return
 	}
 	db.p.crashPoint("before-snapshot")
-	st := &snapshotThread{tree: db.tree, zxid: db.tree.lastProcessedZxid()}
+	st := &snapshotThread{tree: db.tree, zxid: db.tree.lastProcessedZxid(), db: db}
 	st.writer = db.tree.t.NewSnapshotWriter(sessionList(db.sessions), true)
-	st.stepFunc = func() { db.runSnapshotThread(st, snapshotStep) }
 	db.snapThread = st
 	db.runSnapshotThread(st, snapshotStart)
 }
@@ -137,7 +142,7 @@ func (db *zkDatabase) runSnapshotThread(st *snapshotThread, kind snapshotInputKi
 			e := &out.effects[i]
 			switch e.kind {
 			case effectWalkNext:
-				p.h.after(p.h.between(snapshotStepLatency/2, snapshotStepLatency*5, 50*clock.Microsecond), st.stepFunc)
+				p.h.setTimer(p.h.between(snapshotStepLatency/2, snapshotStepLatency*5, 50*clock.Microsecond), st)
 			case effectWalkEnd:
 				db.snapThread = nil
 			case effectBoundary:

@@ -246,12 +246,10 @@ type syncProcessor struct {
 	core syncCore
 	next func(*request) // SendAckRequestProcessor, AckRequestProcessor or the final stage
 
-	// flushCovered is what the fsync in progress covers, for its completion. turnFunc and
-	// flushedFunc are the callbacks of the processor's events, made once rather than for every
-	// turn and every fsync.
+	// flushCovered is what the fsync in progress covers, for its completion (fsyncTimer). turnFunc
+	// is the callback of the processor's turns, made once rather than for every turn.
 	flushCovered int
 	turnFunc     func()
-	flushedFunc  func()
 
 	// idleWaiters are the steps of other threads that the scheduler put off until this thread had
 	// written, fsynced and passed on all its work (see whenIdle).
@@ -262,7 +260,6 @@ func newSyncProcessor(p *peer, next func(*request)) *syncProcessor {
 	sp := &syncProcessor{p: p, next: next}
 	sp.core.snapCount = p.cfg.SnapCount
 	sp.turnFunc = func() { sp.run(syncInput{kind: syncTurn}) }
-	sp.flushedFunc = func() { sp.run(syncInput{kind: syncFlushed, covered: sp.flushCovered}) }
 	sp.core.randRoll = sp.drawRoll() // The threshold the processor starts with.
 	return sp
 }
@@ -356,7 +353,7 @@ func (sp *syncProcessor) apply(e effect) (roll int, drew bool) {
 			p.crashPoint(name)
 		}
 		sp.flushCovered = p.h.disk().Len()
-		p.h.after(p.fsyncLatency(), sp.flushedFunc)
+		p.h.setTimer(p.fsyncLatency(), (*fsyncTimer)(sp))
 	case effectSnapshotThread:
 		roll = sp.drawRoll()
 		p.db.startSnapshotThread()
@@ -370,6 +367,19 @@ func (sp *syncProcessor) apply(e effect) (roll int, drew bool) {
 	}
 	return 0, false
 }
+
+// fsyncTimer is the completion of the processor's fsync in progress (effectFsyncStart), a timer of
+// the sync processor.
+type fsyncTimer syncProcessor
+
+func (t *fsyncTimer) OnTimer(uint64) { t.p.h.fire(t) }
+
+func (t *fsyncTimer) fire() {
+	sp := (*syncProcessor)(t)
+	sp.run(syncInput{kind: syncFlushed, covered: sp.flushCovered})
+}
+
+func (t *fsyncTimer) TimerName(uint64) string { return "sync-processor fsync-done" }
 
 func tookOrRefused(ok bool) string {
 	if ok {
