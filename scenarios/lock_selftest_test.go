@@ -29,7 +29,8 @@ func lockResult(t *testing.T, rep *Report, checker string) checkers.Result {
 // The seed is kept as a script (testdata/regressions/election-seed38-two-leaders.script): the
 // seed's own run changed when the lock workloads began to draw their timeouts. Since snapshots
 // became fuzzy (their walks draw from the seed) the script runs with seed 100, where the same
-// story happens to c3 (whose node is replaced) and c1 (granted) at about 40.25 s.
+// story happens to c3 (whose node is replaced) and c1 (granted) at about 40 s (40.25 s until a
+// committed createSession stopped renewing its session, as in ZooKeeper, which moved the schedule).
 func TestElectionSeed38TwoLeaders(t *testing.T) {
 	const seed = 100
 	script := regressionScript(t, "election-seed38-two-leaders")
@@ -66,15 +67,15 @@ func TestElectionSeed38TwoLeaders(t *testing.T) {
 	assert.False(t, rep.Failed(), rep.Explain())
 	var replaced, granted *lock.Hold
 	for i, x := range l.log.holds {
-		if x.Client == "c3" && x.Start > at(40) && x.Start < at(41) {
+		if x.Client == "c3" && x.Start > at(39.5) && x.Start < at(41) {
 			replaced = &l.log.holds[i]
 		}
-		if x.Client == "c1" && x.Start > at(40) && x.Start < at(41) {
+		if x.Client == "c1" && x.Start > at(39.5) && x.Start < at(41) {
 			granted = &l.log.holds[i]
 		}
 	}
-	require.NotNil(t, replaced, "c3 leads at about 40.25 s")
-	require.NotNil(t, granted, "c1 leads at about 40.25 s")
+	require.NotNil(t, replaced, "c3 leads at about 40 s")
+	require.NotNil(t, granted, "c1 leads at about 40 s")
 	assert.LessOrEqual(t, replaced.End, granted.Start, "c3 gave up leadership before c1 was granted")
 	assert.Less(t, replaced.End.Sub(replaced.Start), 50*clock.Millisecond, "within a few round trips")
 }
