@@ -86,22 +86,6 @@ func (l *leader) discoveryRun(in discoveryInput) {
 	l.leaderCore.done(out)
 }
 
-// waitDeadline is a quorum waiter's deadline (effectWaitStart), a timer of the leader.
-type waitDeadline struct {
-	l *leader
-	w *quorumWaiter
-}
-
-func (t *waitDeadline) OnTimer(uint64) { t.l.p.h.fire(t) }
-
-func (t *waitDeadline) fire() {
-	if !t.l.stopped {
-		t.l.discoveryRun(discoveryInput{kind: discoveryDeadline, waiter: t.w})
-	}
-}
-
-func (t *waitDeadline) TimerName(uint64) string { return "leader " + t.w.wait.String() + " deadline" }
-
 // wakeAll is the driver of the notifyAll that ends a quorum wait. The thread that completed the
 // quorum went on at once (effectWaitContinue); each other waiting thread (a LearnerHandler, or the
 // leader's own QuorumPeer thread) wakes as its own step, and the order in which they run is the
@@ -212,7 +196,7 @@ func (l *leader) startZkServer() {
 }
 
 func (l *leader) scheduleTick() {
-	l.tickTimer = l.p.h.after(l.p.cfg.TickTime/2, l.onTick)
+	l.tickTimer = l.p.h.setTimer(l.p.cfg.TickTime/2, (*leaderTickTimer)(l))
 }
 
 // onTick is one turn of lead()'s loop: every other half tick the tick advances and the leader checks

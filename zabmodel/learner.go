@@ -38,8 +38,6 @@ type learner struct {
 	tries        int
 	connectStart clock.Time
 	readTimer    sim.TimerID
-	// readTimedOut is the read timer's callback, made once: the timer is re-armed for every packet.
-	readTimedOut func()
 
 	pendingRevalidations map[int64]*clientConn
 
@@ -114,12 +112,7 @@ func (l *learner) retryConnect(err error) {
 		l.fail(fmt.Sprintf("could not connect to leader %d after %d tries: %v", l.leaderSid, l.tries, err))
 		return
 	}
-	generation := l.p.roleGeneration
-	l.p.h.after(leaderConnectDelayDuringRetry, func() {
-		if l.state == lsConnecting && l.p.roleGeneration == generation {
-			l.connect()
-		}
-	})
+	l.p.h.setTimer(leaderConnectDelayDuringRetry, &connectRetryTimer{l: l, generation: l.p.roleGeneration})
 }
 
 // send writes a packet to the leader, between the boundaries before and after the write.
@@ -137,10 +130,7 @@ func (l *learner) sendObserved(qp *proto.QuorumPacket, ev Event, observed bool) 
 
 func (l *learner) resetReadTimer(d clock.Duration) {
 	l.p.h.cancel(l.readTimer)
-	if l.readTimedOut == nil {
-		l.readTimedOut = func() { l.fail("read timed out") }
-	}
-	l.readTimer = l.p.h.after(d, l.readTimedOut)
+	l.readTimer = l.p.h.setTimer(d, (*learnerReadTimer)(l))
 }
 
 func (l *learner) fail(reason string) {
@@ -344,14 +334,6 @@ func (l *learner) apply(e *effect, next *learnerInput) {
 		panic("zabmodel: the learner's core asked for " + e.kind.String())
 	}
 }
-
-// epochWriteTimer is the completion of the QuorumPeer thread's currentEpoch write at NEWLEADER
-// (effectEpochWrite), a timer of the learner.
-type epochWriteTimer learner
-
-func (t *epochWriteTimer) OnTimer(uint64)          { t.p.h.fire(t) }
-func (t *epochWriteTimer) fire()                   { (*learner)(t).run(learnerInput{kind: learnerEpochWritten}) }
-func (t *epochWriteTimer) TimerName(uint64) string { return "learner epoch-write" }
 
 // readHeld lets the QuorumPeer thread read again: what arrived while it was busy is handled now,
 // in order, as it was waiting in the socket.

@@ -34,18 +34,14 @@ type learnerHandler struct {
 	sid      int64
 	observer bool
 
-	// senderCore is the queue and the sender thread (sendercore.go); writeStepFunc is the callback
-	// of its timer, made once.
+	// senderCore is the queue and the sender thread (sendercore.go); its turns are senderTurnTimer.
 	senderCore
-	writeStepFunc func()
 	// unread holds packets that arrived while the Java thread would be blocked in a wait, not reading.
 	unread     []proto.QuorumPacket
 	forwarding bool
 
 	tickOfNextAckDeadline int
 	readTimer             sim.TimerID
-	// readTimedOut is the read timer's callback, made once: the timer is re-armed for every packet.
-	readTimedOut func()
 
 	// The syncLimit check: the oldest proposal sent and not yet acked (SyncLimitCheck).
 	syncCheckStarted        bool
@@ -70,10 +66,7 @@ func (h *learnerHandler) Closed(_ net.ConnID, err error) {
 func (h *learnerHandler) resetReadTimer(d clock.Duration) {
 	p := h.p()
 	p.h.cancel(h.readTimer)
-	if h.readTimedOut == nil {
-		h.readTimedOut = func() { h.shutdown("read timed out") }
-	}
-	h.readTimer = p.h.after(d, h.readTimedOut)
+	h.readTimer = p.h.setTimer(d, (*handlerReadTimer)(h))
 }
 
 // expectRead arms the read timeout for the state the handler is in, if it is one where the Java
@@ -267,7 +260,7 @@ func (h *learnerHandler) waitForStartup() {
 		return
 	}
 	delay := h.p().h.between(0, 20*clock.Millisecond, clock.Millisecond)
-	h.p().h.after(delay, h.waitForStartup)
+	h.p().h.setTimer(delay, (*startupPollTimer)(h))
 }
 
 // broadcastPacket is the loop at the end of LearnerHandler.run.

@@ -294,7 +294,7 @@ func (p *peer) handleElection(out electionmodel.Output) {
 		p.electionTimer = 0
 	}
 	if out.Timer.Set {
-		p.electionTimer = p.h.after(out.Timer.After, p.onElectionTimer)
+		p.electionTimer = p.h.setTimer(out.Timer.After, (*electionTimer)(p))
 	}
 	if out.Decided != nil {
 		p.decided(*out.Decided)

@@ -49,11 +49,6 @@ type snapshotThread struct {
 	db *zkDatabase
 }
 
-// OnTimer, fire and TimerName make the thread its walk's timer (effectWalkNext).
-func (st *snapshotThread) OnTimer(uint64)          { st.db.p.h.fire(st) }
-func (st *snapshotThread) fire()                   { st.db.runSnapshotThread(st, snapshotStep) }
-func (st *snapshotThread) TimerName(uint64) string { return "snapshot walk-step" }
-
 // snapshotInputKind names what a step of the snapshot thread's core is about.
 type snapshotInputKind uint8
 

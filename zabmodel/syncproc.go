@@ -246,10 +246,9 @@ type syncProcessor struct {
 	core syncCore
 	next func(*request) // SendAckRequestProcessor, AckRequestProcessor or the final stage
 
-	// flushCovered is what the fsync in progress covers, for its completion (fsyncTimer). turnFunc
-	// is the callback of the processor's turns, made once rather than for every turn.
+	// flushCovered is what the fsync in progress covers, for its completion (fsyncTimer); the
+	// processor's turns are syncTurnTimer.
 	flushCovered int
-	turnFunc     func()
 
 	// idleWaiters are the steps of other threads that the scheduler put off until this thread had
 	// written, fsynced and passed on all its work (see whenIdle).
@@ -259,7 +258,6 @@ type syncProcessor struct {
 func newSyncProcessor(p *peer, next func(*request)) *syncProcessor {
 	sp := &syncProcessor{p: p, next: next}
 	sp.core.snapCount = p.cfg.SnapCount
-	sp.turnFunc = func() { sp.run(syncInput{kind: syncTurn}) }
 	sp.core.randRoll = sp.drawRoll() // The threshold the processor starts with.
 	return sp
 }
@@ -361,25 +359,12 @@ func (sp *syncProcessor) apply(e effect) (roll int, drew bool) {
 	case effectHandOn:
 		sp.next(e.req)
 	case effectPost:
-		p.h.post(sp.turnFunc)
+		p.h.setTimer(0, (*syncTurnTimer)(sp))
 	default:
 		panic("zabmodel: the sync processor's core asked for " + e.kind.String())
 	}
 	return 0, false
 }
-
-// fsyncTimer is the completion of the processor's fsync in progress (effectFsyncStart), a timer of
-// the sync processor.
-type fsyncTimer syncProcessor
-
-func (t *fsyncTimer) OnTimer(uint64) { t.p.h.fire(t) }
-
-func (t *fsyncTimer) fire() {
-	sp := (*syncProcessor)(t)
-	sp.run(syncInput{kind: syncFlushed, covered: sp.flushCovered})
-}
-
-func (t *fsyncTimer) TimerName(uint64) string { return "sync-processor fsync-done" }
 
 func tookOrRefused(ok bool) string {
 	if ok {
