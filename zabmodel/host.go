@@ -47,17 +47,13 @@ type host interface {
 	// wallMillis is System.currentTimeMillis: the wall clock, which can be stepped.
 	wallMillis() int64
 
-	// post runs fn as a separate step of this process at the current instant: after the step being
-	// run, and not at all if the process crashes first.
-	post(fn func())
-	// after runs fn after d of the monotonic clock, unless the process crashes first.
-	after(d clock.Duration, fn func()) sim.TimerID
-	// cancel cancels a timer of after or setTimer; cancelling a fired or cancelled timer does
-	// nothing.
-	cancel(t sim.TimerID)
-	// setTimer arms the named timer t (see timer) to fire after d of the monotonic clock, unless
-	// the process crashes first.
+	// setTimer arms the timer t (see timer) to fire after d of the monotonic clock, unless the
+	// process crashes first. A d of 0 is a post: t runs as a separate step of this process at the
+	// current instant, after the step being run. The protocol code has no other way to run later:
+	// its pending work is data, never a closure.
 	setTimer(d clock.Duration, t timer) sim.TimerID
+	// cancel cancels a timer of setTimer; cancelling a fired or cancelled timer does nothing.
+	cancel(t sim.TimerID)
 	// fire runs t's code as a step of this process: the entry of a timer armed with setTimer.
 	fire(t timer)
 

@@ -74,11 +74,7 @@ func (l *leader) discoveryRun(in discoveryInput) {
 		case effectWaitCancel:
 			p.h.cancel(out.waiters[e.event].timer)
 		case effectWaitWake:
-			wakeAll(p.h, out.waiters[e.event:e.event+int32(e.zxid)], func(w *quorumWaiter) {
-				if !l.stopped {
-					l.resumeAfterWait(w.wait, w.handler)
-				}
-			})
+			wakeAll(p.h, out.waiters[e.event:e.event+int32(e.zxid)], func(w *quorumWaiter) timer { return &waiterWake{l: l, w: w} })
 		default:
 			panic("zabmodel: the quorum waits' core asked for " + e.kind.String())
 		}
@@ -91,7 +87,7 @@ func (l *leader) discoveryRun(in discoveryInput) {
 // leader's own QuorumPeer thread) wakes as its own step, and the order in which they run is the
 // run's choice, as the JVM's scheduler's would be: one handler may send LEADERINFO, or its DIFF,
 // before another that woke at the same notifyAll.
-func wakeAll(h host, waiters []*quorumWaiter, resume func(*quorumWaiter)) {
+func wakeAll(h host, waiters []*quorumWaiter, wake func(*quorumWaiter) timer) {
 	pending := slices.Clone(waiters)
 	for len(pending) > 0 {
 		i := 0
@@ -100,7 +96,7 @@ func wakeAll(h host, waiters []*quorumWaiter, resume func(*quorumWaiter)) {
 		}
 		w := pending[i]
 		pending = slices.Delete(pending, i, i+1)
-		h.post(func() { resume(w) })
+		h.setTimer(0, wake(w)) // A post: a step of its own at this instant.
 	}
 }
 

@@ -310,7 +310,7 @@ func (l *learner) apply(e *effect, next *learnerInput) {
 	case effectHoldReads:
 		l.busy = true
 	case effectWhenSyncIdle:
-		l.zk.sync.whenIdle(func() { l.run(learnerInput{kind: learnerSyncIdle}) })
+		l.zk.sync.whenIdle((*syncIdleTimer)(l))
 	case effectEpochWrite:
 		latency := p.h.between(p.cfg.FsyncLatencyMin, p.cfg.FsyncLatencyMax, 100*clock.Microsecond)
 		p.h.setTimer(latency, (*epochWriteTimer)(l))

@@ -342,12 +342,7 @@ func (p *peer) endRole(reason string) {
 	p.election.Leave()
 	p.role = Looking
 	p.roleGeneration++
-	generation := p.roleGeneration
-	p.h.post(func() {
-		if p.role == Looking && p.roleGeneration == generation {
-			p.startElection()
-		}
-	})
+	p.h.setTimer(0, &electionStartTimer{p: p, generation: p.roleGeneration}) // A post: a step of its own.
 }
 
 // shutdownServer stops the role's ZooKeeperServer (ZooKeeperServer.shutdown(false)) and closes every

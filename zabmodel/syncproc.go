@@ -252,7 +252,7 @@ type syncProcessor struct {
 
 	// idleWaiters are the steps of other threads that the scheduler put off until this thread had
 	// written, fsynced and passed on all its work (see whenIdle).
-	idleWaiters []func()
+	idleWaiters []timer
 }
 
 func newSyncProcessor(p *peer, next func(*request)) *syncProcessor {
@@ -286,10 +286,10 @@ func (sp *syncProcessor) shutdown() {
 	sp.idleWaiters = nil
 }
 
-// whenIdle runs fn as a step of its own once this thread has appended, fsynced and passed on (to
+// whenIdle runs fn (a timer that fires at once) as a step of its own once this thread has appended, fsynced and passed on (to
 // SendAckRequestProcessor: the ACKs) everything it holds now, or at once if it holds nothing. It
 // is how another thread of the server runs when the scheduler lets this one go first.
-func (sp *syncProcessor) whenIdle(fn func()) {
+func (sp *syncProcessor) whenIdle(fn timer) {
 	sp.idleWaiters = append(sp.idleWaiters, fn)
 	sp.releaseIdleWaiters()
 }
@@ -302,8 +302,8 @@ func (sp *syncProcessor) releaseIdleWaiters() {
 	}
 	waiters := sp.idleWaiters
 	sp.idleWaiters = nil
-	for _, fn := range waiters {
-		sp.p.h.post(fn)
+	for _, t := range waiters {
+		sp.p.h.setTimer(0, t) // A post: a step of its own at this instant.
 	}
 }
 

@@ -4,7 +4,8 @@ package zabmodel
 // object the timer fires on: most are that object's own type under another name (a conversion, no
 // allocation), so that arming one allocates nothing. OnTimer enters the server through its host
 // (host.fire, a step of the process); fire is the code the timer runs; TimerName names it in
-// rendered traces. Posts (host.post) and the SNAP stream's steps are still closures.
+// rendered traces. A post of the server's own code is a timer of 0; only the host's own flush of
+// held writes (simhost.go) is still a closure.
 
 // epochWriteTimer is the completion of the learner's currentEpoch write at NEWLEADER
 // (effectEpochWrite).
@@ -133,3 +134,70 @@ type containerSubmitTimer containerManager
 func (t *containerSubmitTimer) OnTimer(uint64)          { t.zk.p.h.fire(t) }
 func (t *containerSubmitTimer) fire()                   { (*containerManager)(t).submitNext() }
 func (t *containerSubmitTimer) TimerName(uint64) string { return "containers submit" }
+
+// syncIdleTimer is the learner's QuorumPeer thread's turn once its sync thread is idle (ZK-4643,
+// effectWhenSyncIdle), posted by the sync processor.
+type syncIdleTimer learner
+
+func (t *syncIdleTimer) OnTimer(uint64)          { t.p.h.fire(t) }
+func (t *syncIdleTimer) fire()                   { (*learner)(t).run(learnerInput{kind: learnerSyncIdle}) }
+func (t *syncIdleTimer) TimerName(uint64) string { return "learner after-sync-thread" }
+
+// waiterWake is a thread that a quorum woke (effectWaitWake), posted as a step of its own.
+type waiterWake struct {
+	l *leader
+	w *quorumWaiter
+}
+
+func (t *waiterWake) OnTimer(uint64) { t.l.p.h.fire(t) }
+
+func (t *waiterWake) fire() {
+	if !t.l.stopped {
+		t.l.resumeAfterWait(t.w.wait, t.w.handler)
+	}
+}
+
+func (t *waiterWake) TimerName(uint64) string {
+	return "leader " + t.w.wait.String() + " wake " + waiterThread(t.w.handler)
+}
+
+// electionStartTimer starts an election after a role ended, unless another role began meanwhile.
+type electionStartTimer struct {
+	p          *peer
+	generation uint64
+}
+
+func (t *electionStartTimer) OnTimer(uint64) { t.p.h.fire(t) }
+
+func (t *electionStartTimer) fire() {
+	if t.p.role == Looking && t.p.roleGeneration == t.generation {
+		t.p.startElection()
+	}
+}
+
+func (t *electionStartTimer) TimerName(uint64) string { return "peer start-election" }
+
+// OnTimer, fire and TimerName make a SNAP stream its own timer: it begins the stream, then steps
+// the walk.
+func (s *snapStream) OnTimer(uint64) { s.h.l.p.h.fire(s) }
+
+func (s *snapStream) fire() {
+	if s.begun {
+		s.step()
+		return
+	}
+	s.begin()
+}
+
+func (s *snapStream) TimerName(uint64) string { return "handler snap-stream" }
+
+// loopbackTimer delivers a notification a server's election sends to itself, as a step of its own
+// at the same instant (QuorumCnxManager's receive queue).
+type loopbackTimer struct {
+	m       *cnxManager
+	payload []byte
+}
+
+func (t *loopbackTimer) OnTimer(uint64)          { t.m.host.fire(t) }
+func (t *loopbackTimer) fire()                   { t.m.deliver(t.m.sid, t.payload) }
+func (t *loopbackTimer) TimerName(uint64) string { return "election loopback" }
