@@ -197,10 +197,7 @@ func (l *learner) handle(qp proto.QuorumPacket) error {
 		}
 		l.run(in)
 	case lsBroadcast:
-		if l.observer {
-			return l.observerPacket(qp)
-		}
-		return l.followerPacket(qp)
+		return l.broadcastPacket(qp)
 	}
 	return nil
 }
@@ -330,6 +327,8 @@ func (l *learner) apply(e *effect, next *learnerInput) {
 		l.zk.commitRequest(e.entry)
 	case effectFollowerCommit:
 		l.zk.commit(e.zxid)
+	case effectSyncAnswered:
+		l.zk.syncArrived()
 	default:
 		panic("zabmodel: the learner's core asked for " + e.kind.String())
 	}
@@ -349,55 +348,27 @@ func (l *learner) readHeld() {
 
 // --- Broadcast ------------------------------------------------------------------------------------
 
-// followerPacket is Follower.processPacket.
-func (l *learner) followerPacket(qp proto.QuorumPacket) error {
+// broadcastPacket is Follower.processPacket and Observer.processPacket: a PING and a REVALIDATE
+// concern sessions and are answered here; every other packet goes to the core (learnerCore
+// .broadcast), after its txn is decoded (a follower's PROPOSAL, an observer's INFORM).
+func (l *learner) broadcastPacket(qp proto.QuorumPacket) error {
 	switch qp.Type {
 	case pktPing:
 		l.ping(qp)
-	case pktProposal:
+		return nil
+	case pktRevalidate:
+		l.revalidated(qp)
+		return nil
+	}
+	in := learnerInput{kind: learnerPacket, packetType: qp.Type, zxid: qp.Zxid}
+	if (!l.observer && qp.Type == pktProposal) || (l.observer && qp.Type == pktInform) {
 		entry, err := l.p.mem.decodeTxnEntry(qp.Data)
 		if err != nil {
 			return err
 		}
-		if entry.Header.Zxid != l.lastQueued+1 {
-			l.p.note("follower", "got zxid %s, expected %s", FormatZxid(entry.Header.Zxid), FormatZxid(l.lastQueued+1))
-		}
-		l.lastQueued = entry.Header.Zxid
-		l.zk.logRequest(entry)
-	case pktCommit:
-		l.zk.commit(qp.Zxid)
-	case pktUpToDate:
-		l.p.note("follower", "received an UPTODATE message after the follower started")
-	case pktRevalidate:
-		l.revalidated(qp)
-	case pktSync:
-		l.zk.syncArrived()
-	default:
-		l.p.note("follower", "unknown packet type %s", packetName(qp.Type))
+		in.entry = entry
 	}
-	return nil
-}
-
-// observerPacket is Observer.processPacket.
-func (l *learner) observerPacket(qp proto.QuorumPacket) error {
-	switch qp.Type {
-	case pktPing:
-		l.ping(qp)
-	case pktInform:
-		entry, err := l.p.mem.decodeTxnEntry(qp.Data)
-		if err != nil {
-			return err
-		}
-		l.zk.commitRequest(entry)
-	case pktRevalidate:
-		l.revalidated(qp)
-	case pktSync:
-		l.zk.syncArrived()
-	case pktProposal, pktCommit:
-		l.p.note("observer", "ignoring %s", packetName(qp.Type))
-	default:
-		l.p.note("observer", "unknown packet type %s", packetName(qp.Type))
-	}
+	l.run(in)
 	return nil
 }
 

@@ -12,9 +12,11 @@ import (
 // snapshotNeeded, syncSnapshot, writeToTxnLog, packetsNotLogged, packetsCommitted, requestsToAck),
 // and its step decides, for each packet of the sync (LEADERINFO, DIFF/TRUNC/SNAP, the snapshot,
 // PROPOSAL, INFORM, COMMIT, NEWLEADER, UPTODATE) and for the QuorumPeer thread's own completions
-// (its epoch write, its turn after the sync thread), what must happen. The learner (learner.go) is
-// its driver: it reads the socket, decodes the packets, arms the read timeout and applies each
-// ready (learner.run); the broadcast phase after UPTODATE is the follower's core (followercore.go).
+// (its epoch write, its turn after the sync thread), what must happen; after UPTODATE it takes the
+// broadcast packets (Follower.processPacket, Observer.processPacket) and hands them to the
+// follower's core (followercore.go) or the observer's commit. The learner (learner.go) is its
+// driver: it reads the socket, decodes the packets, arms the read timeout, answers PING and
+// REVALIDATE (sessions), and applies each ready (learner.run).
 //
 // Ordering contract of a learner's ready: the effects are applied in the order listed, which is the
 // order of the QuorumPeer thread's statements in Learner.syncWithLeader, and the process may die at
@@ -123,6 +125,8 @@ func (c *learnerCore) step(in learnerInput, view learnerView) *ready {
 			c.syncMode(out, in)
 		case lsSyncing:
 			c.syncPacket(out, in)
+		case lsBroadcast:
+			c.broadcast(out, in)
 		}
 	case learnerSnapshot:
 		if c.state == lsAwaitSnapshot {
@@ -493,4 +497,36 @@ func (c *learnerCore) upToDate(out *ready) {
 		}
 	}
 	c.notLogged, c.committed = nil, nil
+}
+
+// broadcast is the rest of Follower.processPacket and Observer.processPacket, after UPTODATE: a
+// follower logs each PROPOSAL (the follower's core files it as pending) and commits each COMMIT;
+// an observer commits each INFORM; both answer the leader's SYNC. PING and REVALIDATE concern
+// sessions and are the driver's (learner.broadcastPacket).
+func (c *learnerCore) broadcast(out *ready, in learnerInput) {
+	kind := "follower"
+	if c.observer {
+		kind = "observer"
+	}
+	switch {
+	case in.packetType == pktSync:
+		out.add(effect{kind: effectSyncAnswered})
+	case c.observer && in.packetType == pktInform:
+		out.add(effect{kind: effectObserverCommit, entry: in.entry})
+	case c.observer && (in.packetType == pktProposal || in.packetType == pktCommit):
+		out.note(kind, fmt.Sprintf("ignoring %s", packetName(in.packetType)))
+	case !c.observer && in.packetType == pktProposal:
+		zxid := in.entry.Header.Zxid
+		if zxid != c.lastQueued+1 {
+			out.note(kind, fmt.Sprintf("got zxid %s, expected %s", FormatZxid(zxid), FormatZxid(c.lastQueued+1)))
+		}
+		c.lastQueued = zxid
+		out.add(effect{kind: effectLogRequest, entry: in.entry})
+	case !c.observer && in.packetType == pktCommit:
+		out.add(effect{kind: effectFollowerCommit, zxid: in.zxid})
+	case !c.observer && in.packetType == pktUpToDate:
+		out.note(kind, "received an UPTODATE message after the follower started")
+	default:
+		out.note(kind, fmt.Sprintf("unknown packet type %s", packetName(in.packetType)))
+	}
 }

@@ -32,8 +32,8 @@ import (
 //	snapshot [bytes=N]      the leader's snapshot after a SNAP
 //	proposal|inform|commit zxid=E:C
 //	                        a packet of the sync
-//	newleader, uptodate, ping
-//	                        NEWLEADER, UPTODATE, a packet the sync ignores
+//	newleader, uptodate, ping, sync
+//	                        NEWLEADER, UPTODATE, PING (which the sync ignores), SYNC
 //	continue [ok=BOOL] [reached=E:C] [failure=TEXT] [draw=N]
 //	                        resume after a ready that ended with "resume", with the world's answer
 //	sync-busy [busy=BOOL]   whether the sync processor has work in hand (the view)
@@ -60,6 +60,7 @@ func (env *learnerCoreEnv) syncThreadBusy() bool      { return env.busy }
 var learnerCorePackets = map[string]int32{
 	"leaderinfo": pktLeaderInfo, "diff": pktDiff, "trunc": pktTrunc, "snap": pktSnap, "proposal": pktProposal,
 	"inform": pktInform, "commit": pktCommit, "newleader": pktNewLeader, "uptodate": pktUpToDate, "ping": pktPing,
+	"sync": pktSync,
 }
 
 func (env *learnerCoreEnv) handle(t *testing.T, d *datadriven.TestData) string {
@@ -80,7 +81,7 @@ func (env *learnerCoreEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		d.MaybeScanArgs(t, "current", &env.current)
 		env.core = &learnerCore{bugs: set, observer: d.HasArg("observer"), state: lsAwaitLeaderInfo}
 		return "ok\n"
-	case "leaderinfo", "diff", "trunc", "snap", "proposal", "inform", "commit", "newleader", "uptodate", "ping":
+	case "leaderinfo", "diff", "trunc", "snap", "proposal", "inform", "commit", "newleader", "uptodate", "ping", "sync":
 		in = learnerInput{kind: learnerPacket, packetType: learnerCorePackets[d.Cmd]}
 		if d.HasArg("zxid") {
 			var z string

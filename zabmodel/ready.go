@@ -164,6 +164,9 @@ const (
 	effectObserverCommit
 	// effectFollowerCommit commits zxid on a follower (FollowerZooKeeperServer.commit).
 	effectFollowerCommit
+	// effectSyncAnswered is FollowerZooKeeperServer.sync: the leader answered the oldest forwarded
+	// sync.
+	effectSyncAnswered
 	// effectLeave ends the role with the reason text: the exception that ends
 	// Follower.followLeader or Leader.lead, after which the peer looks for a leader again.
 	effectLeave
@@ -206,7 +209,7 @@ var effectNames = [...]string{
 	effectSyncLog: "sync-log", effectDraw: "draw", effectHoldReads: "hold-reads", effectWhenSyncIdle: "when-sync-idle",
 	effectEpochWrite: "epoch-write", effectLearnerAck: "ack", effectReadHeld: "read-held", effectServe: "serve",
 	effectObserverCommit: "observer-commit", effectFollowerCommit: "commit",
-	effectLeave: "leave", effectWaitStart: "wait-start", effectWaitCancel: "wait-cancel", effectWaitWake: "wake",
+	effectSyncAnswered: "sync-answered", effectLeave: "leave", effectWaitStart: "wait-start", effectWaitCancel: "wait-cancel", effectWaitWake: "wake",
 	effectWaitContinue: "go-on", effectHandlerShutdown: "handler-shutdown",
 	effectWalkNext: "walk-next", effectWalkEnd: "walk-end",
 }
