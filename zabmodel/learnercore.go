@@ -105,7 +105,7 @@ type learnerCore struct {
 	truncZxid int64
 
 	// requestsToAck are the zxids 3.8.5's NEWLEADER appended, acknowledged after UPTODATE
-	// (learner_releases.go).
+	// (appendPendingAtNewLeader).
 	requestsToAck []int64
 
 	resume  learnerResume
