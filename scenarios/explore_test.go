@@ -34,7 +34,8 @@ func baseHits(t *testing.T, seed uint64, script *Script) ([]CrashPointHit, *Repo
 
 // TestEveryCrashPointIsReached keeps CrashPoints in step with zabmodel: every listed point is
 // reached by some server in the default base, every point reached is listed, and every name that
-// zabmodel's source passes to crashPoint is (a prefix of) a listed one.
+// zabmodel's source passes to crashPoint, or names in a core's boundary effect, is (a prefix of) a
+// listed one.
 func TestEveryCrashPointIsReached(t *testing.T) {
 	hits, _ := baseHits(t, 1, nil)
 	reached := map[string]int{}
@@ -54,7 +55,7 @@ func TestEveryCrashPointIsReached(t *testing.T) {
 
 	files, err := filepath.Glob(filepath.Join("..", "zabmodel", "*.go"))
 	require.NoError(t, err)
-	literal := regexp.MustCompile(`crashPoint\("([^"]+)"`)
+	literal := regexp.MustCompile(`(?:crashPoint\(|kind: effectBoundary, label: )"([^"]+)"`)
 	found := 0
 	for _, file := range files {
 		if strings.HasSuffix(file, "_test.go") {
@@ -69,7 +70,7 @@ func TestEveryCrashPointIsReached(t *testing.T) {
 			assert.True(t, known, "%s names crash point %q, which CrashPoints does not list", file, m[1])
 		}
 	}
-	assert.GreaterOrEqual(t, found, 5, "the scan of zabmodel's crashPoint calls found too few to be looking at the right thing")
+	assert.GreaterOrEqual(t, found, 5, "the scan of zabmodel's crashPoint calls and boundary effects found too few to be looking at the right thing")
 }
 
 // TestObservingCrashPointsDoesNotChangeTheRun runs a seed with and without the observer: the same

@@ -33,7 +33,7 @@ func (zk *zkServer) startContainerManager() {
 	zk.containers = cm
 	interval := zk.p.cfg.ContainerCheckInterval
 	cm.next = zk.p.h.elapsed().Add(interval)
-	cm.timer = zk.p.h.after(interval, cm.fire)
+	cm.timer = zk.p.h.setTimer(interval, (*containerCheckTimer)(cm))
 }
 
 // stop is ContainerManager.stop; the role's shutdown calls it.
@@ -58,7 +58,7 @@ func (cm *containerManager) fire() {
 	} else {
 		cm.check()
 	}
-	cm.timer = cm.zk.p.h.after(cm.next.Sub(cm.zk.p.h.elapsed()), cm.fire)
+	cm.timer = cm.zk.p.h.setTimer(cm.next.Sub(cm.zk.p.h.elapsed()), (*containerCheckTimer)(cm))
 }
 
 // check is checkContainers: the candidates of this moment, submitted one per minimum interval.
@@ -90,5 +90,5 @@ func (cm *containerManager) submitNext() {
 	cm.zk.p.note("containers", "attempting to delete candidate container %s", path)
 	cm.zk.submit(&request{op: proto.OpDeleteContainer, body: []byte(path)})
 	minInterval := clock.Minute / clock.Duration(cm.zk.p.cfg.ContainerMaxPerMinute)
-	cm.zk.p.h.after(minInterval, cm.submitNext)
+	cm.zk.p.h.setTimer(minInterval, (*containerSubmitTimer)(cm))
 }

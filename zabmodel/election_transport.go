@@ -60,7 +60,7 @@ func (m *cnxManager) toSend(sid int64, payload []byte) {
 		// Loopback: QuorumCnxManager puts it straight on the receive queue. It is delivered as its own
 		// event at the same instant, after whatever is being processed now, as the Java receive queue
 		// would hand it to the election loop after the current notification.
-		m.host.post(func() { m.deliver(m.sid, payload) })
+		m.host.setTimer(0, &loopbackTimer{m: m, payload: payload})
 		return
 	}
 	if _, known := m.peers[sid]; !known {

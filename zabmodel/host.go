@@ -47,13 +47,15 @@ type host interface {
 	// wallMillis is System.currentTimeMillis: the wall clock, which can be stepped.
 	wallMillis() int64
 
-	// post runs fn as a separate step of this process at the current instant: after the step being
-	// run, and not at all if the process crashes first.
-	post(fn func())
-	// after runs fn after d of the monotonic clock, unless the process crashes first.
-	after(d clock.Duration, fn func()) sim.TimerID
-	// cancel cancels a timer of after; cancelling a fired or cancelled timer does nothing.
+	// setTimer arms the timer t (see timer) to fire after d of the monotonic clock, unless the
+	// process crashes first. A d of 0 is a post: t runs as a separate step of this process at the
+	// current instant, after the step being run. The protocol code has no other way to run later:
+	// its pending work is data, never a closure.
+	setTimer(d clock.Duration, t timer) sim.TimerID
+	// cancel cancels a timer of setTimer; cancelling a fired or cancelled timer does nothing.
 	cancel(t sim.TimerID)
+	// fire runs t's code as a step of this process: the entry of a timer armed with setTimer.
+	fire(t timer)
 
 	// choose returns a choice in [0, n) and between a duration in [lo, hi] in multiples of step:
 	// what Java leaves to ThreadLocalRandom or to the machine's speed (an fsync's latency).
@@ -106,6 +108,18 @@ type durable interface {
 }
 
 var _ durable = (*storage.Disk)(nil)
+
+// timer is a server's timer as data rather than a closure: a value whose type names the timer
+// (the learner's epoch write, a quorum waiter's deadline, the snapshot walk's next step, an fsync's
+// completion) and which points at the object it fires on. The world keeps it as the timer's
+// handler (sim.TimerHandler, with tag 0, so that trace hashes are those of the closures it
+// replaces): in schedule mode its type is the timer's key, and a copy of a server's state can
+// find and remap its pending timers. OnTimer enters the server's code through its host (fire);
+// fire is that code; TimerName names the timer in rendered traces.
+type timer interface {
+	sim.TimerHandler
+	fire()
+}
 
 // elapsedMillis is Time.currentElapsedTime.
 func elapsedMillis(h host) int64 { return int64(h.elapsed()) / int64(clock.Millisecond) }

@@ -15,30 +15,17 @@ import (
 //
 // Java runs lead() and every LearnerHandler as threads that block in getEpochToPropose,
 // waitForEpochAck and waitForNewLeaderAck until a quorum has arrived or initLimit ticks passed. Here
-// each of those waits is a set of waiters: the quorum releases all of them at once, and each
-// waiter's own deadline timer fails it alone, as each Java thread's wait would time out.
+// those waits are a core (discoverycore.go): a blocked thread is a waiter, which the quorum wakes
+// and whose own deadline fails it alone, as each Java thread's wait would time out. The leader is
+// the driver of that core and of the broadcast core (leadercore.go), and maps a thread that goes on
+// after a wait to its code (resumeAfterWait).
 type leader struct {
 	p  *peer
 	zk *zkServer
 
 	// leaderCore is the broadcast phase's state (with the epoch, the learner handlers and whether
-	// the leader stopped); the leader is its driver (leadercore.go).
+	// the leader stopped) and the quorum waits' (discoveryState); the leader is its driver.
 	leaderCore
-
-	// Discovery.
-	waitingForNewEpoch bool
-	connecting         []int64 // connectingFollowers
-	epochWaiters       []*leaderWait
-	electionFinished   bool
-	electing           []int64 // electingFollowers
-	ackEpochWaiters    []*leaderWait
-	leaderSummary      stateSummary
-
-	// Synchronization.
-	newLeaderZxid   int64
-	quorumFormed    bool
-	newLeaderAcks   []int64
-	newLeaderWaiter []*leaderWait
 
 	// Broadcast.
 	tick        int
@@ -62,50 +49,83 @@ func (s stateSummary) moreRecentThan(o stateSummary) bool {
 	return s.currentEpoch > o.currentEpoch || s.currentEpoch == o.currentEpoch && s.lastZxid > o.lastZxid
 }
 
-// leaderWait is one thread blocked in a quorum wait; release resumes it, timeout fails it.
-type leaderWait struct {
-	release func()
-	timeout func()
-	timer   sim.TimerID
-	done    bool
-}
-
-func (l *leader) wait(w *leaderWait) *leaderWait {
-	w.timer = l.p.h.after(l.p.cfg.ticks(l.p.cfg.InitLimit), func() {
-		if !w.done && !l.stopped {
-			w.done = true
-			w.timeout()
-		}
-	})
-	return w
-}
-
-// releaseAll is the notifyAll that ends a quorum wait. The thread that completed the quorum goes
-// on at once (its caller); each other waiting thread (a LearnerHandler, or the leader's own
-// QuorumPeer thread) wakes as its own step, and the order in which they run is the run's choice,
-// as the JVM's scheduler's would be: one handler may send LEADERINFO, or its DIFF, before another
-// that woke at the same notifyAll.
-func (l *leader) releaseAll(waiters []*leaderWait) {
-	pending := waiters[:0:0]
-	for _, w := range waiters {
-		if !w.done {
-			w.done = true
-			l.p.h.cancel(w.timer)
-			pending = append(pending, w)
+// discoveryRun steps the quorum waits' core with in and applies what it returns.
+func (l *leader) discoveryRun(in discoveryInput) {
+	out := l.leaderCore.discover(in)
+	p := l.p
+	for i := range out.effects {
+		e := &out.effects[i]
+		switch e.kind {
+		case effectSetEpoch:
+			p.setAcceptedEpoch(e.zxid)
+		case effectObserve:
+			p.observe(out.events[e.event])
+		case effectNote:
+			p.h.note(e.label, "%s", e.text)
+		case effectLeave:
+			l.fail(e.text)
+		case effectHandlerShutdown:
+			e.handler.shutdown(e.text)
+		case effectWaitContinue:
+			l.resumeAfterWait(discoveryWait(e.zxid), e.handler)
+		case effectWaitStart:
+			w := out.waiters[e.event]
+			w.timer = p.h.setTimer(p.cfg.ticks(p.cfg.InitLimit), &waitDeadline{l: l, w: w})
+		case effectWaitCancel:
+			p.h.cancel(out.waiters[e.event].timer)
+		case effectWaitWake:
+			wakeAll(p.h, out.waiters[e.event:e.event+int32(e.zxid)], func(w *quorumWaiter) timer { return &waiterWake{l: l, w: w} })
+		default:
+			panic("zabmodel: the quorum waits' core asked for " + e.kind.String())
 		}
 	}
+	l.leaderCore.done(out)
+}
+
+// wakeAll is the driver of the notifyAll that ends a quorum wait. The thread that completed the
+// quorum went on at once (effectWaitContinue); each other waiting thread (a LearnerHandler, or the
+// leader's own QuorumPeer thread) wakes as its own step, and the order in which they run is the
+// run's choice, as the JVM's scheduler's would be: one handler may send LEADERINFO, or its DIFF,
+// before another that woke at the same notifyAll.
+func wakeAll(h host, waiters []*quorumWaiter, wake func(*quorumWaiter) timer) {
+	pending := slices.Clone(waiters)
 	for len(pending) > 0 {
 		i := 0
 		if len(pending) > 1 {
-			i = l.p.h.choose(len(pending))
+			i = h.choose(len(pending))
 		}
 		w := pending[i]
 		pending = slices.Delete(pending, i, i+1)
-		l.p.h.post(func() {
-			if !l.stopped {
-				w.release()
-			}
-		})
+		h.setTimer(0, wake(w)) // A post: a step of its own at this instant.
+	}
+}
+
+// resumeAfterWait runs the code after wait of the thread that waited: the leader's own (handler
+// nil) or a learner handler's.
+func (l *leader) resumeAfterWait(wait discoveryWait, handler *learnerHandler) {
+	if handler != nil {
+		switch wait {
+		case waitEpoch:
+			handler.epochDecided(l.epoch)
+		case waitEpochAck:
+			handler.synchronize(handler.peerLastZxid)
+		case waitNewLeaderAck:
+			handler.newLeaderAcked()
+		}
+		return
+	}
+	p := l.p
+	switch wait {
+	case waitEpoch:
+		l.zk.hzxid = MakeZxid(l.epoch, 0)
+		l.lastProposed = l.zk.hzxid
+		l.newLeaderZxid = l.zk.hzxid
+		l.discoveryRun(discoveryInput{kind: discoveryCall, wait: waitEpochAck, sid: p.sid, summary: l.leaderSummary})
+	case waitEpochAck:
+		p.setCurrentEpoch(l.epoch)
+		l.discoveryRun(discoveryInput{kind: discoveryCall, wait: waitNewLeaderAck, sid: p.sid, zxid: l.newLeaderZxid})
+	case waitNewLeaderAck:
+		l.startZkServer()
 	}
 }
 
@@ -113,8 +133,9 @@ func (l *leader) releaseAll(waiters []*leaderWait) {
 // discovery as the first member of the connecting set.
 func (p *peer) lead() {
 	zk := newZKServer(p, kindLeader)
-	l := &leader{p: p, zk: zk, waitingForNewEpoch: true, tickSkip: true, generation: p.roleGeneration,
-		leaderCore: leaderCore{cfg: p.cfg, mem: p.mem, outstanding: map[int64]*leaderProposal{}, pendingSyncs: map[int64][]*learnerHandler{}}}
+	l := &leader{p: p, zk: zk, tickSkip: true, generation: p.roleGeneration,
+		leaderCore: leaderCore{cfg: p.cfg, mem: p.mem, outstanding: map[int64]*leaderProposal{}, pendingSyncs: map[int64][]*learnerHandler{},
+			discoveryState: discoveryState{self: p.sid, waitingForNewEpoch: true}}}
 	p.leader, p.zk = l, zk
 	zk.hzxid = zk.loadData()
 	l.leaderSummary = stateSummary{currentEpoch: p.currentEpoch, lastZxid: p.db.lastProcessedZxid()}
@@ -122,17 +143,7 @@ func (p *peer) lead() {
 		panic("zabmodel: " + err.Error()) // The port is the process's own: a bug.
 	}
 	l.epoch = -1
-	l.getEpochToPropose(p.sid, p.acceptedEpoch, func(epoch int64) {
-		zk.hzxid = MakeZxid(epoch, 0)
-		l.lastProposed = zk.hzxid
-		l.newLeaderZxid = zk.hzxid
-		l.waitForEpochAck(p.sid, l.leaderSummary, func() {
-			p.setCurrentEpoch(epoch)
-			l.waitForNewLeaderAck(p.sid, l.newLeaderZxid, l.startZkServer, func() {
-				l.fail("waiting for a quorum of followers, only synced with sids " + fmt.Sprint(l.newLeaderAcks))
-			})
-		}, func() { l.fail("timeout while waiting for epoch to be acked by quorum") })
-	}, func() { l.fail("timeout while waiting for epoch from quorum") })
+	l.discoveryRun(discoveryInput{kind: discoveryCall, wait: waitEpoch, sid: p.sid, lastAcceptedEpoch: p.acceptedEpoch})
 }
 
 func (l *leader) fail(reason string) {
@@ -159,95 +170,6 @@ func (zk *zkServer) loadData() int64 {
 	return db.lastProcessedZxid()
 }
 
-// getEpochToPropose: the new epoch is one more than every accepted epoch of the connecting set; once
-// the set holds this leader and a quorum, the epoch is fixed and persisted as acceptedEpoch.
-func (l *leader) getEpochToPropose(sid, lastAcceptedEpoch int64, release func(int64), timeout func()) {
-	if !l.waitingForNewEpoch {
-		release(l.epoch)
-		return
-	}
-	if lastAcceptedEpoch >= l.epoch {
-		l.epoch = lastAcceptedEpoch + 1
-	}
-	if l.p.cfg.IsVoter(sid) && !slices.Contains(l.connecting, sid) {
-		l.connecting = append(l.connecting, sid)
-	}
-	quorum := slices.Contains(l.connecting, l.p.sid) && l.p.cfg.Quorum(l.connecting)
-	if l.p.cfg.Bugs.Has(BugZK335) && sid == l.p.sid {
-		// Before ZOOKEEPER-335's fix the leader took its new epoch on its own.
-		quorum = true
-	}
-	if quorum {
-		l.waitingForNewEpoch = false
-		l.p.setAcceptedEpoch(l.epoch)
-		waiters := l.epochWaiters
-		l.epochWaiters = nil
-		release(l.epoch)
-		l.releaseAll(waiters)
-		return
-	}
-	l.epochWaiters = append(l.epochWaiters, l.wait(&leaderWait{release: func() { release(l.epoch) }, timeout: timeout}))
-}
-
-// waitForEpochAck: a follower ahead of the leader makes it abdicate; a quorum of valid ACKEPOCHs
-// (this leader included) ends discovery.
-func (l *leader) waitForEpochAck(sid int64, ss stateSummary, release, timeout func()) {
-	if l.electionFinished {
-		release()
-		return
-	}
-	if ss.currentEpoch != -1 {
-		if ss.moreRecentThan(l.leaderSummary) {
-			l.fail(fmt.Sprintf("follower %d is ahead of the leader: (%d, %s) > (%d, %s)", sid, ss.currentEpoch,
-				FormatZxid(ss.lastZxid), l.leaderSummary.currentEpoch, FormatZxid(l.leaderSummary.lastZxid)))
-			return
-		}
-		if ss.lastZxid != -1 && l.p.cfg.IsVoter(sid) && !slices.Contains(l.electing, sid) {
-			l.electing = append(l.electing, sid)
-		}
-	}
-	if slices.Contains(l.electing, l.p.sid) && l.p.cfg.Quorum(l.electing) {
-		l.electionFinished = true
-		l.p.observe(Event{Kind: EventEpochQuorum, Epoch: l.epoch})
-		waiters := l.ackEpochWaiters
-		l.ackEpochWaiters = nil
-		release()
-		l.releaseAll(waiters)
-		return
-	}
-	l.ackEpochWaiters = append(l.ackEpochWaiters, l.wait(&leaderWait{release: release, timeout: timeout}))
-}
-
-// waitForNewLeaderAck counts NEWLEADER acks; a quorum (this leader included) establishes the leader.
-// An ack with another zxid is not counted, and its learner is released at once, as Leader
-// .waitForNewLeaderAck returns without waiting: its LearnerHandler goes on to the syncLimit check,
-// waits for the leader's startup and sends UPTODATE, so that the learner serves although its
-// NEWLEADER ack never counted.
-func (l *leader) waitForNewLeaderAck(sid, zxid int64, release, timeout func()) {
-	if l.quorumFormed {
-		release()
-		return
-	}
-	if zxid != l.newLeaderZxid {
-		l.p.note("leader", "NEWLEADER ACK from %d is from a different epoch: current %s received %s", sid,
-			FormatZxid(l.newLeaderZxid), FormatZxid(zxid))
-		release()
-		return
-	}
-	if l.p.cfg.IsVoter(sid) && !slices.Contains(l.newLeaderAcks, sid) {
-		l.newLeaderAcks = append(l.newLeaderAcks, sid)
-	}
-	if slices.Contains(l.newLeaderAcks, l.p.sid) && l.p.cfg.Quorum(l.newLeaderAcks) {
-		l.quorumFormed = true
-		waiters := l.newLeaderWaiter
-		l.newLeaderWaiter = nil
-		release()
-		l.releaseAll(waiters)
-		return
-	}
-	l.newLeaderWaiter = append(l.newLeaderWaiter, l.wait(&leaderWait{release: release, timeout: timeout}))
-}
-
 // startZkServer is Leader.startZkServer and the rest of lead(): the leader is established, serves,
 // and ticks every half tickTime.
 func (l *leader) startZkServer() {
@@ -270,7 +192,7 @@ func (l *leader) startZkServer() {
 }
 
 func (l *leader) scheduleTick() {
-	l.tickTimer = l.p.h.after(l.p.cfg.TickTime/2, l.onTick)
+	l.tickTimer = l.p.h.setTimer(l.p.cfg.TickTime/2, (*leaderTickTimer)(l))
 }
 
 // onTick is one turn of lead()'s loop: every other half tick the tick advances and the leader checks
@@ -311,7 +233,7 @@ func (l *leader) shutdown() {
 	for _, h := range slices.Clone(l.handlers) {
 		h.shutdown("leader shutting down")
 	}
-	for _, ws := range [][]*leaderWait{l.epochWaiters, l.ackEpochWaiters, l.newLeaderWaiter} {
+	for _, ws := range [][]*quorumWaiter{l.epochWaiters, l.ackEpochWaiters, l.newLeaderWaiters} {
 		for _, w := range ws {
 			w.done = true
 			l.p.h.cancel(w.timer)

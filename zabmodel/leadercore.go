@@ -70,6 +70,9 @@ type leaderCore struct {
 	// innermost last: a hand-on may lead to another commit at once.
 	committing []*leaderProposal
 
+	// discoveryState is the state of the quorum waits before broadcast (discoverycore.go).
+	discoveryState
+
 	readies readyPool
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/zabsim/zabsim/net"
 	"github.com/zabsim/zabsim/sim"
 	"github.com/zabsim/zabsim/zabmodel/proto"
+	"github.com/zabsim/zabsim/zabmodel/storage"
 )
 
 type learnerState uint8
@@ -24,35 +25,19 @@ const (
 // leaderConnectDelayDuringRetry is Learner.leaderConnectDelayDuringRetryMs.
 const leaderConnectDelayDuringRetry = 100 * clock.Millisecond
 
-// learner is Learner with Follower and Observer: the connection to the leader, discovery,
-// synchronization (syncWithLeader) and broadcast (processPacket).
+// learner is Learner with Follower and Observer: the connection to the leader and broadcast
+// (processPacket), and the driver of the core of discovery and synchronization (learnerCore,
+// learnercore.go), whose state it embeds.
 type learner struct {
+	learnerCore
 	p         *peer
 	zk        *zkServer
 	leaderSid int64
-	observer  bool
-	state     learnerState
 
 	conn         net.ConnID
 	tries        int
 	connectStart clock.Time
 	readTimer    sim.TimerID
-	// readTimedOut is the read timer's callback, made once: the timer is re-armed for every packet.
-	readTimedOut func()
-
-	newEpoch, newLeaderZxid int64
-
-	// syncWithLeader's locals.
-	snapshotNeeded, syncSnapshot bool
-	writeToTxnLog, preZab1       bool
-	snapZxid                     int64
-	notLogged                    []*proto.TxnEntry // packetsNotLogged
-	committed                    []int64           // packetsCommitted
-	lastQueued                   int64
-
-	// requestsToAck are the zxids 3.8.5's NEWLEADER appended, acknowledged after UPTODATE
-	// (learner_releases.go).
-	requestsToAck []int64
 
 	pendingRevalidations map[int64]*clientConn
 
@@ -68,7 +53,8 @@ func (p *peer) follow(leaderSid int64) {
 	if p.role == Observing {
 		kind = kindObserver
 	}
-	l := &learner{p: p, leaderSid: leaderSid, observer: kind == kindObserver, pendingRevalidations: map[int64]*clientConn{}}
+	l := &learner{p: p, leaderSid: leaderSid, pendingRevalidations: map[int64]*clientConn{}}
+	l.bugs, l.observer = p.cfg.Bugs, kind == kindObserver
 	l.zk = newZKServer(p, kind)
 	p.learner, p.zk = l, l.zk
 	l.connectStart = p.h.elapsed()
@@ -126,12 +112,7 @@ func (l *learner) retryConnect(err error) {
 		l.fail(fmt.Sprintf("could not connect to leader %d after %d tries: %v", l.leaderSid, l.tries, err))
 		return
 	}
-	generation := l.p.roleGeneration
-	l.p.h.after(leaderConnectDelayDuringRetry, func() {
-		if l.state == lsConnecting && l.p.roleGeneration == generation {
-			l.connect()
-		}
-	})
+	l.p.h.setTimer(leaderConnectDelayDuringRetry, &connectRetryTimer{l: l, generation: l.p.roleGeneration})
 }
 
 // send writes a packet to the leader, between the boundaries before and after the write.
@@ -149,10 +130,7 @@ func (l *learner) sendObserved(qp *proto.QuorumPacket, ev Event, observed bool) 
 
 func (l *learner) resetReadTimer(d clock.Duration) {
 	l.p.h.cancel(l.readTimer)
-	if l.readTimedOut == nil {
-		l.readTimedOut = func() { l.fail("read timed out") }
-	}
-	l.readTimer = l.p.h.after(d, l.readTimedOut)
+	l.readTimer = l.p.h.setTimer(d, (*learnerReadTimer)(l))
 }
 
 func (l *learner) fail(reason string) {
@@ -206,262 +184,33 @@ func (l *learner) Received(_ net.ConnID, payload []byte) {
 
 func (l *learner) handle(qp proto.QuorumPacket) error {
 	switch l.state {
-	case lsAwaitLeaderInfo:
-		return l.leaderInfo(qp)
-	case lsAwaitSyncMode:
-		return l.syncMode(qp)
+	case lsAwaitLeaderInfo, lsAwaitSyncMode:
+		l.run(learnerInput{kind: learnerPacket, packetType: qp.Type, zxid: qp.Zxid})
 	case lsSyncing:
-		return l.syncPacket(qp)
+		in := learnerInput{kind: learnerPacket, packetType: qp.Type, zxid: qp.Zxid}
+		if qp.Type == pktProposal || qp.Type == pktInform {
+			entry, err := l.p.mem.decodeTxnEntry(qp.Data)
+			if err != nil {
+				return err
+			}
+			in.entry = entry
+		}
+		l.run(in)
 	case lsBroadcast:
-		if l.observer {
-			return l.observerPacket(qp)
-		}
-		return l.followerPacket(qp)
+		return l.broadcastPacket(qp)
 	}
 	return nil
 }
 
-// leaderInfo is the rest of registerWithLeader: accept the new epoch and answer ACKEPOCH.
-func (l *learner) leaderInfo(qp proto.QuorumPacket) error {
-	p := l.p
-	if qp.Type != pktLeaderInfo {
-		return fmt.Errorf("first packet should have been LEADERINFO, got %s", packetName(qp.Type))
-	}
-	newEpoch := EpochOf(qp.Zxid)
-	var epochBytes int32
-	switch {
-	case newEpoch > p.acceptedEpoch:
-		epochBytes = int32(p.currentEpoch)
-		p.setAcceptedEpoch(newEpoch)
-	case newEpoch == p.acceptedEpoch && !p.cfg.Bugs.Has(BugZK335):
-		epochBytes = -1
-	case newEpoch == p.acceptedEpoch:
-		epochBytes = int32(p.currentEpoch) // Counted again: the epoch was never a quorum's decision.
-	default:
-		return fmt.Errorf("leader's epoch, %d, is less than accepted epoch, %d", newEpoch, p.acceptedEpoch)
-	}
-	l.send(&proto.QuorumPacket{Type: pktAckEpoch, Zxid: p.lastLoggedZxid(), Data: int32Data(epochBytes)})
-	l.newEpoch, l.newLeaderZxid = newEpoch, MakeZxid(newEpoch, 0)
-	l.state = lsAwaitSyncMode
-	return nil
-}
-
-// syncMode handles the first packet of syncWithLeader: DIFF, SNAP or TRUNC.
-func (l *learner) syncMode(qp proto.QuorumPacket) error {
-	p := l.p
-	l.snapshotNeeded = true
-	switch qp.Type {
-	case pktDiff:
-		p.syncMode = syncModeDiff
-		p.note("sync", "getting a DIFF from the leader %s", FormatZxid(qp.Zxid))
-		l.snapshotNeeded = false
-	case pktSnap:
-		p.syncMode = syncModeSnap
-		p.note("sync", "getting a snapshot from the leader %s", FormatZxid(qp.Zxid))
-		l.snapZxid = qp.Zxid
-		l.state = lsAwaitSnapshot
-		return nil
-	case pktTrunc:
-		p.syncMode = syncModeTrunc
-		p.note("sync", "truncating the log to %s", FormatZxid(qp.Zxid))
-		if !p.db.truncateLog(qp.Zxid) {
-			p.exit("not able to truncate the log to %s", FormatZxid(qp.Zxid))
-			return nil
-		}
-		if reached := p.db.lastProcessedZxid(); reached != qp.Zxid {
-			if !p.cfg.Bugs.Has(BugTruncSnapshot) && !p.cfg.Bugs.Has(BugSnapLogGap) {
-				// zabsim's fixes of trunc-snapshot and snap-log-gap leave a disk that Java never
-				// has: the snapshot that held the point (a SNAP's, named by its epoch's first
-				// zxid) was deleted as newer than the point, and the log it replaced is gone.
-				// Claiming the point, as Java does on its own disk, would put the next commits
-				// on a tree that lacks transactions (seed 1002382 of the 100,000-seed sweep from
-				// 1000001, once resets could land after a send: PrimaryIntegrity). The sync
-				// ends here instead, and the next one starts from the state the learner has.
-				return fmt.Errorf("truncated to %s, but the durable state only rebuilds %s", FormatZxid(qp.Zxid), FormatZxid(reached))
-			}
-			p.note("sync", "truncated to %s, but the durable state rebuilds %s: claiming %s", FormatZxid(qp.Zxid), FormatZxid(reached), FormatZxid(qp.Zxid))
-		}
-		// Learner.syncWithLeader claims the truncation point whatever state the reload rebuilt
-		// (zk.getZKDatabase().setlastProcessedZxid(qp.getZxid())), in every release; with 3.8.0's
-		// snapshots and logs kept, its disk rebuilds the point.
-		p.db.tree.setLastProcessedZxid(qp.Zxid)
-	default:
-		p.exit("got unexpected packet from leader: %s, exiting", packetName(qp.Type))
-		return nil
-	}
-	l.startSync()
-	return nil
-}
-
+// snapshotArrived hands the leader's snapshot after a SNAP to the core.
 func (l *learner) snapshotArrived(payload []byte) error {
-	if err := l.p.db.deserializeSnapshot(payload, l.snapZxid); err != nil {
-		return fmt.Errorf("%w: snapshot from leader: %v", errPacket, err)
-	}
-	l.syncSnapshot = true
-	l.startSync()
+	l.run(learnerInput{kind: learnerSnapshot, payload: payload})
 	return nil
 }
 
-func (l *learner) startSync() {
-	l.zk.createSessionTracker()
-	l.writeToTxnLog = !l.snapshotNeeded
-	l.preZab1 = true
-	l.lastQueued = 0
-	l.state = lsSyncing
-}
-
-// syncPacket is the loop of syncWithLeader.
-func (l *learner) syncPacket(qp proto.QuorumPacket) error {
-	p := l.p
-	switch qp.Type {
-	case pktProposal, pktInform:
-		entry, err := l.p.mem.decodeTxnEntry(qp.Data)
-		if err != nil {
-			return err
-		}
-		if entry.Header.Zxid != l.lastQueued+1 {
-			p.note("sync", "got zxid %s, expected %s", FormatZxid(entry.Header.Zxid), FormatZxid(l.lastQueued+1))
-		}
-		l.lastQueued = entry.Header.Zxid
-		if qp.Type == pktInform {
-			if !l.writeToTxnLog {
-				l.applyDuringSync(entry)
-				return nil
-			}
-			l.committed = append(l.committed, qp.Zxid)
-		}
-		l.notLogged = append(l.notLogged, entry)
-	case pktCommit:
-		l.syncCommit(qp.Zxid)
-	case pktNewLeader:
-		l.newLeader()
-	case pktUpToDate:
-		l.upToDate()
-	default:
-		p.note("sync", "ignoring %s during sync", packetName(qp.Type))
-	}
-	return nil
-}
-
-// syncCommit is the COMMIT case of syncWithLeader.
-func (l *learner) syncCommit(zxid int64) {
-	p := l.p
-	if len(l.notLogged) == 0 {
-		if p.cfg.Bugs.Has(BugZK4394) || p.cfg.Bugs.Has(BugZK4394Sync) {
-			// packetsNotCommitted.peekFirst() returned null and pif.hdr threw.
-			panic(fmt.Sprintf("NullPointerException: server %d got COMMIT %s between NEWLEADER and UPTODATE with no pending proposal", p.sid, FormatZxid(zxid)))
-		}
-		p.note("sync", "committing %s, but got no proposal", FormatZxid(zxid))
-		return
-	}
-	if l.writeToTxnLog {
-		l.committed = append(l.committed, zxid)
-		return
-	}
-	head := l.notLogged[0]
-	if head.Header.Zxid != zxid {
-		p.note("sync", "committing %s, but next proposal is %s", FormatZxid(zxid), FormatZxid(head.Header.Zxid))
-		return
-	}
-	l.applyDuringSync(head)
-	l.notLogged = l.notLogged[1:]
-}
-
-// applyDuringSync applies a committed txn straight to the tree, before NEWLEADER after a SNAP or
-// TRUNC. It goes through processTxn(Request), so that it also enters the committed log
-// (ZOOKEEPER-4925's fix): a hole there would be sent to stale learners once this server leads.
-func (l *learner) applyDuringSync(entry *proto.TxnEntry) {
-	if l.p.cfg.Bugs.Has(BugZK4925) {
-		// ZooKeeperServer.processTxn(hdr, txn): session events and the tree; the committed log is
-		// not told.
-		l.zk.processTxnForSessionEvents(entry)
-		l.p.db.applyTxn(entry, SourceSync)
-		return
-	}
-	l.zk.processTxn(l.p.mem.requestFromTxn(entry), SourceSync)
-}
-
-// newLeader is the NEWLEADER case: persist what was committed, then the epoch, then ACK. The order
-// is the fix of ZOOKEEPER-3911, -4646, -4643 and -4785; the bug switches restore the old orders.
-func (l *learner) newLeader() {
-	p := l.p
-	bugs := p.cfg.Bugs
-	if l.snapshotNeeded {
-		p.db.takeSnapshot(l.syncSnapshot) // zk.takeSnapshot(syncSnapshot): fsynced after a SNAP only.
-		if l.syncSnapshot && !bugs.Has(BugSnapLogGap) {
-			// The snapshot now covers everything before it; the old log, which may end in another
-			// history and jumps to this one, must not serve a later DIFF.
-			p.db.clearLog()
-		}
-	}
-	l.writeToTxnLog = true
-	l.preZab1 = false
-	p.syncMode = syncModeNone
-	if bugs.Has(BugZK4643) {
-		p.setCurrentEpoch(l.newEpoch)
-	}
-	switch {
-	case bugs.Has(BugZK4394) && !l.observer:
-		// 3.8.0: a follower hands everything pending to the asynchronous sync processor, and the
-		// list is cleared, so that a COMMIT before UPTODATE finds nothing. Only a follower
-		// (zk instanceof FollowerZooKeeperServer): an observer keeps its pending packets and
-		// commits them after UPTODATE.
-		l.zk.startup()
-		for _, entry := range l.notLogged {
-			l.zk.logRequest(entry)
-		}
-		l.notLogged = nil
-	case bugs.Has(BugZK4394Sync) && !l.observer:
-		l.appendPendingAtNewLeader()
-	case bugs.Has(BugZK3911):
-		// Nothing is logged before the ACK: the proposals wait for UPTODATE.
-	case !l.observer:
-		l.persistCommitted(bugs.Has(BugZK4646))
-	}
-	p.crashPoint("newleader-before-epoch")
-	if bugs.Has(BugZK4643) {
-		// 3.8.0 wrote currentEpoch first, so the QuorumPeer thread only queues the synced proposals
-		// to the SyncRequestProcessor thread (logRequest) and writes the ACK. The two threads run
-		// concurrently, and which of them writes to the leader first is the scheduler's choice:
-		// the ACK, or the sync thread's appends, fsync and ACKs of the proposals (then the
-		// LearnerHandler takes a proposal's ACK for the NEWLEADER ACK, as Leader
-		// .waitForNewLeaderAck allows with its "different epoch" message).
-		if l.syncThreadBusy() && p.h.choose(2) == 1 {
-			p.note("sync", "the sync thread runs before the NEWLEADER ACK")
-			l.busy = true
-			l.zk.sync.whenIdle(func() {
-				if l.state != lsSyncing {
-					return
-				}
-				l.ackNewLeader()
-				l.readHeld()
-			})
-			return
-		}
-		l.ackNewLeader()
-		return
-	}
-	if !l.syncThreadBusy() {
-		p.setCurrentEpoch(l.newEpoch)
-		l.ackNewLeader()
-		return
-	}
-	// QuorumPeer.setCurrentEpoch writes and fsyncs the file (AtomicFileOutputStream), which takes
-	// as long as an fsync does. The QuorumPeer thread is busy with it and reads nothing; the
-	// SyncRequestProcessor thread meanwhile goes on with its own queue, so that with 3.8.0's
-	// asynchronous logging (ZOOKEEPER-4646, -4394) its ACKs of the synced proposals race the
-	// NEWLEADER ACK, as in Java.
-	l.busy = true
-	latency := p.h.between(p.cfg.FsyncLatencyMin, p.cfg.FsyncLatencyMax, 100*clock.Microsecond)
-	p.h.after(latency, func() {
-		if l.state != lsSyncing {
-			return
-		}
-		p.setCurrentEpoch(l.newEpoch)
-		l.ackNewLeader()
-		l.readHeld()
-	})
-}
+// acceptedEpochValue, currentEpochValue and syncThreadBusy make the driver the core's learnerView.
+func (l *learner) acceptedEpochValue() int64 { return l.p.acceptedEpoch }
+func (l *learner) currentEpochValue() int64  { return l.p.currentEpoch }
 
 // syncThreadBusy reports whether the sync processor has work that races the QuorumPeer thread's
 // epoch write: the synced proposals that 3.8.0's asynchronous logging handed it. Only then is the
@@ -472,11 +221,117 @@ func (l *learner) syncThreadBusy() bool {
 	return l.zk != nil && l.zk.sync != nil && l.zk.sync.busy()
 }
 
-// ackNewLeader is the end of the NEWLEADER case: the ACK, once the epoch is written.
-func (l *learner) ackNewLeader() {
+// run steps the core with in and applies what it returns, stepping it again with the world's
+// answer as long as a ready asks to resume.
+func (l *learner) run(in learnerInput) {
+	for {
+		out := l.learnerCore.step(in, l)
+		resume := out.resume
+		next := learnerInput{kind: learnerContinue}
+		for i := range out.effects {
+			l.apply(&out.effects[i], &next)
+		}
+		l.learnerCore.done(out)
+		if !resume {
+			return
+		}
+		in = next
+	}
+}
+
+// apply is the driver of one effect of the learner's core; next gathers the world's answers for
+// the continue input.
+func (l *learner) apply(e *effect, next *learnerInput) {
 	p := l.p
-	l.sendObserved(&proto.QuorumPacket{Type: pktAck, Zxid: l.newLeaderZxid},
-		Event{Kind: EventNewLeaderAck, Epoch: l.newEpoch, Leader: l.leaderSid, Zxid: p.db.lastProcessedZxid()}, true)
+	switch e.kind {
+	case effectNote:
+		p.h.note(e.label, "%s", e.text)
+	case effectExit:
+		p.exit("%s", e.text)
+	case effectLeave:
+		l.fail(e.text)
+	case effectThrow:
+		panic(fmt.Sprintf("%s: server %d got COMMIT %s between NEWLEADER and UPTODATE with no pending proposal", e.text, p.sid, FormatZxid(e.zxid)))
+	case effectSetEpoch:
+		if e.label == storage.AcceptedEpochFile {
+			p.setAcceptedEpoch(e.zxid)
+		} else {
+			p.setCurrentEpoch(e.zxid)
+		}
+	case effectAckEpoch:
+		l.send(&proto.QuorumPacket{Type: pktAckEpoch, Zxid: p.lastLoggedZxid(), Data: int32Data(int32(e.zxid))})
+	case effectSyncMode:
+		p.syncMode = syncMode(e.zxid)
+	case effectTruncateLog:
+		next.ok = p.db.truncateLog(e.zxid)
+		if next.ok {
+			next.reached = p.db.lastProcessedZxid()
+		}
+	case effectClaimZxid:
+		p.db.tree.setLastProcessedZxid(e.zxid)
+	case effectSessionTracker:
+		l.zk.createSessionTracker()
+	case effectLoadSnapshot:
+		if err := p.db.deserializeSnapshot(e.packet, e.zxid); err != nil {
+			next.failure = fmt.Errorf("%w: snapshot from leader: %v", errPacket, err).Error()
+		}
+	case effectApplySync:
+		if e.legacy {
+			// ZooKeeperServer.processTxn(hdr, txn): session events and the tree; the committed log
+			// is not told.
+			l.zk.processTxnForSessionEvents(e.entry)
+			p.db.applyTxn(e.entry, SourceSync)
+		} else {
+			l.zk.processTxn(p.mem.requestFromTxn(e.entry), SourceSync)
+		}
+	case effectSnapshotSave:
+		p.db.takeSnapshot(e.legacy)
+	case effectLogDelete:
+		p.db.clearLog()
+	case effectAppend:
+		p.applyStorageEffect(*e)
+	case effectFsyncAll:
+		p.applyStorageEffect(*e)
+	case effectBoundary:
+		p.crashPoint(e.label)
+	case effectStartup:
+		l.zk.startup()
+	case effectLogRequest:
+		l.zk.logRequest(e.entry)
+	case effectPendingTxn:
+		l.zk.pendingTxns = append(l.zk.pendingTxns, p.mem.requestFromTxn(e.entry))
+	case effectSyncLog:
+		l.zk.sync.processRequest(p.mem.requestFromTxn(e.entry))
+	case effectDraw:
+		next.draw = p.h.choose(int(e.zxid))
+	case effectHoldReads:
+		l.busy = true
+	case effectWhenSyncIdle:
+		l.zk.sync.whenIdle((*syncIdleTimer)(l))
+	case effectEpochWrite:
+		latency := p.h.between(p.cfg.FsyncLatencyMin, p.cfg.FsyncLatencyMax, 100*clock.Microsecond)
+		p.h.setTimer(latency, (*epochWriteTimer)(l))
+	case effectLearnerAck:
+		if e.label == ackOfNewLeader {
+			l.sendObserved(&proto.QuorumPacket{Type: pktAck, Zxid: e.zxid},
+				Event{Kind: EventNewLeaderAck, Epoch: l.newEpoch, Leader: l.leaderSid, Zxid: p.db.lastProcessedZxid()}, true)
+		} else {
+			l.send(&proto.QuorumPacket{Type: pktAck, Zxid: e.zxid})
+		}
+	case effectReadHeld:
+		l.readHeld()
+	case effectServe:
+		p.startServing()
+		p.election.UpdateElectionVote(e.zxid)
+	case effectObserverCommit:
+		l.zk.commitRequest(e.entry)
+	case effectFollowerCommit:
+		l.zk.commit(e.zxid)
+	case effectSyncAnswered:
+		l.zk.syncArrived()
+	default:
+		panic("zabmodel: the learner's core asked for " + e.kind.String())
+	}
 }
 
 // readHeld lets the QuorumPeer thread read again: what arrived while it was busy is handled now,
@@ -491,125 +346,29 @@ func (l *learner) readHeld() {
 	}
 }
 
-// persistCommitted appends and applies the committed packets, then fsyncs them before the ACK. With
-// async (ZOOKEEPER-4646) they are handed to the sync processor instead, which fsyncs whenever it
-// gets to it.
-func (l *learner) persistCommitted(async bool) {
-	p := l.p
-	for len(l.committed) > 0 {
-		zxid := l.committed[0]
-		l.committed = l.committed[1:]
-		if len(l.notLogged) == 0 {
-			p.note("sync", "committing %s, but got no proposal", FormatZxid(zxid))
-			continue
-		}
-		head := l.notLogged[0]
-		if head.Header.Zxid != zxid {
-			p.note("sync", "committing %s, but next proposal is %s", FormatZxid(zxid), FormatZxid(head.Header.Zxid))
-			continue
-		}
-		l.notLogged = l.notLogged[1:]
-		if async {
-			l.zk.sync.processRequest(l.p.mem.requestFromTxn(head))
-		} else {
-			p.db.append(head)
-			p.crashPoint("newleader-appended")
-		}
-		if p.cfg.Bugs.Has(BugZK4925) {
-			l.zk.processTxnForSessionEvents(head)
-			p.db.applyTxn(head, SourceSync)
-		} else {
-			l.zk.processTxn(l.p.mem.requestFromTxn(head), SourceSync)
-		}
-	}
-	if !async {
-		p.db.fsyncNow()
-	}
-}
-
-// upToDate ends the sync: ACK, serve, and hand what is left to the broadcast machinery.
-func (l *learner) upToDate() {
-	p := l.p
-	if l.preZab1 {
-		p.db.takeSnapshot(l.syncSnapshot)
-		p.setCurrentEpoch(l.newEpoch)
-	}
-	l.send(&proto.QuorumPacket{Type: pktAck, Zxid: l.newLeaderZxid})
-	l.zk.startup()
-	l.state = lsBroadcast
-	p.startServing()
-	p.election.UpdateElectionVote(l.newEpoch)
-	if l.observer {
-		for _, entry := range l.notLogged {
-			if len(l.committed) == 0 || l.committed[0] != entry.Header.Zxid {
-				continue
-			}
-			l.committed = l.committed[1:]
-			l.zk.commitRequest(entry)
-		}
-	} else {
-		l.ackAppended()
-		for _, entry := range l.notLogged {
-			l.zk.logRequest(entry)
-		}
-		for _, zxid := range l.committed {
-			l.zk.commit(zxid)
-		}
-	}
-	l.notLogged, l.committed = nil, nil
-}
-
 // --- Broadcast ------------------------------------------------------------------------------------
 
-// followerPacket is Follower.processPacket.
-func (l *learner) followerPacket(qp proto.QuorumPacket) error {
+// broadcastPacket is Follower.processPacket and Observer.processPacket: a PING and a REVALIDATE
+// concern sessions and are answered here; every other packet goes to the core (learnerCore
+// .broadcast), after its txn is decoded (a follower's PROPOSAL, an observer's INFORM).
+func (l *learner) broadcastPacket(qp proto.QuorumPacket) error {
 	switch qp.Type {
 	case pktPing:
 		l.ping(qp)
-	case pktProposal:
+		return nil
+	case pktRevalidate:
+		l.revalidated(qp)
+		return nil
+	}
+	in := learnerInput{kind: learnerPacket, packetType: qp.Type, zxid: qp.Zxid}
+	if (!l.observer && qp.Type == pktProposal) || (l.observer && qp.Type == pktInform) {
 		entry, err := l.p.mem.decodeTxnEntry(qp.Data)
 		if err != nil {
 			return err
 		}
-		if entry.Header.Zxid != l.lastQueued+1 {
-			l.p.note("follower", "got zxid %s, expected %s", FormatZxid(entry.Header.Zxid), FormatZxid(l.lastQueued+1))
-		}
-		l.lastQueued = entry.Header.Zxid
-		l.zk.logRequest(entry)
-	case pktCommit:
-		l.zk.commit(qp.Zxid)
-	case pktUpToDate:
-		l.p.note("follower", "received an UPTODATE message after the follower started")
-	case pktRevalidate:
-		l.revalidated(qp)
-	case pktSync:
-		l.zk.syncArrived()
-	default:
-		l.p.note("follower", "unknown packet type %s", packetName(qp.Type))
+		in.entry = entry
 	}
-	return nil
-}
-
-// observerPacket is Observer.processPacket.
-func (l *learner) observerPacket(qp proto.QuorumPacket) error {
-	switch qp.Type {
-	case pktPing:
-		l.ping(qp)
-	case pktInform:
-		entry, err := l.p.mem.decodeTxnEntry(qp.Data)
-		if err != nil {
-			return err
-		}
-		l.zk.commitRequest(entry)
-	case pktRevalidate:
-		l.revalidated(qp)
-	case pktSync:
-		l.zk.syncArrived()
-	case pktProposal, pktCommit:
-		l.p.note("observer", "ignoring %s", packetName(qp.Type))
-	default:
-		l.p.note("observer", "unknown packet type %s", packetName(qp.Type))
-	}
+	l.run(in)
 	return nil
 }
 

@@ -25,7 +25,7 @@ const (
 
 // learnerHandler is LearnerHandler: the leader's side of one learner's connection, with its sender
 // queue. Its run() method is a sequence of blocking reads and quorum waits; here each read is a
-// state and each wait a leaderWait.
+// state and each wait a quorumWaiter of the leader's quorum waits (discoverycore.go).
 type learnerHandler struct {
 	l        *leader
 	conn     net.ConnID
@@ -34,24 +34,22 @@ type learnerHandler struct {
 	sid      int64
 	observer bool
 
-	// senderCore is the queue and the sender thread (sendercore.go); writeStepFunc is the callback
-	// of its timer, made once.
+	// senderCore is the queue and the sender thread (sendercore.go); its turns are senderTurnTimer.
 	senderCore
-	writeStepFunc func()
 	// unread holds packets that arrived while the Java thread would be blocked in a wait, not reading.
 	unread     []proto.QuorumPacket
 	forwarding bool
 
 	tickOfNextAckDeadline int
 	readTimer             sim.TimerID
-	// readTimedOut is the read timer's callback, made once: the timer is re-armed for every packet.
-	readTimedOut func()
 
 	// The syncLimit check: the oldest proposal sent and not yet acked (SyncLimitCheck).
 	syncCheckStarted        bool
 	currentZxid, nextZxid   int64
 	currentTime, nextTime   clock.Time
 	newEpoch, newLeaderZxid int64
+	// peerLastZxid is the learner's last zxid from its ACKEPOCH, which its sync starts from.
+	peerLastZxid int64
 }
 
 func (h *learnerHandler) p() *peer { return h.l.p }
@@ -68,10 +66,7 @@ func (h *learnerHandler) Closed(_ net.ConnID, err error) {
 func (h *learnerHandler) resetReadTimer(d clock.Duration) {
 	p := h.p()
 	p.h.cancel(h.readTimer)
-	if h.readTimedOut == nil {
-		h.readTimedOut = func() { h.shutdown("read timed out") }
-	}
-	h.readTimer = p.h.after(d, h.readTimedOut)
+	h.readTimer = p.h.setTimer(d, (*handlerReadTimer)(h))
 }
 
 // expectRead arms the read timeout for the state the handler is in, if it is one where the Java
@@ -115,7 +110,7 @@ func (h *learnerHandler) handle(qp proto.QuorumPacket) error {
 			return fmt.Errorf("next packet was supposed to be an ACK, but received %s", packetName(qp.Type))
 		}
 		h.state = hsAwaitNewLeaderQuorum
-		h.l.waitForNewLeaderAck(h.sid, qp.Zxid, h.newLeaderAcked, func() { h.shutdown("timeout while waiting for NEWLEADER to be acked by quorum") })
+		h.l.discoveryRun(discoveryInput{kind: discoveryCall, wait: waitNewLeaderAck, handler: h, sid: h.sid, zxid: qp.Zxid})
 		return nil
 	case hsBroadcast:
 		return h.broadcastPacket(qp)
@@ -140,16 +135,19 @@ func (h *learnerHandler) learnerInfo(qp proto.QuorumPacket) error {
 	h.sid = li.ServerID
 	h.observer = qp.Type == pktObserverInfo
 	h.state = hsAwaitEpoch
-	h.l.getEpochToPropose(h.sid, EpochOf(qp.Zxid), func(epoch int64) {
-		if h.state != hsAwaitEpoch {
-			return
-		}
-		h.newEpoch, h.newLeaderZxid = epoch, MakeZxid(epoch, 0)
-		h.state = hsAwaitAckEpoch
-		h.write(h.p().mem.encodePacket(&proto.QuorumPacket{Type: pktLeaderInfo, Zxid: h.newLeaderZxid, Data: int32Data(protocolVersion)}), pktLeaderInfo)
-		h.expectRead()
-	}, func() { h.shutdown("timeout while waiting for epoch from quorum") })
+	h.l.discoveryRun(discoveryInput{kind: discoveryCall, wait: waitEpoch, handler: h, sid: h.sid, lastAcceptedEpoch: EpochOf(qp.Zxid)})
 	return nil
+}
+
+// epochDecided is the rest of run() once getEpochToPropose returned the new epoch: LEADERINFO.
+func (h *learnerHandler) epochDecided(epoch int64) {
+	if h.state != hsAwaitEpoch {
+		return
+	}
+	h.newEpoch, h.newLeaderZxid = epoch, MakeZxid(epoch, 0)
+	h.state = hsAwaitAckEpoch
+	h.write(h.p().mem.encodePacket(&proto.QuorumPacket{Type: pktLeaderInfo, Zxid: h.newLeaderZxid, Data: int32Data(protocolVersion)}), pktLeaderInfo)
+	h.expectRead()
 }
 
 // ackEpoch handles ACKEPOCH, then waits for the epoch quorum and synchronizes the learner.
@@ -162,8 +160,8 @@ func (h *learnerHandler) ackEpoch(qp proto.QuorumPacket) error {
 	}
 	ss := stateSummary{currentEpoch: int64(int32(binary.BigEndian.Uint32(qp.Data))), lastZxid: qp.Zxid}
 	h.state = hsAwaitEpochQuorum
-	h.l.waitForEpochAck(h.sid, ss, func() { h.synchronize(ss.lastZxid) },
-		func() { h.shutdown("timeout while waiting for epoch to be acked by quorum") })
+	h.peerLastZxid = ss.lastZxid
+	h.l.discoveryRun(discoveryInput{kind: discoveryCall, wait: waitEpochAck, handler: h, sid: h.sid, summary: ss})
 	return nil
 }
 
@@ -262,7 +260,7 @@ func (h *learnerHandler) waitForStartup() {
 		return
 	}
 	delay := h.p().h.between(0, 20*clock.Millisecond, clock.Millisecond)
-	h.p().h.after(delay, h.waitForStartup)
+	h.p().h.setTimer(delay, (*startupPollTimer)(h))
 }
 
 // broadcastPacket is the loop at the end of LearnerHandler.run.

@@ -13,13 +13,12 @@ import (
 func wakeOrder(t *testing.T, seed uint64) (order string, inline bool) {
 	f := newFixture(t, seed, Config{Voters: 3})
 	leader := f.establishedLeader()
-	l := leader.p.leader
-	var waiters []*leaderWait
+	var waiters []*quorumWaiter
 	for i := range 4 {
-		waiters = append(waiters, l.wait(&leaderWait{release: func() { order += fmt.Sprint(i) }, timeout: func() {}}))
+		waiters = append(waiters, &quorumWaiter{wait: waitEpoch, handler: &learnerHandler{sid: int64(i)}})
 	}
 	leader.p.h.(*simHost).step(func() {
-		l.releaseAll(waiters)
+		wakeAll(leader.p.h, waiters, func(w *quorumWaiter) timer { return &orderTimer{h: leader.p.h, order: &order, sid: w.handler.sid} })
 		inline = order != ""
 	})
 	for i := 0; i < 100 && len(order) < 4; i++ {
@@ -28,6 +27,16 @@ func wakeOrder(t *testing.T, seed uint64) (order string, inline bool) {
 	require.Len(t, order, 4, "seed %d: every woken thread ran", seed)
 	return order, inline
 }
+
+// orderTimer appends its thread's sid to order when it runs.
+type orderTimer struct {
+	h     host
+	order *string
+	sid   int64
+}
+
+func (t *orderTimer) OnTimer(uint64) { t.h.fire(t) }
+func (t *orderTimer) fire()          { *t.order += fmt.Sprint(t.sid) }
 
 // TestThreadsWokenTogetherRunInAnOrderTheRunChooses: the threads one notifyAll wakes (learner
 // handlers, the leader's own thread) are separate steps, not calls inside the release, and their

@@ -96,6 +96,102 @@ const (
 	// effectSnapshotFile writes the snapshot thread's file, named zxid, holding packet (the walk's
 	// serialized tree), unsynced, and reports EventSnapshot.
 	effectSnapshotFile
+
+	// The learner's effects (learnercore.go). Its appends, fsyncs, snapshots and log deletion are
+	// the storage effects above; a boundary named in scripts is effectBoundary.
+
+	// effectSetEpoch writes the epoch file label with value zxid and adopts it
+	// (QuorumPeer.setAcceptedEpoch or setCurrentEpoch: the file between its three boundaries, then
+	// the field, then EventAcceptedEpoch or EventCurrentEpoch).
+	effectSetEpoch
+	// effectAckEpoch writes ACKEPOCH with the server's last logged zxid, read as it is written
+	// (QuorumPeer.getLastLoggedZxid), and zxid as its epoch bytes.
+	effectAckEpoch
+	// effectSyncMode sets QuorumPeer.syncMode to zxid (a syncMode).
+	effectSyncMode
+	// effectTruncateLog is ZKDatabase.truncateLog to zxid: the database is cleared, the log
+	// truncated (effectTruncate), the snapshots above the point deleted (effectSnapshotDelete,
+	// unless trunc-snapshot) and the database reloaded from disk. The core resumes with whether
+	// the truncation succeeded and the zxid the reload reached.
+	effectTruncateLog
+	// effectClaimZxid sets the tree's last processed zxid to zxid (setlastProcessedZxid).
+	effectClaimZxid
+	// effectSessionTracker creates the learner's session tracker.
+	effectSessionTracker
+	// effectLoadSnapshot replaces the database by the leader's snapshot in packet, at zxid; the
+	// core resumes with the decoding's error, if any.
+	effectLoadSnapshot
+	// effectApplySync applies entry to the tree during the sync (processTxn with SourceSync; with
+	// legacy, ZK-4925's processTxn(hdr, txn), which does not enter the committed log).
+	effectApplySync
+	// effectThrow is a Java exception that kills the thread and the process (ZOOKEEPER-4394's
+	// NullPointerException at a COMMIT of zxid): the driver panics with text and zxid.
+	effectThrow
+	// effectStartup is ZooKeeperServer.startup (startupWithoutServing): the request chain runs.
+	effectStartup
+	// effectLogRequest hands entry to the follower's core as a proposal to log
+	// (FollowerZooKeeperServer.logRequest).
+	effectLogRequest
+	// effectPendingTxn files entry as pending in the follower's core, without logging it
+	// (FollowerZooKeeperServer.appendRequest's pendingTxns).
+	effectPendingTxn
+	// effectBoundary is the boundary named label, between the effects around it.
+	effectBoundary
+	// effectSyncLog hands entry to the sync processor (SyncRequestProcessor.processRequest).
+	effectSyncLog
+	// effectDraw asks the world for a choice in [0, zxid); the core resumes with it.
+	effectDraw
+	// effectHoldReads makes the QuorumPeer thread busy: what arrives is held, in order, until
+	// effectReadHeld.
+	effectHoldReads
+	// effectWhenSyncIdle runs the QuorumPeer thread's next turn (learnerSyncIdle) as a step of its
+	// own once the sync thread has appended, fsynced and acknowledged all it holds.
+	effectWhenSyncIdle
+	// effectEpochWrite starts the QuorumPeer thread's currentEpoch write, which takes an fsync's
+	// latency (drawn by the driver); its completion comes back as learnerEpochWritten.
+	effectEpochWrite
+	// effectLearnerAck writes an ACK of zxid to the leader; with label ackOfNewLeader it is the
+	// NEWLEADER ACK, reported as EventNewLeaderAck with the tree's last processed zxid as it is
+	// written.
+	effectLearnerAck
+	// effectReadHeld lets the QuorumPeer thread read again: what it held is handled now, in order.
+	effectReadHeld
+	// effectServe starts serving in epoch zxid (the learner's startServing and the election's
+	// vote update).
+	effectServe
+	// effectObserverCommit logs and applies entry on an observer (ObserverZooKeeperServer
+	// .commitRequest).
+	effectObserverCommit
+	// effectFollowerCommit commits zxid on a follower (FollowerZooKeeperServer.commit).
+	effectFollowerCommit
+	// effectSyncAnswered is FollowerZooKeeperServer.sync: the leader answered the oldest forwarded
+	// sync.
+	effectSyncAnswered
+	// effectLeave ends the role with the reason text: the exception that ends
+	// Follower.followLeader or Leader.lead, after which the peer looks for a leader again.
+	effectLeave
+
+	// The leader's quorum waits (discoverycore.go). A waiter is the ready's waiters[event].
+
+	// effectWaitStart makes a thread wait (the waiter): its deadline, initLimit ticks, is armed.
+	effectWaitStart
+	// effectWaitCancel cancels a waiter's deadline: its wait ended.
+	effectWaitCancel
+	// effectWaitWake wakes the zxid waiters from waiters[event] on, each as a step of its own, in
+	// an order the world draws (the notifyAll that ends a wait).
+	effectWaitWake
+	// effectWaitContinue lets the thread that called the wait zxid (handler, or nil for the
+	// leader's own) go on at once.
+	effectWaitContinue
+	// effectHandlerShutdown shuts handler down with the reason text.
+	effectHandlerShutdown
+
+	// The snapshot thread's walk (snapthread.go).
+
+	// effectWalkNext arms the walk's next step after a latency the driver draws (0.1 to 1 ms).
+	effectWalkNext
+	// effectWalkEnd unregisters the snapshot thread: the database runs none.
+	effectWalkEnd
 )
 
 var effectNames = [...]string{
@@ -106,6 +202,16 @@ var effectNames = [...]string{
 	effectForward: "forward", effectExit: "exit", effectSend: "send", effectTimer: "timer",
 	effectTruncate: "truncate", effectSnapshotDelete: "snapshot-delete", effectLogDelete: "log-delete",
 	effectSnapshotSave: "snapshot", effectEpochFile: "epoch-file", effectSnapshotFile: "snapshot-file",
+	effectSetEpoch: "set-epoch", effectAckEpoch: "ackepoch", effectSyncMode: "sync-mode",
+	effectTruncateLog: "truncate-log", effectClaimZxid: "claim", effectSessionTracker: "session-tracker",
+	effectLoadSnapshot: "load-snapshot", effectApplySync: "apply", effectThrow: "throw", effectStartup: "startup",
+	effectLogRequest: "log-request", effectPendingTxn: "pending", effectBoundary: "boundary",
+	effectSyncLog: "sync-log", effectDraw: "draw", effectHoldReads: "hold-reads", effectWhenSyncIdle: "when-sync-idle",
+	effectEpochWrite: "epoch-write", effectLearnerAck: "ack", effectReadHeld: "read-held", effectServe: "serve",
+	effectObserverCommit: "observer-commit", effectFollowerCommit: "commit",
+	effectSyncAnswered: "sync-answered", effectLeave: "leave", effectWaitStart: "wait-start", effectWaitCancel: "wait-cancel", effectWaitWake: "wake",
+	effectWaitContinue: "go-on", effectHandlerShutdown: "handler-shutdown",
+	effectWalkNext: "walk-next", effectWalkEnd: "walk-end",
 }
 
 func (k effectKind) String() string {
@@ -151,6 +257,8 @@ type ready struct {
 	effects []effect
 	// events are the events of the effectObserve effects, by index.
 	events []Event
+	// waiters are the waiters of the quorum waits' effects, by index.
+	waiters []*quorumWaiter
 	// resume says that the core stopped after the last effect, which the rest of its work depends
 	// on: the driver applies the effects, then steps the core again with a continue input.
 	resume bool
@@ -178,6 +286,52 @@ func (r *ready) String() string {
 			if !e.appended {
 				b = append(b, " (refused)"...)
 			}
+		case effectApplySync, effectLogRequest, effectPendingTxn, effectSyncLog, effectObserverCommit:
+			b = fmt.Appendf(b, " %s", FormatZxid(e.entry.Header.Zxid))
+			if e.kind == effectApplySync && e.legacy {
+				b = append(b, " (without the committed log)"...)
+			}
+		case effectSetEpoch:
+			b = fmt.Appendf(b, " %s=%d", e.label, e.zxid)
+		case effectAckEpoch:
+			b = fmt.Appendf(b, " epoch-bytes=%d", e.zxid)
+		case effectSyncMode:
+			b = fmt.Appendf(b, " %s", syncMode(e.zxid))
+		case effectTruncateLog, effectClaimZxid, effectFollowerCommit, effectLearnerAck, effectThrow:
+			b = fmt.Appendf(b, " %s", FormatZxid(e.zxid))
+			if e.label != "" {
+				b = fmt.Appendf(b, " (%s)", e.label)
+			}
+			if e.text != "" {
+				b = fmt.Appendf(b, " %s", e.text)
+			}
+		case effectSnapshotFile:
+			b = fmt.Appendf(b, " %s bytes=%d", FormatZxid(e.zxid), len(e.packet))
+		case effectLoadSnapshot:
+			b = fmt.Appendf(b, " %s bytes=%d", FormatZxid(e.zxid), len(e.packet))
+		case effectBoundary:
+			b = fmt.Appendf(b, " %s", e.label)
+		case effectDraw:
+			b = fmt.Appendf(b, " n=%d", e.zxid)
+		case effectServe:
+			b = fmt.Appendf(b, " epoch=%d", e.zxid)
+		case effectSnapshotSave:
+			if e.legacy {
+				b = append(b, " fsynced"...)
+			}
+		case effectLeave:
+			b = fmt.Appendf(b, " %s", e.text)
+		case effectWaitStart, effectWaitCancel:
+			w := r.waiters[e.event]
+			b = fmt.Appendf(b, " %v %s", w.wait, waiterThread(w.handler))
+		case effectWaitWake:
+			for _, w := range r.waiters[e.event : e.event+int32(e.zxid)] {
+				b = fmt.Appendf(b, " %v:%s", w.wait, waiterThread(w.handler))
+			}
+		case effectWaitContinue:
+			b = fmt.Appendf(b, " %v %s", discoveryWait(e.zxid), waiterThread(e.handler))
+		case effectHandlerShutdown:
+			b = fmt.Appendf(b, " %s: %s", waiterThread(e.handler), e.text)
 		case effectHandOn, effectFinal, effectCommitRequest:
 			if e.req.entry != nil {
 				b = fmt.Appendf(b, " %s", FormatZxid(e.req.zxid()))
@@ -224,6 +378,15 @@ func (r *ready) String() string {
 	return string(b)
 }
 
+// waiterThread names a waiting thread for the datadriven tests: a learner handler's, or the
+// leader's own.
+func waiterThread(h *learnerHandler) string {
+	if h == nil {
+		return "leader"
+	}
+	return fmt.Sprintf("learner=%d", h.sid)
+}
+
 // readyPool keeps a core's ready values for reuse. A ready is in use from the step that fills it
 // until its driver has applied it; an effect may lead to another input of the same core (a hand-on
 // that comes back as a request) while the ready is being applied, so that step takes another.
@@ -241,7 +404,8 @@ func (rp *readyPool) get() *ready {
 func (rp *readyPool) put(r *ready) {
 	clear(r.effects)
 	clear(r.events)
-	r.effects, r.events, r.resume = r.effects[:0], r.events[:0], false
+	clear(r.waiters)
+	r.effects, r.events, r.waiters, r.resume = r.effects[:0], r.events[:0], r.waiters[:0], false
 	rp.free = append(rp.free, r)
 }
 

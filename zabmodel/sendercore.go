@@ -133,10 +133,7 @@ func (h *learnerHandler) senderRun(kind senderInputKind, packet []byte, packetKi
 		case effectSend:
 			p.applySend(h.conn, int32(e.zxid), e.packet, nil)
 		case effectTimer:
-			if h.writeStepFunc == nil {
-				h.writeStepFunc = func() { h.senderRun(senderTurn, nil, 0) }
-			}
-			p.h.after(clock.Duration(e.zxid), h.writeStepFunc)
+			p.h.setTimer(clock.Duration(e.zxid), (*senderTurnTimer)(h))
 		default:
 			panic("zabmodel: the sender's core asked for " + e.kind.String())
 		}

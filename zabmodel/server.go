@@ -57,6 +57,15 @@ const (
 	syncModeTrunc
 )
 
+var syncModeNames = [...]string{syncModeNone: "none", syncModeDiff: "diff", syncModeSnap: "snap", syncModeTrunc: "trunc"}
+
+func (m syncMode) String() string {
+	if int(m) < len(syncModeNames) {
+		return syncModeNames[m]
+	}
+	return fmt.Sprintf("syncMode(%d)", m)
+}
+
 // txnHashCacheSize is how many transactions' hashes a server remembers, indexed by zxid. A server
 // hashes one transaction when it proposes it, logs it, applies it and keeps it in its committed
 // log, a few events apart, with at most a few hundred other transactions in between.
@@ -285,7 +294,7 @@ func (p *peer) handleElection(out electionmodel.Output) {
 		p.electionTimer = 0
 	}
 	if out.Timer.Set {
-		p.electionTimer = p.h.after(out.Timer.After, p.onElectionTimer)
+		p.electionTimer = p.h.setTimer(out.Timer.After, (*electionTimer)(p))
 	}
 	if out.Decided != nil {
 		p.decided(*out.Decided)
@@ -333,12 +342,7 @@ func (p *peer) endRole(reason string) {
 	p.election.Leave()
 	p.role = Looking
 	p.roleGeneration++
-	generation := p.roleGeneration
-	p.h.post(func() {
-		if p.role == Looking && p.roleGeneration == generation {
-			p.startElection()
-		}
-	})
+	p.h.setTimer(0, &electionStartTimer{p: p, generation: p.roleGeneration}) // A post: a step of its own.
 }
 
 // shutdownServer stops the role's ZooKeeperServer (ZooKeeperServer.shutdown(false)) and closes every

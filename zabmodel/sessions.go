@@ -79,7 +79,7 @@ func (t *globalTracker) arm() {
 		return
 	}
 	wait := t.nextExpiry - elapsedMillis(t.p.h)
-	t.timer = t.p.h.after(clock.Duration(max(wait, 0))*clock.Millisecond, t.tick)
+	t.timer = t.p.h.setTimer(clock.Duration(max(wait, 0))*clock.Millisecond, (*sessionExpiryTimer)(t))
 }
 
 // tick is SessionTrackerImpl.run: expire the sessions of the bucket that is due. Like Java, it

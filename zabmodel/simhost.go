@@ -94,20 +94,27 @@ func (h *simHost) halt(reason string) { panic(&death{h: h, exit: reason}) }
 // fail ends the step and the run: a broken assertion.
 func (h *simHost) fail(err error) { panic(&death{h: h, failure: err}) }
 
+// post runs fn as a step of its own at this instant: the host's own flush of held writes, the one
+// closure left in a server's pending events (the protocol code posts timers, setTimer).
 func (h *simHost) post(fn func()) {
 	if h.alive() {
 		h.w.AfterFunc(h.node, 0, func() { h.step(fn) })
 	}
 }
 
-func (h *simHost) after(d clock.Duration, fn func()) sim.TimerID {
+func (h *simHost) cancel(t sim.TimerID) { h.w.CancelTimer(t) }
+
+func (h *simHost) setTimer(d clock.Duration, t timer) sim.TimerID {
 	if !h.alive() {
 		return 0
 	}
-	return h.w.AfterFunc(h.node, d, func() { h.step(fn) })
+	return h.w.SetTimer(h.node, d, t, 0)
 }
 
-func (h *simHost) cancel(t sim.TimerID) { h.w.CancelTimer(t) }
+func (h *simHost) fire(t timer) {
+	defer h.settle()
+	t.fire()
+}
 
 func (h *simHost) elapsed() clock.Time { return h.w.Elapsed(h.node) }
 

@@ -17,22 +17,25 @@ import (
 // tolerates that: the replay is idempotent (DataTree.processTxn) and the learner, which gets no
 // digest with a SNAP, at worst logs digest mismatches until it has applied every transaction of
 // the walk. Each step here is an event, so commits land between any two nodes.
+//
+// The stream is its own timer (timers.go): its first firing begins the stream (SNAP), the later
+// ones step the walk.
 type snapStream struct {
-	h        *learnerHandler
-	writer   *datatree.SnapshotWriter
-	stepFunc func()
+	h      *learnerHandler
+	writer *datatree.SnapshotWriter
+	// begun says that SNAP is written: the timer steps the walk.
+	begun bool
 }
 
 // streamSnap starts the SNAP for h's learner; NEWLEADER follows once the snapshot is written.
 func (h *learnerHandler) streamSnap() {
 	s := &snapStream{h: h}
-	s.stepFunc = s.begin
 	s.schedule()
 }
 
 func (s *snapStream) schedule() {
 	p := s.h.p()
-	p.h.after(p.h.between(snapshotStepLatency/2, snapshotStepLatency*5, 50*clock.Microsecond), s.stepFunc)
+	p.h.setTimer(p.h.between(snapshotStepLatency/2, snapshotStepLatency*5, 50*clock.Microsecond), s)
 }
 
 // live reports whether the handler still streams: its connection and its leader are up.
@@ -54,7 +57,7 @@ func (s *snapStream) begin() {
 		return // A boundary of the write ended the connection or the process.
 	}
 	s.writer = p.db.tree.t.NewSnapshotWriter(sessionList(p.db.sessions), false)
-	s.stepFunc = s.step
+	s.begun = true
 	s.step()
 }
 

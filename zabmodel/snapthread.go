@@ -30,13 +30,78 @@ const (
 // replaced it (a TRUNC reload, a learner leaving between SNAP and NEWLEADER); here the thread ends
 // with the database's tree. That race needs a walk longer than an election and a resync, and its
 // effect, a snapshot of a discarded tree, is the one the trunc-snapshot switch already has.
+//
+// The walk is a core (see ready.go): snapshotThread is its state and step its step function, whose
+// inputs are the thread's start, each step of the walk (a timer the previous step armed) and the
+// answer to its draw; zkDatabase is its driver (runSnapshotThread).
+//
+// Ordering contract: at a step, the boundary snapshot-serializing precedes the draw of how many
+// nodes to write; the walk ends (effectWalkEnd, the thread unregistered) in the same step as its
+// file is written (effectSnapshotFile), right before it: nothing of the server runs between them.
 type snapshotThread struct {
-	db       *zkDatabase
-	tree     *tree
-	zxid     int64
-	writer   *datatree.SnapshotWriter
-	stepFunc func()
+	tree   *tree
+	zxid   int64
+	writer *datatree.SnapshotWriter
+	// resumeWrite says that the core awaits the draw of how many nodes to write.
+	resumeWrite bool
+	readies     readyPool
+	// db is the driver, the database whose thread this is.
+	db *zkDatabase
 }
+
+// snapshotInputKind names what a step of the snapshot thread's core is about.
+type snapshotInputKind uint8
+
+const (
+	// snapshotStart is the thread's start, once it is registered.
+	snapshotStart snapshotInputKind = iota + 1
+	// snapshotStep is the walk's next step (the timer of effectWalkNext).
+	snapshotStep
+	// snapshotContinue resumes the core after its draw, with the draw.
+	snapshotContinue
+)
+
+// snapshotView is what the core reads of its database: whether it is still the thread the database
+// runs, and whether the database still holds the tree it walks (ZKDatabase.clear replaces it).
+type snapshotView interface {
+	walking(st *snapshotThread) bool
+	walksCurrentTree(st *snapshotThread) bool
+}
+
+// step takes one input and returns what must happen; the ready is the driver's until it gives it
+// back with done.
+func (st *snapshotThread) step(kind snapshotInputKind, draw int, view snapshotView) *ready {
+	out := st.readies.get()
+	switch kind {
+	case snapshotStart:
+		out.add(effect{kind: effectWalkNext})
+	case snapshotStep:
+		if !view.walking(st) {
+			break
+		}
+		if !view.walksCurrentTree(st) {
+			out.add(effect{kind: effectWalkEnd})
+			break
+		}
+		out.add(effect{kind: effectBoundary, label: "snapshot-serializing"})
+		out.add(effect{kind: effectDraw, zxid: snapshotStepNodes})
+		out.resume, st.resumeWrite = true, true
+	case snapshotContinue:
+		if !st.resumeWrite {
+			break
+		}
+		st.resumeWrite = false
+		if !st.writer.Step(1 + draw) {
+			out.add(effect{kind: effectWalkNext})
+			break
+		}
+		out.add(effect{kind: effectWalkEnd})
+		out.add(effect{kind: effectSnapshotFile, zxid: st.zxid, packet: st.writer.Finish()})
+	}
+	return out
+}
+
+func (st *snapshotThread) done(r *ready) { st.readies.put(r) }
 
 // startSnapshotThread is what SyncRequestProcessor.run does once shouldSnapshot says so: roll the
 // log (which restarts ZKDatabase.getTxnCount) and start the snapshot thread, unless the previous
@@ -51,33 +116,45 @@ func (db *zkDatabase) startSnapshotThread() {
 		return
 	}
 	db.p.crashPoint("before-snapshot")
-	st := &snapshotThread{db: db, tree: db.tree, zxid: db.tree.lastProcessedZxid()}
+	st := &snapshotThread{tree: db.tree, zxid: db.tree.lastProcessedZxid(), db: db}
 	st.writer = db.tree.t.NewSnapshotWriter(sessionList(db.sessions), true)
-	st.stepFunc = st.step
 	db.snapThread = st
-	st.schedule()
+	db.runSnapshotThread(st, snapshotStart)
 }
 
-func (st *snapshotThread) schedule() {
-	p := st.db.p
-	p.h.after(p.h.between(snapshotStepLatency/2, snapshotStepLatency*5, 50*clock.Microsecond), st.stepFunc)
-}
+// walking and walksCurrentTree make the database the snapshot thread's view.
+func (db *zkDatabase) walking(st *snapshotThread) bool          { return db.snapThread == st }
+func (db *zkDatabase) walksCurrentTree(st *snapshotThread) bool { return db.tree == st.tree }
 
-// step writes the next few nodes, or, with the walk over, the file.
-func (st *snapshotThread) step() {
-	db := st.db
-	if db.snapThread != st {
-		return
+// runSnapshotThread is the driver of the snapshot thread's core: it steps it with kind and applies
+// what it returns, stepping it again with the draw it asked for.
+func (db *zkDatabase) runSnapshotThread(st *snapshotThread, kind snapshotInputKind) {
+	p := db.p
+	draw := 0
+	for {
+		out := st.step(kind, draw, db)
+		for i := range out.effects {
+			e := &out.effects[i]
+			switch e.kind {
+			case effectWalkNext:
+				p.h.setTimer(p.h.between(snapshotStepLatency/2, snapshotStepLatency*5, 50*clock.Microsecond), st)
+			case effectWalkEnd:
+				db.snapThread = nil
+			case effectBoundary:
+				p.crashPoint(e.label)
+			case effectDraw:
+				draw = p.h.choose(int(e.zxid))
+			case effectSnapshotFile:
+				p.applyStorageEffect(*e)
+			default:
+				panic("zabmodel: the snapshot thread's core asked for " + e.kind.String())
+			}
+		}
+		resume := out.resume
+		st.done(out)
+		if !resume {
+			return
+		}
+		kind = snapshotContinue
 	}
-	if db.tree != st.tree {
-		db.snapThread = nil
-		return
-	}
-	db.p.crashPoint("snapshot-serializing")
-	if !st.writer.Step(1 + db.p.h.choose(snapshotStepNodes)) {
-		st.schedule()
-		return
-	}
-	db.snapThread = nil
-	db.p.applyStorageEffect(effect{kind: effectSnapshotFile, zxid: st.zxid, packet: st.writer.Finish()})
 }

@@ -246,23 +246,18 @@ type syncProcessor struct {
 	core syncCore
 	next func(*request) // SendAckRequestProcessor, AckRequestProcessor or the final stage
 
-	// flushCovered is what the fsync in progress covers, for its completion. turnFunc and
-	// flushedFunc are the callbacks of the processor's events, made once rather than for every
-	// turn and every fsync.
+	// flushCovered is what the fsync in progress covers, for its completion (fsyncTimer); the
+	// processor's turns are syncTurnTimer.
 	flushCovered int
-	turnFunc     func()
-	flushedFunc  func()
 
 	// idleWaiters are the steps of other threads that the scheduler put off until this thread had
 	// written, fsynced and passed on all its work (see whenIdle).
-	idleWaiters []func()
+	idleWaiters []timer
 }
 
 func newSyncProcessor(p *peer, next func(*request)) *syncProcessor {
 	sp := &syncProcessor{p: p, next: next}
 	sp.core.snapCount = p.cfg.SnapCount
-	sp.turnFunc = func() { sp.run(syncInput{kind: syncTurn}) }
-	sp.flushedFunc = func() { sp.run(syncInput{kind: syncFlushed, covered: sp.flushCovered}) }
 	sp.core.randRoll = sp.drawRoll() // The threshold the processor starts with.
 	return sp
 }
@@ -291,10 +286,10 @@ func (sp *syncProcessor) shutdown() {
 	sp.idleWaiters = nil
 }
 
-// whenIdle runs fn as a step of its own once this thread has appended, fsynced and passed on (to
+// whenIdle runs fn (a timer that fires at once) as a step of its own once this thread has appended, fsynced and passed on (to
 // SendAckRequestProcessor: the ACKs) everything it holds now, or at once if it holds nothing. It
 // is how another thread of the server runs when the scheduler lets this one go first.
-func (sp *syncProcessor) whenIdle(fn func()) {
+func (sp *syncProcessor) whenIdle(fn timer) {
 	sp.idleWaiters = append(sp.idleWaiters, fn)
 	sp.releaseIdleWaiters()
 }
@@ -307,8 +302,8 @@ func (sp *syncProcessor) releaseIdleWaiters() {
 	}
 	waiters := sp.idleWaiters
 	sp.idleWaiters = nil
-	for _, fn := range waiters {
-		sp.p.h.post(fn)
+	for _, t := range waiters {
+		sp.p.h.setTimer(0, t) // A post: a step of its own at this instant.
 	}
 }
 
@@ -356,7 +351,7 @@ func (sp *syncProcessor) apply(e effect) (roll int, drew bool) {
 			p.crashPoint(name)
 		}
 		sp.flushCovered = p.h.disk().Len()
-		p.h.after(p.fsyncLatency(), sp.flushedFunc)
+		p.h.setTimer(p.fsyncLatency(), (*fsyncTimer)(sp))
 	case effectSnapshotThread:
 		roll = sp.drawRoll()
 		p.db.startSnapshotThread()
@@ -364,7 +359,7 @@ func (sp *syncProcessor) apply(e effect) (roll int, drew bool) {
 	case effectHandOn:
 		sp.next(e.req)
 	case effectPost:
-		p.h.post(sp.turnFunc)
+		p.h.setTimer(0, (*syncTurnTimer)(sp))
 	default:
 		panic("zabmodel: the sync processor's core asked for " + e.kind.String())
 	}

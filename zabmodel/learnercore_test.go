@@ -1,0 +1,162 @@
+package zabmodel
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/zabsim/zabsim/zabmodel/proto"
+	"github.com/zabsim/zabsim/zabmodel/storage"
+)
+
+// TestLearnerCore drives the learner's discovery and sync core (learnerCore) one packet at a time,
+// with no world, and prints the ready each input returns: the epoch writes, the truncation, the
+// txns applied, appended, handed to the sync processor or to the follower's core, the boundaries,
+// the ACKs. The script is the driver: it applies only the epoch writes (to the core's view), so a
+// truncation's outcome, a snapshot's decoding and a draw are inputs the script gives with
+// continue. Rewrite with
+//
+//	go test ./zabmodel -run TestLearnerCore -rewrite
+//
+// The commands:
+//
+//	new [observer] [bugs=LIST] [accepted=N] [current=N]
+//	                        a learner that has sent FOLLOWERINFO (or OBSERVERINFO), with those
+//	                        epochs and bug switches
+//	leaderinfo zxid=E:C     LEADERINFO
+//	diff|trunc|snap zxid=E:C
+//	                        the sync mode
+//	snapshot [bytes=N]      the leader's snapshot after a SNAP
+//	proposal|inform|commit zxid=E:C
+//	                        a packet of the sync
+//	newleader, uptodate, ping, sync
+//	                        NEWLEADER, UPTODATE, PING (which the sync ignores), SYNC
+//	continue [ok=BOOL] [reached=E:C] [failure=TEXT] [draw=N]
+//	                        resume after a ready that ended with "resume", with the world's answer
+//	sync-busy [busy=BOOL]   whether the sync processor has work in hand (the view)
+//	epoch-written           the QuorumPeer thread's currentEpoch write completes
+//	sync-idle               the QuorumPeer thread's turn after the sync thread's (ZK-4643)
+//	state                   the core's state and syncWithLeader's lists
+func TestLearnerCore(t *testing.T) {
+	datadriven.Walk(t, filepath.Join("testdata", "core", "learner"), func(t *testing.T, path string) {
+		var env learnerCoreEnv
+		datadriven.RunTest(t, path, env.handle)
+	})
+}
+
+type learnerCoreEnv struct {
+	core              *learnerCore
+	accepted, current int64
+	busy              bool
+}
+
+func (env *learnerCoreEnv) acceptedEpochValue() int64 { return env.accepted }
+func (env *learnerCoreEnv) currentEpochValue() int64  { return env.current }
+func (env *learnerCoreEnv) syncThreadBusy() bool      { return env.busy }
+
+var learnerCorePackets = map[string]int32{
+	"leaderinfo": pktLeaderInfo, "diff": pktDiff, "trunc": pktTrunc, "snap": pktSnap, "proposal": pktProposal,
+	"inform": pktInform, "commit": pktCommit, "newleader": pktNewLeader, "uptodate": pktUpToDate, "ping": pktPing,
+	"sync": pktSync,
+}
+
+func (env *learnerCoreEnv) handle(t *testing.T, d *datadriven.TestData) string {
+	if d.Cmd != "new" && env.core == nil {
+		d.Fatalf(t, "new first")
+	}
+	var in learnerInput
+	switch d.Cmd {
+	case "new":
+		bugs := ""
+		d.MaybeScanArgs(t, "bugs", &bugs)
+		set, err := ParseBugs(bugs)
+		if err != nil {
+			d.Fatalf(t, "bugs: %v", err)
+		}
+		env.accepted, env.current, env.busy = 0, 0, false
+		d.MaybeScanArgs(t, "accepted", &env.accepted)
+		d.MaybeScanArgs(t, "current", &env.current)
+		env.core = &learnerCore{bugs: set, observer: d.HasArg("observer"), state: lsAwaitLeaderInfo}
+		return "ok\n"
+	case "leaderinfo", "diff", "trunc", "snap", "proposal", "inform", "commit", "newleader", "uptodate", "ping", "sync":
+		in = learnerInput{kind: learnerPacket, packetType: learnerCorePackets[d.Cmd]}
+		if d.HasArg("zxid") {
+			var z string
+			d.ScanArgs(t, "zxid", &z)
+			in.zxid = parseCoreZxid(t, d, z)
+		}
+		if d.Cmd == "proposal" || d.Cmd == "inform" {
+			in.entry = &proto.TxnEntry{Header: proto.TxnHeader{Zxid: in.zxid, Type: proto.OpCreate}}
+		}
+	case "snapshot":
+		n := 16
+		d.MaybeScanArgs(t, "bytes", &n)
+		in = learnerInput{kind: learnerSnapshot, payload: make([]byte, n)}
+	case "continue":
+		in = learnerInput{kind: learnerContinue}
+		d.MaybeScanArgs(t, "ok", &in.ok)
+		d.MaybeScanArgs(t, "failure", &in.failure)
+		d.MaybeScanArgs(t, "draw", &in.draw)
+		if d.HasArg("reached") {
+			var z string
+			d.ScanArgs(t, "reached", &z)
+			in.reached = parseCoreZxid(t, d, z)
+		}
+	case "sync-busy":
+		env.busy = true
+		d.MaybeScanArgs(t, "busy", &env.busy)
+		return "ok\n"
+	case "epoch-written":
+		in = learnerInput{kind: learnerEpochWritten}
+	case "sync-idle":
+		in = learnerInput{kind: learnerSyncIdle}
+	case "state":
+		return env.state()
+	default:
+		d.Fatalf(t, "unknown command %q", d.Cmd)
+	}
+	out := env.core.step(in, env)
+	text := out.String()
+	for _, e := range out.effects {
+		if e.kind == effectSetEpoch {
+			if e.label == storage.AcceptedEpochFile {
+				env.accepted = e.zxid
+			} else {
+				env.current = e.zxid
+			}
+		}
+	}
+	env.core.done(out)
+	if text == "" {
+		return "ok\n"
+	}
+	return text
+}
+
+var learnerStateNames = [...]string{
+	lsConnecting: "connecting", lsAwaitLeaderInfo: "await-leaderinfo", lsAwaitSyncMode: "await-sync-mode",
+	lsAwaitSnapshot: "await-snapshot", lsSyncing: "syncing", lsBroadcast: "broadcast", lsDead: "dead",
+}
+
+func (env *learnerCoreEnv) state() string {
+	c := env.core
+	var b strings.Builder
+	zxids := func(list []int64) string {
+		parts := make([]string, len(list))
+		for i, z := range list {
+			parts[i] = FormatZxid(z)
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	}
+	notLogged := make([]int64, len(c.notLogged))
+	for i, e := range c.notLogged {
+		notLogged[i] = e.Header.Zxid
+	}
+	fmt.Fprintf(&b, "state=%s epoch=%d accepted=%d current=%d\n", learnerStateNames[c.state], c.newEpoch, env.accepted, env.current)
+	fmt.Fprintf(&b, "snapshot-needed=%t sync-snapshot=%t write-to-txn-log=%t pre-zab1=%t\n", c.snapshotNeeded, c.syncSnapshot, c.writeToTxnLog, c.preZab1)
+	fmt.Fprintf(&b, "not-logged=%s committed=%s requests-to-ack=%s\n", zxids(notLogged), zxids(c.committed), zxids(c.requestsToAck))
+	return b.String()
+}
