@@ -44,6 +44,11 @@ type Coverage struct {
 	transitions [coverageKinds][coverageKinds][8]bool
 	// sites are the boundary hits an injection can be aimed at (see Site).
 	sites []Site
+	// pending are the proposals leaders have outstanding, oldest first, and
+	// departedNewLeaderAcks how many NEWLEADER acks of departed learners leaders not yet
+	// established hold (coverage_pending.go).
+	pending               []*pendingProposal
+	departedNewLeaderAcks int
 }
 
 // Site is an effect boundary that a server reached in a run: the first hit of that boundary since
@@ -132,10 +137,17 @@ type serverCoverage struct {
 	history      uint8
 	lastSnapshot int64
 	// reached holds the boundaries (by boundaryIndex) the server hit since its role or phase last
-	// changed, and reachedRole and reachedPhase that role and phase.
-	reached      [4]uint64
+	// changed, per site window (siteWindow), and reachedRole and reachedPhase that role and phase.
+	reached      [windowCount][4]uint64
 	reachedRole  zabmodel.Role
 	reachedPhase phase
+	// newLeaderAckEpoch and newLeaderAckTo are the epoch and leader of the learner's last
+	// NEWLEADER ack while it still follows that leader; establishedEpoch is, for a leader, the
+	// epoch it was last established in, and departedNewLeaderAckers how many learners left after
+	// acknowledging its NEWLEADER before it was established.
+	newLeaderAckEpoch, newLeaderAckTo int64
+	establishedEpoch                  int64
+	departedNewLeaderAckers           int
 }
 
 // History bits: what a server's disk has lived through in the run. The bugs of the zoo's rarest
@@ -250,7 +262,9 @@ var durableKinds = func() []bool {
 func (c *Coverage) event(e zabmodel.Event) {
 	s := c.server(e.Server)
 	truncated := s.lastLogged
+	prevPhase, prevRole := s.phase, s.role
 	c.advance(s, e)
+	c.pendingEvent(s, prevPhase, prevRole, e)
 	role, ph, kind, source := e.Role, s.phase, e.Kind, e.Source
 
 	k, r, src, prev := min(int(kind), coverageKinds-1), int(role)&7, int(source)&7, s.last
@@ -391,21 +405,22 @@ func (c *Coverage) Sites() []Site { return c.sites }
 func (c *Coverage) crashPoint(sid int64, point string, at clock.Time) {
 	s := c.server(sid)
 	ph := s.phase
+	window := c.siteWindow(sid)
 	if i, ok := boundaryIndex[point]; ok && i < 256 && len(c.sites) < maxSites {
 		if s.reachedRole != s.role || s.reachedPhase != ph {
-			s.reached, s.reachedRole, s.reachedPhase = [4]uint64{}, s.role, ph
+			s.reached, s.reachedRole, s.reachedPhase = [windowCount][4]uint64{}, s.role, ph
 		}
-		if s.reached[i/64]&(1<<(i%64)) == 0 {
-			s.reached[i/64] |= 1 << (i % 64)
+		if reached := &s.reached[window]; reached[i/64]&(1<<(i%64)) == 0 {
+			reached[i/64] |= 1 << (i % 64)
 			c.sites = append(c.sites, Site{Server: sid, Point: point, At: at,
-				Key: mix(0x0b, uint64(i), uint64(ph), uint64(s.role), uint64(s.last))})
+				Key: mix(0x0b, uint64(i), uint64(ph), uint64(s.role), uint64(s.last), window)})
 		}
 	}
-	hash := mix(0x07, hashString(point), uint64(ph))
+	hash := mix(0x07, hashString(point), uint64(ph), window)
 	if _, ok := c.seen[hash]; ok {
 		return
 	}
-	c.add(hash, at, sid, func() string { return fmt.Sprintf("reached %s in %s", point, ph) })
+	c.add(hash, at, sid, func() string { return fmt.Sprintf("reached %s in %s in window %s", point, ph, windowString(window)) })
 	c.features[len(c.features)-1].Point = point
 }
 
