@@ -30,6 +30,11 @@ import (
 //   - fault context: each fault (crash, crash point, pause, reset, partition, clog...) with the
 //     phase and last step of the server it hit, and the first two steps that server took after it;
 //   - crash points reached: each named persistence boundary a server reached, with its phase;
+//   - outstanding proposals across servers and clients (coverage_pending.go): a learner leaving
+//     while its leader still waits to commit proposals it acknowledged, and what follows; a learner
+//     leaving between its NEWLEADER ack and UPTODATE; a session disconnecting, reconnecting and
+//     sending requests while its transaction is pending at the leader; and, at every boundary
+//     reached, which of those windows were open (siteWindow);
 //   - counts: how many times a run took each step, in AFL's logarithmic buckets, so that "more of
 //     the same" (many elections, many syncs) is also new.
 type Coverage struct {
@@ -56,8 +61,9 @@ type Coverage struct {
 // write as a follower, its first COMMIT sent as a new leader). An injection armed a nanosecond
 // before At on that server lands on exactly that hit (the run is the parent's up to there), so a
 // site is a fault that is sure to fire, inside a window the run is known to open. Key names the
-// situation (boundary, phase, role, the server's previous step) and is what the fuzzer counts to
-// know which sites are rare.
+// situation (boundary, phase, role, the server's previous step, the site window: see siteWindow)
+// and is what the fuzzer counts to know which sites are rare. A boundary's first hit inside each
+// window is a site of its own.
 type Site struct {
 	Server int64
 	Point  string

@@ -122,8 +122,8 @@ func (c *Coverage) siteWindow(sid int64) uint64 {
 	return w
 }
 
-// pendingBefore follows the outstanding proposals through an event, before the server's derived
-// state advances (prev is the server's state then).
+// pendingEvent follows the outstanding proposals through an event, once the server's derived
+// state has advanced (prevPhase and prevRole are the server's phase and role before it).
 func (c *Coverage) pendingEvent(s *serverCoverage, prevPhase phase, prevRole zabmodel.Role, e zabmodel.Event) {
 	bit := sidBit(e.Server)
 	switch e.Kind {
