@@ -210,6 +210,10 @@ func cmdHunt(env *environment, args []string) int {
 				return runErrorExit(err)
 			}
 			record.Fuzz = comparison
+			if f.fuzzOnly {
+				// The fuzzer's hunts are the only ones: whether it found the bug decides.
+				record.Found = comparison.FuzzFound > 0
+			}
 		}
 		if env.stderrIsTerminal && !f.json {
 			fmt.Fprintf(env.stderr, "hunt: %s\n", huntProgress(record))
