@@ -38,6 +38,17 @@ const (
 	// after the writers already waiting, and the first of them takes the write lock as soon as
 	// the downgrading holder releases it, while that holder still reads.
 	BugDowngradeNewNode
+	// BugNestedRetryNull: Curator 5's own protected create in the foreground (as InterProcessMutex
+	// makes its nodes). Its protected-mode search runs on the create's retry loop
+	// (ThreadLocalRetryLoop, CURATOR-559) and marks that loop complete when it returns; if the
+	// create that follows the search then fails with a retryable code, the loop takes the
+	// exception, sleeps, and ends, and the create returns null without an exception. So no
+	// background search deletes the node (protectedPathInForeground schedules it only for an
+	// exception), and LockInternals.internalLockLoop throws a NullPointerException: a create that
+	// committed although its reply was lost leaves an orphan of the live session, first in the
+	// queue or ahead of later waiters, that nobody will delete while the session lives. zabsim's
+	// audit found this in Curator's code; it is not in BUGS.md's table.
+	BugNestedRetryNull
 )
 
 var bugTable = switches.NewTable("recipe bug",
@@ -48,6 +59,7 @@ var bugTable = switches.NewTable("recipe bug",
 	switches.Switch[Bug]{Bit: BugWriterSkipsReaders, Name: "rwlock-writer-skips-readers", Description: "a writer waits only for earlier writers, not for earlier readers"},
 	switches.Switch[Bug]{Bit: BugUnsyncedSearch, Name: "curator-unsynced-search", Description: "the protected-mode search lists children without a sync first (Curator's own code)"},
 	switches.Switch[Bug]{Bit: BugDowngradeNewNode, Name: "rwlock-downgrade-new-node", Description: "a downgrading read lock queues a new node behind waiting writers (Curator before 5.5.0, CURATOR-621)"},
+	switches.Switch[Bug]{Bit: BugNestedRetryNull, Name: "curator-nested-retry-null", Description: "a protected create retried after a protected-mode search returns null on a connection loss, orphaning its node (Curator 5's own code)"},
 )
 
 // Table returns the recipe bugs' table, which names the switches of a Bugs set.

@@ -10,7 +10,11 @@
 //     states (CONNECTED, SUSPENDED, RECONNECTED, LOST), the retry policy (ExponentialBackoffRetry)
 //     around every operation, the protected-mode create (with the background deletion of the node
 //     of a protected create that ended in a connection loss, FindAndDeleteProtectedNodeInBackground)
-//     and the guaranteed delete, and the dispatch of watch events.
+//     and the guaranteed delete, and the dispatch of watch events. A foreground operation waits
+//     for a connection before its first attempt only (RetryLoop.callWithRetry), a background one
+//     until the connection timeout has passed since it began (CuratorFrameworkImpl); the
+//     protected-mode search of a foreground create shares the create's retries
+//     (ThreadLocalRetryLoop, CURATOR-559).
 //   - ExclusiveLock: one ephemeral node; a create that finds it watches it and tries again, and
 //     recognises its own node (a lost reply's) by the ephemeral owner; an acquisition given up
 //     while its create's outcome was unknown deletes the node if this session made it.

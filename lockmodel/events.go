@@ -26,6 +26,9 @@ var (
 	// ErrBusy: an acquisition is already in progress on this recipe object. Curator would block the
 	// second thread; a simulated application runs one acquisition at a time.
 	ErrBusy = errors.New("lockmodel: an acquisition is already in progress")
+	// ErrNullPath: the lock node's create returned null without an exception, and
+	// LockInternals.internalLockLoop threw a NullPointerException (BugNestedRetryNull).
+	ErrNullPath = errors.New("lockmodel: the lock node's create returned no path (NullPointerException)")
 	// ErrClosed: the recipe was closed.
 	ErrClosed = errors.New("lockmodel: the recipe is closed")
 	// ErrInvalidPath: a lock path that ZooKeeper would refuse.

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/zabmodel/client"
 	"github.com/zabsim/zabsim/zabmodel/proto"
 )
 
@@ -276,4 +277,116 @@ func TestExclusiveReleaseGivenUpDeletesInTheBackground(t *testing.T) {
 	h.run(10 * clock.Second)
 	require.True(t, again.Held && gb.Held, "then the other: a %v, b %v", again.Err, gb.Err)
 	assert.NotEqual(t, ga.Token, again.Token, "a node of its own, not the released one")
+}
+
+// createResetter is a Tracer that resets the application's connections when it is about to send
+// its first create under base, so that the create is lost before it reaches a server.
+type createResetter struct {
+	h    *harness
+	app  *testApp
+	base string
+	done bool
+}
+
+func (c *createResetter) Request(_ int64, r Request) func(Reply) {
+	if r.Kind == proto.OpCreate && strings.HasPrefix(r.Path, c.base+"/") && !c.done {
+		c.done = true
+		for _, conn := range c.h.nw.Conns(c.app.node) {
+			if peer, _ := c.h.nw.Peer(c.app.node, conn); peer != c.h.res.Node() {
+				c.h.nw.Reset(conn)
+			}
+		}
+	}
+	return func(Reply) {}
+}
+
+func (c *createResetter) WatchEvent(int64, client.Event) {}
+
+// The first create of a's lock node is lost before it reaches a server, the protected-mode search
+// finds nothing, and the reply of the second create, which commits, is lost. Curator 5's
+// foreground create then returns null (its search marked the shared retry loop complete), and
+// the committed node is an orphan of a's live session that blocks the queue
+// (BugNestedRetryNull); the correct retry loop goes on, and its next search finds the node.
+func TestNestedRetryNullOrphansTheNode(t *testing.T) {
+	for _, bug := range []bool{false, true} {
+		h := newHarness(t, 44, 3, true)
+		h.ensure("/locks", "/locks/m")
+		bugs := Bugs{}
+		if bug {
+			bugs = bugs.With(BugNestedRetryNull)
+		}
+		tracer := &createResetter{h: h, base: "/locks/m"}
+		a := h.appWith("a", Config{Bugs: bugs, Tracer: tracer})
+		tracer.app = a
+		m, err := NewMutex(a.s, "/locks/m", []byte("a"))
+		require.NoError(t, err)
+		h.run(time2s)
+		resets := loseCreateReply(h, a, "/locks/m")
+		g := acquire(t, m, 0)
+		h.run(20 * clock.Second)
+		require.True(t, tracer.done, "the first create was lost")
+		require.Equal(t, 1, *resets, "the second create's reply was lost")
+		children := h.children("/locks/m")
+		require.Len(t, children, 1, "the second create made the node")
+		if !bug {
+			assert.True(t, g.Held, "the next search finds the node: %v", g.Err)
+			continue
+		}
+		assert.False(t, g.Held)
+		assert.ErrorIs(t, g.Err, ErrNullPath)
+		assert.False(t, m.Acquiring())
+		assert.True(t, a.s.State().IsConnected(), "a's session lives on: %v", a.s.State())
+		b := h.app("b", Bugs{})
+		mb, err := NewMutex(b.s, "/locks/m", []byte("b"))
+		require.NoError(t, err)
+		h.run(time2s)
+		gb := acquire(t, mb, 0)
+		h.run(20 * clock.Second)
+		assert.False(t, gb.Held, "b waits behind a's orphan")
+	}
+}
+
+// requestResetter is a Tracer that resets the application's connections when it is about to send
+// a request of a kind in times, as often as times says for that kind.
+type requestResetter struct {
+	h     *harness
+	app   *testApp
+	times map[proto.OpCode]int
+}
+
+func (c *requestResetter) Request(_ int64, r Request) func(Reply) {
+	if c.times[r.Kind] > 0 {
+		c.times[r.Kind]--
+		for _, conn := range c.h.nw.Conns(c.app.node) {
+			if peer, _ := c.h.nw.Peer(c.app.node, conn); peer != c.h.res.Node() {
+				c.h.nw.Reset(conn)
+			}
+		}
+	}
+	return func(Reply) {}
+}
+
+func (c *requestResetter) WatchEvent(int64, client.Event) {}
+
+// The protected-mode search runs on its create's retry loop (ThreadLocalRetryLoop, CURATOR-559):
+// with a policy of one retry, a lost create and then a lost sync of the search use it up, and the
+// create fails. A search with retries of its own would sync again and the create would succeed.
+func TestProtectedSearchSharesTheCreatesRetries(t *testing.T) {
+	h := newHarness(t, 45, 3, true)
+	h.ensure("/locks", "/locks/m")
+	tracer := &requestResetter{h: h, times: map[proto.OpCode]int{proto.OpCreate: 1, proto.OpSync: 1}}
+	a := h.appWith("a", Config{Retry: RetryPolicy{BaseSleep: clock.Second, MaxRetries: 1, MaxSleep: clock.Second}, Tracer: tracer})
+	tracer.app = a
+	m, err := NewMutex(a.s, "/locks/m", []byte("a"))
+	require.NoError(t, err)
+	h.run(time2s)
+	g := acquire(t, m, 0)
+	h.run(20 * clock.Second)
+	require.Zero(t, tracer.times[proto.OpCreate]+tracer.times[proto.OpSync], "the create and the sync were lost")
+	assert.False(t, g.Held)
+	var ce *CodeError
+	require.ErrorAs(t, g.Err, &ce, "the create failed: %v", g.Err)
+	assert.Equal(t, "create", ce.Op)
+	assert.Equal(t, proto.ConnectionLoss, ce.Code)
+	assert.Empty(t, h.children("/locks/m"), "no node was made")
 }

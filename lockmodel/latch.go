@@ -211,7 +211,7 @@ func (l *LeaderLatch) lead(zxid int64) {
 		l.leadWithoutOwnerCheck(path, zxid)
 		return
 	}
-	l.s.getDataRetrying(path, nil, func(r client.DataResult) {
+	l.s.getDataInBackground(path, nil, func(r client.DataResult) {
 		if l.state != LatchStarted || l.ourPath != path {
 			return
 		}
@@ -244,7 +244,7 @@ func (l *LeaderLatch) leadWithoutOwnerCheck(path string, zxid int64) {
 		l.setLeadership(true, zxid, 0)
 		return
 	}
-	l.s.existsRetrying(path, nil, func(r client.StatResult) {
+	l.s.existsInBackground(path, nil, func(r client.StatResult) {
 		if l.state != LatchStarted || l.ourPath != path {
 			return
 		}
@@ -273,7 +273,7 @@ func (l *LeaderLatch) setNode(path string, token int64) {
 	old := l.ourPath
 	l.ourPath, l.ourToken = path, token
 	if old != "" {
-		l.s.deleteGuaranteed(old, nil)
+		l.s.deleteGuaranteedInBackground(old, nil)
 	}
 }
 
@@ -289,7 +289,7 @@ func (l *LeaderLatch) getChildren() {
 	if l.s.cfg.Bugs.Has(BugHerd) {
 		target = l
 	}
-	l.s.getChildrenRetrying(l.path, target, func(r client.ChildrenResult) {
+	l.s.getChildrenInBackground(l.path, target, func(r client.ChildrenResult) {
 		switch r.Err {
 		case proto.OK:
 			l.checkLeadership(r.Children, r.Zxid)
@@ -335,7 +335,7 @@ func (l *LeaderLatch) checkLeadership(children []string, zxid int64) {
 		// As Curator's watcher lambda captures the path it was made for, the event names the node
 		// whose predecessor this is, even if the participant has moved to a new node since.
 		node, watch := l.ourPath, joinPath(l.path, sorted[ours-1])
-		l.s.getDataRetrying(watch, l, func(r client.DataResult) {
+		l.s.getDataInBackground(watch, l, func(r client.DataResult) {
 			switch r.Err {
 			case proto.OK:
 				l.emit(Event{Kind: EventWatching, Node: node, Path: watch, Zxid: r.Zxid})

@@ -97,8 +97,8 @@ type acquisition struct {
 	timer         sim.TimerID
 	done          func(Grant)
 	ended         bool
-	// interrupted: the acquisition was interrupted (interrupt) and ends at the next point it
-	// notices.
+	// interrupted: the acquisition ended because it was interrupted (interrupt); a node its
+	// create makes after that is deleted.
 	interrupted bool
 }
 
@@ -204,12 +204,23 @@ func (m *Mutex) attemptLock(a *acquisition) {
 	}
 	m.s.createLockNode(path, m.data, mode, false, func(r created) {
 		if a.ended {
+			if a.interrupted && r.code == proto.OK && r.path != "" {
+				// The create of an acquisition interrupted meanwhile made the node after
+				// all: protectedPathInForeground's FindAndDeleteProtectedNodeInBackground
+				// deletes it (a background guaranteed delete).
+				m.s.deleteGuaranteedInBackground(r.path, nil)
+			}
 			return
 		}
-		if a.interrupted && r.code == proto.OK {
-			a.node = r.path // Made after all: the interrupted acquisition deletes it.
-		}
-		if m.stopIfInterrupted(a) {
+		if r.null {
+			// BugNestedRetryNull: createsTheLock returned null. internalLockLoop lists the
+			// children, then throws a NullPointerException on ourPath.substring; its quiet
+			// delete of a null path fails, and attemptLock does not catch the exception.
+			m.s.getChildrenRetrying(m.base, nil, func(client.ChildrenResult) {
+				if !a.ended {
+					m.fail(a, ErrNullPath)
+				}
+			})
 			return
 		}
 		if r.code == proto.NoNode {
@@ -242,7 +253,7 @@ func (m *Mutex) loop(a *acquisition) {
 		target = m
 	}
 	m.s.getChildrenRetrying(m.base, target, func(r client.ChildrenResult) {
-		if a.ended || m.stopIfInterrupted(a) {
+		if a.ended {
 			return
 		}
 		switch r.Err {
@@ -293,7 +304,7 @@ func (m *Mutex) driverFor(sorted []string, ours string) (bool, string, bool) {
 // loop runs again at once.
 func (m *Mutex) watchPredecessor(a *acquisition, path string) {
 	m.s.getDataRetrying(path, m, func(r client.DataResult) {
-		if a.ended || m.stopIfInterrupted(a) {
+		if a.ended {
 			return
 		}
 		switch r.Err {
@@ -349,7 +360,7 @@ func (m *Mutex) granted(a *acquisition, zxid int64, viaWriteLock bool) {
 		return
 	}
 	m.s.existsRetrying(a.node, nil, func(r client.StatResult) {
-		if a.ended || m.stopIfInterrupted(a) {
+		if a.ended {
 			return
 		}
 		switch r.Err {
@@ -375,13 +386,12 @@ func (m *Mutex) finish(a *acquisition, token, zxid int64, viaWriteLock bool) {
 
 // noNode handles "Sequential path not found": the node is deleted (in case it exists after all),
 // and after the policy's sleep the whole attempt starts over with a new node, as attemptLock does on
-// a NoNodeException; once the policy gives up the acquisition fails.
+// a NoNodeException; once the policy gives up the acquisition fails. A delete that fails does not
+// end the acquisition: internalLockLoop deletes the node with deleteOurPathQuietly, which adds
+// the delete's exception to the NoNodeException as a suppressed one, and attemptLock catches the
+// NoNodeException and starts over all the same (the guaranteed delete goes on in the background).
 func (m *Mutex) noNode(a *acquisition) {
-	m.deleteNode(a, func(code proto.Code) {
-		if code != proto.OK {
-			m.fail(a, &CodeError{Op: "delete", Path: a.node, Code: code})
-			return
-		}
+	m.deleteNode(a, func(proto.Code) {
 		d, ok := m.s.cfg.Retry.sleep(m.s.w, a.noNodeRetries)
 		if !ok {
 			path := a.node
@@ -394,7 +404,7 @@ func (m *Mutex) noNode(a *acquisition) {
 		a.noNodeRetries++
 		m.emit(Event{Kind: EventRequeued, Attempt: a.id, Node: a.node})
 		m.s.later(d, func() {
-			if !a.ended && !m.stopIfInterrupted(a) {
+			if !a.ended {
 				a.node, a.stat = "", nil
 				m.attemptLock(a)
 			}
@@ -403,30 +413,27 @@ func (m *Mutex) noNode(a *acquisition) {
 }
 
 // interrupt interrupts the acquisition in progress, as LeaderSelector.cancelElection interrupts
-// the thread blocked in InterProcessMutex.acquire: a waiting acquisition ends at once; one with a
-// ZooKeeper call in flight ends when the call returns (a Java thread notices the interrupt at its
-// next blocking step). Either way LockInternals' lock loop deletes the acquisition's node (a node
-// its create made after all included) and the acquisition fails with ErrInterrupted.
+// the thread blocked in InterProcessMutex.acquire. A Java thread notices at once wherever it
+// blocks: in wait() for a notification, in a ZooKeeper call (ClientCnxn.submitRequest's
+// packet.wait), in the retry policy's sleep, or in the wait for a connection
+// (internalBlockUntilConnectedOrTimedOut), so the acquisition fails with ErrInterrupted now.
+// Its node, if it has one, is deleted in the background: the lock loop's deleteOurPathQuietly
+// runs with the interrupt flag set again (ThreadUtils.checkInterrupted), its guaranteed delete
+// is interrupted too, and DeleteBuilderImpl hands the path to the FailedDeleteManager. A node
+// that an interrupted create makes after all is deleted the same way (attemptLock), as
+// protectedPathInForeground's FindAndDeleteProtectedNodeInBackground deletes it.
 func (m *Mutex) interrupt() {
 	a := m.acq
 	if a == nil || a.ended || a.interrupted {
 		return
 	}
 	a.interrupted = true
-	if a.waiting {
-		a.waiting = false
-		m.s.w.CancelTimer(a.timer)
-		m.failDeleting(a, ErrInterrupted)
+	a.waiting = false
+	m.s.w.CancelTimer(a.timer)
+	if a.node != "" {
+		m.s.deleteGuaranteedInBackground(a.node, nil)
 	}
-}
-
-// stopIfInterrupted ends an interrupted acquisition where it noticed, reporting whether it did.
-func (m *Mutex) stopIfInterrupted(a *acquisition) bool {
-	if !a.interrupted {
-		return false
-	}
-	m.failDeleting(a, ErrInterrupted)
-	return true
+	m.fail(a, ErrInterrupted)
 }
 
 // failDeleting ends the acquisition with err after deleting its node (the lock loop's finally).
@@ -434,8 +441,18 @@ func (m *Mutex) failDeleting(a *acquisition, err error) {
 	m.deleteNode(a, func(proto.Code) { m.fail(a, err) })
 }
 
+// timedOut gives up at the deadline: internalLockLoop breaks out of its loop and deletes the node
+// with deleteOurPath, which, unlike the quiet delete of its catch block, throws: a guaranteed
+// delete that fails (its retries used up; FailedDeleteManager goes on in the background) makes
+// acquire throw that exception instead of returning false.
 func (m *Mutex) timedOut(a *acquisition) {
-	m.deleteNode(a, func(proto.Code) { m.fail(a, nil) })
+	m.deleteNode(a, func(code proto.Code) {
+		if code != proto.OK {
+			m.fail(a, &CodeError{Op: "delete", Path: a.node, Code: code})
+			return
+		}
+		m.fail(a, nil)
+	})
 }
 
 func (m *Mutex) deleteNode(a *acquisition, done func(proto.Code)) {

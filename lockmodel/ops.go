@@ -223,14 +223,58 @@ func statIf(code proto.Code, stat proto.Stat) *proto.Stat {
 	return &stat
 }
 
-// retrying is RetryLoop.callWithRetry: it runs attempt (given the number of retries so far) once
-// the session is connected or the connection timeout has passed, and again after the policy's sleep
-// while the result's code is retryable, then hands the last result to done.
+// retrying is RetryLoop.callWithRetry, the retry loop of a foreground operation: it runs attempt
+// (given the number of retries so far) once the session is connected or the connection timeout has
+// passed, and again after the policy's sleep while the result's code is retryable, then hands the
+// last result to done. Only the first attempt waits for a connection, as callWithRetry calls
+// CuratorZookeeperClient.internalBlockUntilConnectedOrTimedOut once, before its loop: a retry goes
+// to the ZooKeeper client at once, connected or not, and a client that is not connected queues it
+// and fails it with CONNECTIONLOSS when its next connection attempt fails (ClientCnxn.cleanup), so
+// that a long disconnection uses up the policy's retries.
 func retrying[R any](s *Session, code func(R) proto.Code, attempt func(count int, done func(R)), done func(R)) {
+	retryingOn(s, new(retryLoop), code, attempt, done)
+}
+
+// retryLoop is the state of one of Curator's RetryLoops: how many retries its policy has allowed,
+// and whether a call marked it complete. Since Curator 5.0 (CURATOR-559) a foreground call nested
+// in another's retry loop on the same thread, such as the protected-mode search inside a create's
+// retry, runs on the outer call's loop (ThreadLocalRetryLoop), so that the two share one policy's
+// retries.
+type retryLoop struct {
+	count    int
+	complete bool
+}
+
+// retryingOn is retrying on a given retry loop, which nested calls share.
+func retryingOn[R any](s *Session, loop *retryLoop, code func(R) proto.Code, attempt func(count int, done func(R)), done func(R)) {
+	var run func()
+	run = func() {
+		attempt(loop.count, func(r R) {
+			if c := code(r); retryable(c) && s.state != StateLost {
+				if d, ok := s.cfg.Retry.sleep(s.w, loop.count); ok {
+					loop.count++
+					s.later(d, run)
+					return
+				}
+			}
+			done(r)
+		})
+	}
+	s.whenConnected(run)
+}
+
+// retryingInBackground is the retry loop of a background operation (CuratorFrameworkImpl's
+// performBackgroundOperation and processBackgroundOperation): each attempt, the first and every
+// retry, waits for a connection, but only until the connection timeout has passed since the
+// operation began (OperationAndData.getElapsedTimeMs); an attempt that finds no connection after
+// that is not sent but fails with CONNECTIONLOSS (lost), which goes through the retry policy like
+// any other (CURATOR-52).
+func retryingInBackground[R any](s *Session, code func(R) proto.Code, lost func(proto.Code) R, attempt func(count int, done func(R)), done func(R)) {
+	deadline := s.w.Elapsed(s.node).Add(s.cfg.ConnectionTimeout)
 	var run func(count int)
 	run = func(count int) {
-		s.whenConnected(func() {
-			attempt(count, func(r R) {
+		s.whenConnectedWithin(deadline.Sub(s.w.Elapsed(s.node)), func() {
+			finish := func(r R) {
 				if c := code(r); retryable(c) && s.state != StateLost {
 					if d, ok := s.cfg.Retry.sleep(s.w, count); ok {
 						s.later(d, func() { run(count + 1) })
@@ -238,7 +282,12 @@ func retrying[R any](s *Session, code func(R) proto.Code, attempt func(count int
 					}
 				}
 				done(r)
-			})
+			}
+			if !s.state.IsConnected() && s.state != StateLost {
+				finish(lost(proto.ConnectionLoss))
+				return
+			}
+			attempt(count, finish)
 		})
 	}
 	run(0)
@@ -251,7 +300,12 @@ func codeOfResult(r client.Result) proto.Code           { return r.Err }
 
 // getChildrenRetrying is getChildren().forPath(path) (or usingWatcher) with the retry policy.
 func (s *Session) getChildrenRetrying(path string, target watchTarget, done func(client.ChildrenResult)) {
-	retrying(s, codeOfChildren, func(_ int, cb func(client.ChildrenResult)) { s.getChildren(path, target, cb) }, done)
+	s.getChildrenOn(new(retryLoop), path, target, done)
+}
+
+// getChildrenOn is getChildrenRetrying on a retry loop that it shares with its caller.
+func (s *Session) getChildrenOn(loop *retryLoop, path string, target watchTarget, done func(client.ChildrenResult)) {
+	retryingOn(s, loop, codeOfChildren, func(_ int, cb func(client.ChildrenResult)) { s.getChildren(path, target, cb) }, done)
 }
 
 // getDataRetrying is getData().usingWatcher(target).forPath(path) with the retry policy.
@@ -264,12 +318,35 @@ func (s *Session) existsRetrying(path string, target watchTarget, done func(clie
 	retrying(s, codeOfStat, func(_ int, cb func(client.StatResult)) { s.exists(path, target, cb) }, done)
 }
 
+// getChildrenInBackground is getChildren().inBackground(callback).forPath(path) (or usingWatcher),
+// with the retry policy of a background operation.
+func (s *Session) getChildrenInBackground(path string, target watchTarget, done func(client.ChildrenResult)) {
+	retryingInBackground(s, codeOfChildren, func(c proto.Code) client.ChildrenResult { return client.ChildrenResult{Err: c} },
+		func(_ int, cb func(client.ChildrenResult)) { s.getChildren(path, target, cb) }, done)
+}
+
+// getDataInBackground is getData().inBackground(callback).forPath(path) (or usingWatcher), with the
+// retry policy of a background operation.
+func (s *Session) getDataInBackground(path string, target watchTarget, done func(client.DataResult)) {
+	retryingInBackground(s, codeOfData, func(c proto.Code) client.DataResult { return client.DataResult{Err: c} },
+		func(_ int, cb func(client.DataResult)) { s.getData(path, target, cb) }, done)
+}
+
+// existsInBackground is checkExists().inBackground(callback).forPath(path), with the retry policy
+// of a background operation.
+func (s *Session) existsInBackground(path string, target watchTarget, done func(client.StatResult)) {
+	retryingInBackground(s, codeOfStat, func(c proto.Code) client.StatResult { return client.StatResult{Err: c} },
+		func(_ int, cb func(client.StatResult)) { s.exists(path, target, cb) }, done)
+}
+
 // created is the outcome of a lock node's create: the node's path, its stat if the create's reply
 // carried it (nil when a protected-mode search found it), and the code.
 type created struct {
 	path string
 	stat *proto.Stat
 	code proto.Code
+	// null: the create returned null without an exception (BugNestedRetryNull).
+	null bool
 }
 
 func codeOfCreated(r created) proto.Code { return r.code }
@@ -308,6 +385,10 @@ func (s *Session) createLockNode(path string, data []byte, mode proto.CreateMode
 		target = joinPath(parent, protectedPrefix(id)+nodeName(path))
 	}
 	first, requeues := true, 0
+	// The foreground create's retry loop, which its protected-mode searches share; a background
+	// create's search runs on a loop of its own (findProtectedNodeInForeground, called from the
+	// background thread).
+	shared := new(retryLoop)
 	var attempt func(count int, cb func(created))
 	create := func(count int, cb func(created)) {
 		if !background {
@@ -328,7 +409,14 @@ func (s *Session) createLockNode(path string, data []byte, mode proto.CreateMode
 			create(count, cb)
 			return
 		}
-		s.findProtectedNode(parent, id, func(found string, code proto.Code) {
+		loop := shared
+		if background {
+			loop = new(retryLoop)
+		}
+		s.findProtectedNode(loop, parent, id, func(found string, code proto.Code) {
+			if code == proto.OK {
+				loop.complete = true // The search's callWithRetry marked the shared loop complete.
+			}
 			switch {
 			case code != proto.OK:
 				cb(created{code: code})
@@ -339,14 +427,43 @@ func (s *Session) createLockNode(path string, data []byte, mode proto.CreateMode
 			}
 		})
 	}
-	retrying(s, codeOfCreated, attempt, func(r created) {
+	finish := func(r created) {
 		if protected && r.code == proto.ConnectionLoss {
 			// CreateBuilderImpl (CURATOR-45, CURATOR-79): the create may have made the node
 			// after all; left alone it would be an orphan of this live session.
 			s.findAndDeleteProtected(parent, id, 0)
 		}
 		done(r)
-	})
+	}
+	if background {
+		retryingInBackground(s, codeOfCreated, func(c proto.Code) created { return created{code: c} }, attempt, finish)
+		return
+	}
+	// pathInForeground's RetryLoop.callWithRetry, written out for BugNestedRetryNull: once a
+	// protected-mode search has marked the shared loop complete, a retryable failure of the
+	// create that follows it is taken (RetryLoopImpl.takeException sleeps and does not rethrow),
+	// but shouldContinue is false, so callWithRetry returns the null result, without an
+	// exception and so without the FindAndDeleteProtectedNodeInBackground that
+	// protectedPathInForeground schedules for a CONNECTIONLOSS. Without the switch the loop goes
+	// on as a loop whose nested call's completion is its own.
+	var run func()
+	run = func() {
+		attempt(shared.count, func(r created) {
+			if retryable(r.code) && s.state != StateLost {
+				if d, ok := s.cfg.Retry.sleep(s.w, shared.count); ok {
+					shared.count++
+					if shared.complete && s.cfg.Bugs.Has(BugNestedRetryNull) {
+						s.later(d, func() { done(created{code: proto.OK, null: true}) })
+						return
+					}
+					s.later(d, run)
+					return
+				}
+			}
+			finish(r)
+		})
+	}
+	s.whenConnected(run)
 }
 
 // findAndDeleteProtected is FindAndDeleteProtectedNodeInBackground: it lists the parent, and if a
@@ -359,7 +476,7 @@ func (s *Session) findAndDeleteProtected(parent, id string, round int) {
 		if s.state == StateLost || !s.alive() {
 			return
 		}
-		s.findProtectedNode(parent, id, func(found string, code proto.Code) {
+		s.findProtectedNode(new(retryLoop), parent, id, func(found string, code proto.Code) {
 			switch {
 			case code == proto.OK && found != "":
 				s.deleteGuaranteed(found, nil)
@@ -462,17 +579,17 @@ func (s *Session) mkdirs(path string, done func(proto.Code)) {
 // findProtectedNode is findProtectedNodeInForeground: the parent's children, with the retry policy,
 // searched for the protected prefix, after a sync (see createLockNode). A missing parent finds
 // nothing.
-func (s *Session) findProtectedNode(parent, id string, done func(found string, code proto.Code)) {
+func (s *Session) findProtectedNode(loop *retryLoop, parent, id string, done func(found string, code proto.Code)) {
 	if s.cfg.Bugs.Has(BugUnsyncedSearch) {
-		s.searchChildren(parent, id, done)
+		s.searchChildren(loop, parent, id, done)
 		return
 	}
-	s.syncRetrying(parent, func(code proto.Code) {
+	s.syncOn(loop, parent, func(code proto.Code) {
 		if code != proto.OK {
 			done("", code)
 			return
 		}
-		s.searchChildren(parent, id, done)
+		s.searchChildren(loop, parent, id, done)
 	})
 }
 
@@ -482,7 +599,12 @@ func (s *Session) findProtectedNode(parent, id string, done func(found string, c
 // it had when the sync came are committed, and a request the session's previous server forwards
 // after the session moved is refused (SESSIONMOVED).
 func (s *Session) syncRetrying(path string, done func(code proto.Code)) {
-	retrying(s, codeOfResult, func(_ int, cb func(client.Result)) { s.sync(path, cb) }, func(r client.Result) {
+	s.syncOn(new(retryLoop), path, done)
+}
+
+// syncOn is syncRetrying on a retry loop that it shares with its caller.
+func (s *Session) syncOn(loop *retryLoop, path string, done func(code proto.Code)) {
+	retryingOn(s, loop, codeOfResult, func(_ int, cb func(client.Result)) { s.sync(path, cb) }, func(r client.Result) {
 		if r.Err != proto.OK && r.Err != proto.NoNode {
 			done(r.Err)
 			return
@@ -491,8 +613,8 @@ func (s *Session) syncRetrying(path string, done func(code proto.Code)) {
 	})
 }
 
-func (s *Session) searchChildren(parent, id string, done func(found string, code proto.Code)) {
-	s.getChildrenRetrying(parent, nil, func(r client.ChildrenResult) {
+func (s *Session) searchChildren(loop *retryLoop, parent, id string, done func(found string, code proto.Code)) {
+	s.getChildrenOn(loop, parent, nil, func(r client.ChildrenResult) {
 		switch r.Err {
 		case proto.OK:
 			prefix := protectedPrefix(id)
@@ -511,16 +633,23 @@ func (s *Session) searchChildren(parent, id string, done func(found string, code
 	})
 }
 
-// deleteGuaranteed is delete().guaranteed().forPath(path): a delete with the retry policy, where a
-// missing node counts as deleted. If the policy gives up, done hears the code, and the delete goes
-// on in the background (Curator's FailedDeleteManager) for a bounded number of rounds, until the
-// session is lost: a lost session's ephemeral nodes are gone already.
+// deleteGuaranteed is delete().guaranteed().forPath(path): a foreground delete with the retry
+// policy, where a missing node counts as deleted. If the policy gives up, done hears the code, and
+// the delete goes on in the background (Curator's FailedDeleteManager) for a bounded number of
+// rounds, until the session is lost: a lost session's ephemeral nodes are gone already.
 func (s *Session) deleteGuaranteed(path string, done func(proto.Code)) {
-	s.deleteRounds(path, 0, done)
+	s.deleteRounds(path, 0, false, done)
 }
 
-func (s *Session) deleteRounds(path string, round int, done func(proto.Code)) {
-	retrying(s, codeOfResult, func(_ int, cb func(client.Result)) { s.delete(path, cb) }, func(r client.Result) {
+// deleteGuaranteedInBackground is delete().guaranteed().inBackground().forPath(path): the same, as
+// a background operation from the start.
+func (s *Session) deleteGuaranteedInBackground(path string, done func(proto.Code)) {
+	s.deleteRounds(path, 0, true, done)
+}
+
+func (s *Session) deleteRounds(path string, round int, background bool, done func(proto.Code)) {
+	attempt := func(_ int, cb func(client.Result)) { s.delete(path, cb) }
+	finish := func(r client.Result) {
 		code := r.Err
 		if code == proto.NoNode {
 			code = proto.OK
@@ -531,6 +660,13 @@ func (s *Session) deleteRounds(path string, round int, done func(proto.Code)) {
 		if code == proto.OK || !retryable(code) || s.state == StateLost || round+1 >= maxBackgroundRuns {
 			return
 		}
-		s.later(s.cfg.Retry.BaseSleep, func() { s.deleteRounds(path, round+1, nil) })
-	})
+		// FailedDeleteManager.executeGuaranteedOperationInBackground: the next rounds run as
+		// background operations.
+		s.later(s.cfg.Retry.BaseSleep, func() { s.deleteRounds(path, round+1, true, nil) })
+	}
+	if background {
+		retryingInBackground(s, codeOfResult, func(c proto.Code) client.Result { return client.Result{Err: c} }, attempt, finish)
+		return
+	}
+	retrying(s, codeOfResult, attempt, finish)
 }

@@ -145,7 +145,7 @@ func TestBugsParseAndList(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, none.Empty())
 	assert.Equal(t, "none", none.String())
-	assert.Len(t, BugList(), 7)
+	assert.Len(t, BugList(), 8)
 }
 
 func TestProtectedIDsAreUUIDsFromTheSeed(t *testing.T) {

@@ -40,13 +40,14 @@ func (p RetryPolicy) sleep(w *sim.World, count int) (clock.Duration, bool) {
 	return min(p.BaseSleep*clock.Duration(factor), p.MaxSleep), true
 }
 
-// retryable is RetryLoop.shouldRetry: the codes after which Curator tries an operation again. Curator
-// also retries SESSIONEXPIRED, on the new ZooKeeper handle it makes; a Session here is one
-// ZooKeeper session, so an expired session ends every operation (the application starts over with
-// a new Session).
+// retryable is RetryPolicy.allowRetry(Throwable) as Curator 5 has it: the codes after which Curator
+// tries an operation again. NEWCONFIGNOQUORUM is not among them (RetryLoop.shouldRetry of older
+// Curators listed it). Curator also retries SESSIONEXPIRED, on the new ZooKeeper handle it makes;
+// a Session here is one ZooKeeper session, so an expired session ends every operation (the
+// application starts over with a new Session).
 func retryable(code proto.Code) bool {
 	switch code {
-	case proto.ConnectionLoss, proto.OperationTimeout, proto.SessionMoved, proto.NewConfigNoQuorum:
+	case proto.ConnectionLoss, proto.OperationTimeout, proto.SessionMoved:
 		return true
 	}
 	return false

@@ -238,10 +238,15 @@ type connectWaiter struct {
 }
 
 // whenConnected runs fn once the session is connected, or once ConnectionTimeout has passed, as
-// Curator's RetryLoop blocks before each attempt; a lost session runs it at once (the operation
-// then fails with the client's SESSIONEXPIRED).
-func (s *Session) whenConnected(fn func()) {
-	if s.state.IsConnected() || s.state == StateLost {
+// Curator's RetryLoop blocks before an operation's first attempt
+// (CuratorZookeeperClient.internalBlockUntilConnectedOrTimedOut); a lost session runs it at once
+// (the operation then fails with the client's SESSIONEXPIRED).
+func (s *Session) whenConnected(fn func()) { s.whenConnectedWithin(s.cfg.ConnectionTimeout, fn) }
+
+// whenConnectedWithin runs fn once the session is connected or lost, or once d has passed; a
+// session that is connected or lost, or a d that has passed already, runs it at once.
+func (s *Session) whenConnectedWithin(d clock.Duration, fn func()) {
+	if s.state.IsConnected() || s.state == StateLost || d <= 0 {
 		fn()
 		return
 	}
@@ -253,7 +258,7 @@ func (s *Session) whenConnected(fn func()) {
 	}
 	cw := &connectWaiter{run: fn}
 	inc := s.inc
-	cw.timer = s.w.AfterFunc(s.node, s.cfg.ConnectionTimeout, func() {
+	cw.timer = s.w.AfterFunc(s.node, d, func() {
 		if s.w.Incarnation(s.node) == inc && !cw.done {
 			cw.done = true
 			s.removeWaiter(cw)

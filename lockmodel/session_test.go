@@ -70,6 +70,7 @@ func TestRetryPolicyIsExponentialBackoff(t *testing.T) {
 	}
 	assert.False(t, retryable(proto.SessionExpired), "a Session is one ZooKeeper session")
 	assert.False(t, retryable(proto.NoNode))
+	assert.False(t, retryable(proto.NewConfigNoQuorum), "Curator 5's RetryPolicy.allowRetry does not retry it")
 }
 
 func TestExclusiveLockContention(t *testing.T) {

@@ -21,6 +21,11 @@
 //     (ZABConfig.NoReuse switches both off). Besides checkers/zab, every state's client history
 //     (creates, exists reads with a watch, events, the committed log) is judged by the sweep's
 //     client-visible checkers (checkers.Run), and a terminal state by the deadlock rules.
+//     The client's session health is recorded at every state, so that the session checker's
+//     wrongful-expiry rule applies (ZABConfig.MinTimers lets time pass after the writes).
+//     With ZABConfig.Lockers, lock applications run Curator's InterProcessMutex against a
+//     fenced resource (zab_lock.go), and every state is judged by the lock checkers too
+//     (checkers/lock), with the recipe bugs of ZABConfig.RecipeBugs.
 //     With ZABConfig.Coarse it explores a coarser space: after every step the due events run in
 //     their canonical order (the first enabled), and the choices are only timers, writes and
 //     faults (crashes now, or armed to strike at a server's next effect boundary or, within

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zabsim/zabsim/checkers/zab"
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/lockmodel"
 	"github.com/zabsim/zabsim/net"
 	"github.com/zabsim/zabsim/sim"
 	"github.com/zabsim/zabsim/zabmodel"
@@ -74,9 +75,28 @@ type ZABConfig struct {
 	// ensemble that loses its leader then never elects another, and the deadlock judge must say
 	// so.
 	HideTimers bool
-	// NoReuse switches off the two savings of re-execution (see ZABModel): every state is then
-	// built by running its whole path in a new world, the warm-up decided event by event. They
-	// change the cost of a state, never a count or a verdict; the switch exists to show that.
+	// MinTimers keeps a path from settling before it fired at least this many timers, so that
+	// time passes after the writes are answered (pings, session renewals and expiries) and the
+	// rules that need time are judged: the session checker's wrongful-expiry, which the
+	// no-session-renewal self-test breaks. At most Timers when that is bounded.
+	MinTimers int
+	// Lockers adds lock applications (zab_lock.go), 0 to 3: each runs Curator's InterProcessMutex
+	// on one fair lock and writes to a protected resource while it holds it, one cycle each,
+	// started by the environment's action "lock lN"; the lock checkers judge every state.
+	Lockers int
+	// RecipeBugs re-introduces recipe bug switches (lockmodel.Bugs) in every locker.
+	RecipeBugs lockmodel.Bugs
+	// LockStartBy, if positive, lets a locker start its cycle only while fewer than this many
+	// timers have fired on the path. A cycle takes a dozen timers (each transaction waits for
+	// its fsyncs), and the moment of each start among them multiplies the states; 1 starts
+	// every cycle before the first timer, in every order, all in flight together, the
+	// contention the herd and fairness rules are about.
+	LockStartBy int
+	// NoReuse switches off the savings of re-execution and judging (see ZABModel): every state
+	// is then built by running its whole path in a new world, the warm-up decided event by
+	// event, and every state's client history is judged from scratch (not skipped when an
+	// equal history passed before). They change the cost of a state, never a count or a
+	// verdict; the switch exists to show that.
 	NoReuse bool
 }
 
@@ -99,6 +119,16 @@ func (c ZABConfig) Validate() error {
 		return fmt.Errorf("%w: boundary skips %d: must be 0 to 255", errBadOptions, c.BoundarySkips)
 	case c.Restarts > c.Crashes:
 		return fmt.Errorf("%w: %d restarts need at least as many crashes (%d)", errBadOptions, c.Restarts, c.Crashes)
+	case c.Lockers < 0 || c.Lockers > maxLockers:
+		return fmt.Errorf("%w: lockers %d: must be 0 to %d", errBadOptions, c.Lockers, maxLockers)
+	case c.LockStartBy < 0:
+		return fmt.Errorf("%w: lock-start-by %d: must not be negative", errBadOptions, c.LockStartBy)
+	case !c.RecipeBugs.Empty() && c.Lockers == 0:
+		return fmt.Errorf("%w: recipe bugs %s act on lockers: give at least one", errBadOptions, c.RecipeBugs)
+	case c.MinTimers < 0 || c.MinTimers > 10_000:
+		return fmt.Errorf("%w: min-timers %d: must be 0 to 10000", errBadOptions, c.MinTimers)
+	case c.Timers > 0 && c.MinTimers > c.Timers:
+		return fmt.Errorf("%w: min-timers %d exceeds the timers bound %d: no path could settle", errBadOptions, c.MinTimers, c.Timers)
 	}
 	return nil
 }
@@ -147,6 +177,50 @@ type ZABModel struct {
 	// inPlace counts the steps taken in a live world instead of a re-executed one, for the
 	// tests and the benchmark.
 	inPlace atomic.Int64
+
+	// passed holds the keys of the client histories (clientHistory.judge) that passed the
+	// client-visible checkers: a state whose history is one of them, in any world, passes
+	// without running them again. Many states share their history: a crash armed, a timer
+	// that changes nothing the client sees. At most maxPassed keys are kept.
+	passedMu sync.Mutex
+	passed   map[Fingerprint]struct{}
+	// judgeRuns and judgeSkips count the client judgements run and spared, for the tests.
+	judgeRuns, judgeSkips atomic.Int64
+}
+
+// maxPassed bounds ZABModel.passed: about 40 MB of keys.
+const maxPassed = 1 << 20
+
+// historyPassed reports whether a history with this key passed before (never under NoReuse,
+// which switches off every saving).
+func (m *ZABModel) historyPassed(key Fingerprint) bool {
+	if m.cfg.NoReuse {
+		m.judgeRuns.Add(1)
+		return false
+	}
+	m.passedMu.Lock()
+	_, ok := m.passed[key]
+	m.passedMu.Unlock()
+	if ok {
+		m.judgeSkips.Add(1)
+	} else {
+		m.judgeRuns.Add(1)
+	}
+	return ok
+}
+
+func (m *ZABModel) historyPasses(key Fingerprint) {
+	if m.cfg.NoReuse {
+		return
+	}
+	m.passedMu.Lock()
+	if m.passed == nil {
+		m.passed = map[Fingerprint]struct{}{}
+	}
+	if len(m.passed) < maxPassed {
+		m.passed[key] = struct{}{}
+	}
+	m.passedMu.Unlock()
 }
 
 // NewZAB validates cfg and returns the model.
@@ -168,6 +242,7 @@ const (
 	zabCrashAt
 	zabRestart
 	zabRead
+	zabLock
 )
 
 func zabAction(kind uint32, arg int) Action { return Action(kind<<24 | uint32(arg)) }
@@ -185,6 +260,7 @@ func (zeroChooser) Choose(int) int { return 0 }
 type zabWorld struct {
 	m       *ZABModel
 	w       *sim.World
+	nw      *net.Network
 	ens     *zabmodel.Ensemble
 	client  *client.Client
 	clientN sim.NodeID
@@ -193,7 +269,8 @@ type zabWorld struct {
 	writesIssued, writesDone         int
 	readsIssued, readsDone           int
 	history                          *clientHistory
-	warmedUp                         bool // the warm-up is over (HideTimers hides timers only after it)
+	lock                             *lockDriver // nil without Lockers
+	warmedUp                         bool        // the warm-up is over (HideTimers hides timers only after it)
 	crashes, restarts, early, timers int
 	armed                            []int // boundaries until an armed crash strikes, plus one; 0: not armed
 	violation                        *Violation
@@ -218,7 +295,7 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 	if err != nil {
 		return nil, err
 	}
-	zw := &zabWorld{m: m, w: w, armed: make([]int, m.cfg.Servers), trace: trace}
+	zw := &zabWorld{m: m, w: w, nw: nw, armed: make([]int, m.cfg.Servers), trace: trace}
 	var voters []int64
 	for i := range m.cfg.Servers {
 		voters = append(voters, int64(i+1))
@@ -261,6 +338,11 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m.cfg.Lockers > 0 {
+		if zw.lock, err = newLockDriver(zw); err != nil {
+			return nil, err
+		}
+	}
 	zw.refresh()
 	if m.cfg.Warmup {
 		if err := zw.warmupCached(); err != nil {
@@ -272,6 +354,7 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 	if err := zw.settle(); err != nil {
 		return nil, err
 	}
+	zw.history.observeHealth()
 	return zw, nil
 }
 
@@ -352,6 +435,9 @@ func (zw *zabWorld) ready() bool {
 	if _, _, ok := zw.ens.Leader(); !ok || !zw.client.State().IsConnected() {
 		return false
 	}
+	if zw.lock != nil && !zw.lock.connected() {
+		return false
+	}
 	for _, s := range zw.ens.Servers() {
 		if !s.State().Serving {
 			return false
@@ -405,38 +491,47 @@ func (zw *zabWorld) anyDue() bool {
 const maxSettleSteps = 100_000
 
 // settle runs, under Coarse, every due event in the canonical order (the first enabled) until
-// nothing is due or a judge failed; without Coarse it does nothing.
+// nothing is due or a judge failed, and lists the enabled events again; without Coarse it does
+// nothing. It asks the world for the first due event (sim.World.FirstDue) instead of listing
+// every pending event after each one: the same pick, at a fraction of the cost.
 func (zw *zabWorld) settle() error {
 	if !zw.m.cfg.Coarse {
 		return nil
 	}
+	hideTimers := zw.m.cfg.HideTimers && zw.warmedUp
+	fired := false
+	defer func() {
+		if fired {
+			zw.refresh()
+		}
+	}()
 	for range maxSettleSteps {
 		if zw.check() != nil || zw.w.Ended() {
 			return nil
 		}
-		pick := -1
-		for i := range zw.enabled {
-			if zw.due(i) {
-				pick = i
-				break
-			}
-		}
-		if pick < 0 {
+		ev, ok := zw.w.FirstDue(hideTimers)
+		if !ok {
 			return nil
 		}
 		if zw.trace != nil {
-			fmt.Fprintf(zw.trace, "  due: %s %s\n", zw.w.Name(zw.enabled[pick].Node), zw.eventName(zw.enabled[pick]))
+			fmt.Fprintf(zw.trace, "  due: %s %s\n", zw.w.Name(ev.Node), zw.eventName(ev))
 		}
-		if _, err := zw.w.FireEnabled(zw.enabled[pick].Seq); err != nil {
+		fired = true
+		if _, err := zw.w.FireEnabled(ev.Seq); err != nil {
 			return err
 		}
-		zw.refresh()
 	}
 	return fmt.Errorf("modelcheck: %d due events in a row without a timer", maxSettleSteps)
 }
 
 func (zw *zabWorld) settled() bool {
 	if zw.writesIssued < zw.m.cfg.Writes || zw.writesDone < zw.m.cfg.Writes {
+		return false
+	}
+	if zw.timers < zw.m.cfg.MinTimers {
+		return false
+	}
+	if zw.lock != nil && !zw.lock.finished(zw.lockWindowOpen()) {
 		return false
 	}
 	if zw.readsIssued < zw.m.cfg.Reads || zw.readsDone < zw.m.cfg.Reads {
@@ -504,6 +599,13 @@ func (zw *zabWorld) actions(buf []Action) ([]Action, bool) {
 	if zw.readsIssued < zw.m.cfg.Reads {
 		buf = append(buf, zabAction(zabRead, 0))
 	}
+	if zw.lock != nil && zw.lockWindowOpen() {
+		for i, l := range zw.lock.lockers {
+			if !l.issued {
+				buf = append(buf, zabAction(zabLock, i))
+			}
+		}
+	}
 	for i, node := range zw.nodes {
 		up := zw.w.IsUp(node)
 		if up && zw.crashes < zw.m.cfg.Crashes {
@@ -519,6 +621,11 @@ func (zw *zabWorld) actions(buf []Action) ([]Action, bool) {
 		}
 	}
 	return buf, cut
+}
+
+// lockWindowOpen reports whether a locker may still start its cycle (ZABConfig.LockStartBy).
+func (zw *zabWorld) lockWindowOpen() bool {
+	return zw.m.cfg.LockStartBy == 0 || zw.timers < zw.m.cfg.LockStartBy
 }
 
 func (zw *zabWorld) step(a Action) error {
@@ -553,6 +660,13 @@ func (zw *zabWorld) step(a Action) error {
 		if err := zw.history.read(func() { zw.readsDone++ }); err != nil {
 			return fmt.Errorf("modelcheck: read %d: %w", k, err)
 		}
+	case zabLock:
+		if zw.lock == nil || arg >= len(zw.lock.lockers) {
+			return fmt.Errorf("modelcheck: lock l%d: no such locker", arg+1)
+		}
+		if err := zw.lock.start(arg); err != nil {
+			return fmt.Errorf("modelcheck: lock l%d: %w", arg+1, err)
+		}
 	case zabCrash:
 		zw.crashes++
 		zw.w.Crash(zw.nodes[arg])
@@ -567,7 +681,11 @@ func (zw *zabWorld) step(a Action) error {
 		return fmt.Errorf("modelcheck: unknown action %#x", uint32(a))
 	}
 	zw.refresh()
-	return zw.settle()
+	if err := zw.settle(); err != nil {
+		return err
+	}
+	zw.history.observeHealth()
+	return nil
 }
 
 func (zw *zabWorld) check() *Violation {
@@ -588,7 +706,13 @@ func (zw *zabWorld) judge() *Violation {
 	if v := zw.check(); v != nil {
 		return v
 	}
-	return zw.history.judge(false)
+	if v := zw.history.judge(false); v != nil {
+		return v
+	}
+	if zw.lock != nil {
+		return zw.lock.judge(zw.history.rec.Finish(zw.w.Now(), nil).Committed)
+	}
+	return nil
 }
 
 // checkSettled: no server exited on its own, servers that applied the same last zxid hold the
@@ -642,6 +766,10 @@ func (zw *zabWorld) fingerprint() Fingerprint {
 	for _, armed := range zw.armed {
 		b = binary.AppendUvarint(b, uint64(armed))
 	}
+	if zw.lock != nil {
+		b = binary.AppendUvarint(b, uint64(zw.lock.issued))
+		b = binary.AppendUvarint(b, uint64(zw.lock.done))
+	}
 	return hashBytes(b)
 }
 
@@ -658,6 +786,9 @@ func (zw *zabWorld) summary() string {
 	parts = append(parts, fmt.Sprintf("writes %d/%d", zw.writesDone, zw.writesIssued))
 	if zw.m.cfg.Reads > 0 {
 		parts = append(parts, fmt.Sprintf("reads %d/%d", zw.readsDone, zw.readsIssued))
+	}
+	if zw.lock != nil {
+		parts = append(parts, fmt.Sprintf("lock cycles %d/%d", zw.lock.done, zw.lock.issued))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -685,6 +816,8 @@ func (zw *zabWorld) describe(a Action) (string, string) {
 		return "write", fmt.Sprintf("c1 creates /k%d", zw.writesIssued)
 	case zabRead:
 		return "read", fmt.Sprintf("c1 asks exists %s with a watch", watchedPath)
+	case zabLock:
+		return fmt.Sprintf("lock l%d", arg+1), fmt.Sprintf("l%d acquires %s, writes to the resource under it, releases", arg+1, lockPath)
 	case zabCrash:
 		return fmt.Sprintf("crash zk%d", arg+1), ""
 	case zabCrashAt:
@@ -912,6 +1045,13 @@ func (m *ZABModel) ParseAction(line string) (Action, error) {
 	if len(fields) != 2 {
 		return 0, fmt.Errorf("modelcheck: %q: want an action and its argument", line)
 	}
+	if fields[0] == "lock" {
+		i, err := strconv.Atoi(strings.TrimPrefix(fields[1], "l"))
+		if err != nil || !strings.HasPrefix(fields[1], "l") || i < 1 || i > m.cfg.Lockers {
+			return 0, fmt.Errorf("modelcheck: %q: no locker %q (l1 to l%d)", line, fields[1], m.cfg.Lockers)
+		}
+		return zabAction(zabLock, i-1), nil
+	}
 	if fields[0] == "fire" {
 		i, err := strconv.Atoi(fields[1])
 		if err != nil || i < 0 || i >= 1<<24 {
@@ -963,6 +1103,9 @@ func (zw *zabWorld) checkTerminal(cut bool) *Violation {
 	if zw.writesDone < zw.writesIssued || zw.readsDone < zw.readsIssued {
 		return &Violation{Invariant: "Deadlock", Explanation: "no event is enabled and an operation is unanswered: " + zw.summary()}
 	}
+	if zw.lock != nil && zw.lock.done < zw.lock.issued {
+		return &Violation{Invariant: "Deadlock", Explanation: "no event is enabled and a lock cycle is unfinished: " + zw.summary()}
+	}
 	if len(zw.enabled) == 0 && !zw.w.Ended() && !zw.serving() {
 		return &Violation{Invariant: "Deadlock", Explanation: "no event is pending and no leader serves: " + zw.summary()}
 	}
@@ -994,6 +1137,18 @@ func (m *ZABModel) Settings() [][2]string {
 	if c.HideTimers {
 		settings = append(settings, [2]string{"hide-timers", "true"})
 	}
+	if c.MinTimers > 0 {
+		settings = append(settings, [2]string{"min-timers", strconv.Itoa(c.MinTimers)})
+	}
+	if c.Lockers > 0 {
+		settings = append(settings, [2]string{"lockers", strconv.Itoa(c.Lockers)})
+	}
+	if !c.RecipeBugs.Empty() {
+		settings = append(settings, [2]string{"recipe-bugs", strings.Join(c.RecipeBugs.Names(), ",")})
+	}
+	if c.LockStartBy > 0 {
+		settings = append(settings, [2]string{"lock-start-by", strconv.Itoa(c.LockStartBy)})
+	}
 	return settings
 }
 
@@ -1002,7 +1157,7 @@ func zabFromSettings(settings map[string]string) (Model, error) {
 	ints := map[string]*int{
 		"servers": &cfg.Servers, "writes": &cfg.Writes, "crashes": &cfg.Crashes,
 		"restarts": &cfg.Restarts, "early-timeouts": &cfg.EarlyTimeouts, "timers": &cfg.Timers,
-		"boundary-skips": &cfg.BoundarySkips, "reads": &cfg.Reads,
+		"boundary-skips": &cfg.BoundarySkips, "reads": &cfg.Reads, "min-timers": &cfg.MinTimers, "lockers": &cfg.Lockers, "lock-start-by": &cfg.LockStartBy,
 	}
 	bools := map[string]*bool{
 		"no-commute": &cfg.NoCommute, "coarse": &cfg.Coarse, "warmup": &cfg.Warmup, "hide-timers": &cfg.HideTimers,
@@ -1032,6 +1187,14 @@ func zabFromSettings(settings map[string]string) (Model, error) {
 				return nil, fmt.Errorf("zxid-counter: %w", err)
 			}
 			cfg.ZxidCounter = v
+			continue
+		}
+		if key == "recipe-bugs" {
+			bugs, err := lockmodel.ParseBugs(value)
+			if err != nil {
+				return nil, fmt.Errorf("recipe-bugs: %w", err)
+			}
+			cfg.RecipeBugs = bugs
 			continue
 		}
 		if key == "self-tests" {

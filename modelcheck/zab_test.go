@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zabsim/zabsim/lockmodel"
 	"github.com/zabsim/zabsim/zabmodel"
 )
 
@@ -295,15 +296,33 @@ func TestZABReuseKeepsResults(t *testing.T) {
 			require.True(t, r.Complete)
 			results[noReuse] = r
 			if noReuse {
-				assert.Zero(t, m.inPlace.Load()+m.warmReplays.Load(), "%s: nothing reused", strategy)
-			} else if strategy == DFS {
-				assert.Positive(t, m.inPlace.Load(), "dfs steps in place")
+				assert.Zero(t, m.inPlace.Load()+m.warmReplays.Load()+m.judgeSkips.Load(), "%s: nothing reused", strategy)
+			} else {
+				assert.Positive(t, m.judgeSkips.Load(), "%s: histories judged before pass again", strategy)
+				if strategy == DFS {
+					assert.Positive(t, m.inPlace.Load(), "dfs steps in place")
+				}
 			}
 		}
 		assert.Equal(t, results[true].Distinct, results[false].Distinct, "%s", strategy)
 		assert.Equal(t, results[true].Generated, results[false].Generated, "%s", strategy)
 		assert.Equal(t, results[true].Terminal, results[false].Terminal, "%s", strategy)
 	}
+
+	// The histories that passed are remembered, never the verdicts of those that did not: a
+	// client-visible violation is found in the same path either way.
+	tests, err := zabmodel.ParseSelfTests("stale-read")
+	require.NoError(t, err)
+	paths := map[bool][]Action{}
+	for _, noReuse := range []bool{false, true} {
+		m, err := NewZAB(ZABConfig{Servers: 3, Writes: 1, Reads: 1, Timers: 2, Warmup: true, SelfTests: tests, NoReuse: noReuse})
+		require.NoError(t, err)
+		r, err := Check(context.Background(), m, Options{Strategy: DFS})
+		require.NoError(t, err)
+		require.NotNil(t, r.Violation, "no-reuse=%v", noReuse)
+		paths[noReuse] = r.Path
+	}
+	assert.Equal(t, paths[true], paths[false])
 }
 
 // TestZABClientJudges: the client-visible checkers judge every state's history. A server that
@@ -414,4 +433,110 @@ func TestZABZK4712CounterexampleReplays(t *testing.T) {
 	require.NotNil(t, v)
 	assert.Equal(t, "ProcessConsistency", v.Invariant)
 	assert.Contains(t, v.Explanation, "acknowledged NEWLEADER for epoch 2")
+}
+
+// TestZABSessionJudge: the session rules judge every state too. A server whose session tracker
+// never renews a session (the no-session-renewal self-test) expires the client's healthy session
+// once time has passed (MinTimers keeps the path going after the writes), which the
+// wrongful-expiry rule reports from the health the driver observed at every state; the
+// counterexample replays to it. The correct servers pass the same bounds completely. Without a
+// write and without MinTimers the first state is settled and nothing is explored, so the
+// expiry is never reached: MinTimers is what lets time pass.
+func TestZABSessionJudge(t *testing.T) {
+	tests, err := zabmodel.ParseSelfTests("no-session-renewal")
+	require.NoError(t, err)
+	cfg := ZABConfig{Servers: 3, Writes: 1, Timers: 50, MinTimers: 50, Warmup: true, Coarse: true, SelfTests: tests}
+	m, err := NewZAB(cfg)
+	require.NoError(t, err)
+	r, err := Check(context.Background(), m, Options{Strategy: DFS})
+	require.NoError(t, err)
+	require.NotNil(t, r.Violation)
+	assert.Equal(t, "sessions", r.Violation.Invariant)
+	assert.Contains(t, r.Violation.Explanation, "wrongful-expiry")
+	var buf bytes.Buffer
+	require.NoError(t, (&Counterexample{Model: m, Path: r.Path, Violation: r.Violation}).Write(&buf))
+	assert.Contains(t, buf.String(), "min-timers 50")
+	back, err := ReadCounterexample(&buf)
+	require.NoError(t, err)
+	v, err := Replay(back.Model, back.Path, io.Discard)
+	require.NoError(t, err)
+	require.NotNil(t, v)
+	assert.Equal(t, r.Violation.Explanation, v.Explanation)
+
+	short := cfg
+	short.Writes, short.MinTimers = 0, 0
+	early, err := NewZAB(short)
+	require.NoError(t, err)
+	r, err = Check(context.Background(), early, Options{Strategy: DFS})
+	require.NoError(t, err)
+	assert.Nil(t, r.Violation, "the first state is settled")
+	short.MinTimers = 50
+	idle, err := NewZAB(short)
+	require.NoError(t, err)
+	r, err = Check(context.Background(), idle, Options{Strategy: DFS})
+	require.NoError(t, err)
+	require.NotNil(t, r.Violation, "with time passing the idle session expires")
+	assert.Equal(t, "sessions", r.Violation.Invariant)
+
+	correct := cfg
+	correct.SelfTests = zabmodel.SelfTests{}
+	ok, err := NewZAB(correct)
+	require.NoError(t, err)
+	r, err = Check(context.Background(), ok, Options{Strategy: DFS})
+	require.NoError(t, err)
+	assert.Nil(t, r.Violation)
+	assert.True(t, r.Complete)
+	t.Logf("correct: %d states, depth %d", r.Distinct, r.Depth)
+
+	_, err = NewZAB(ZABConfig{Servers: 3, Timers: 10, MinTimers: 11})
+	assert.Error(t, err, "a path bounded to 10 timers cannot fire 11")
+}
+
+// TestZABLockJudges: with lockers, the lock checkers judge every state. Three lockers that start
+// together on InterProcessMutex pass completely with the correct recipe; with lock-herd (every
+// waiter watches the lock's children) the release of the first holder wakes both waiters, which
+// the herd rule reports, and the counterexample replays to the same finding.
+func TestZABLockJudges(t *testing.T) {
+	cfg := ZABConfig{Servers: 3, Lockers: 3, LockStartBy: 1, Timers: 80, Warmup: true, Coarse: true}
+	m, err := NewZAB(cfg)
+	require.NoError(t, err)
+	r, err := Check(context.Background(), m, Options{Strategy: DFS})
+	require.NoError(t, err)
+	assert.Nil(t, r.Violation)
+	assert.True(t, r.Complete)
+	assert.Zero(t, r.CutTerminal, "every path runs its cycles to the end within the timers")
+	t.Logf("correct: %d states, depth %d, %d terminal", r.Distinct, r.Depth, r.Terminal)
+
+	cfg.RecipeBugs = lockmodel.Bugs{}.With(lockmodel.BugHerd)
+	herd, err := NewZAB(cfg)
+	require.NoError(t, err)
+	r, err = Check(context.Background(), herd, Options{})
+	require.NoError(t, err)
+	require.NotNil(t, r.Violation)
+	assert.Equal(t, "lock/herd", r.Violation.Invariant)
+	assert.Contains(t, r.Violation.Explanation, "woke 2 waiters")
+	var buf bytes.Buffer
+	require.NoError(t, (&Counterexample{Model: herd, Path: r.Path, Violation: r.Violation}).Write(&buf))
+	assert.Contains(t, buf.String(), "recipe-bugs lock-herd")
+	assert.Contains(t, buf.String(), "step lock l1")
+	back, err := ReadCounterexample(&buf)
+	require.NoError(t, err)
+	var trace bytes.Buffer
+	v, err := Replay(back.Model, back.Path, &trace)
+	require.NoError(t, err)
+	require.NotNil(t, v)
+	assert.Equal(t, r.Violation.Explanation, v.Explanation)
+	assert.Contains(t, trace.String(), "l3")
+	t.Logf("lock-herd: %d steps, %d states", len(r.Path), r.Distinct)
+
+	for _, bad := range []ZABConfig{
+		{Servers: 3, Lockers: 4},
+		{Servers: 3, RecipeBugs: lockmodel.Bugs{}.With(lockmodel.BugHerd)},
+		{Servers: 3, Lockers: 1, LockStartBy: -1},
+	} {
+		_, err := NewZAB(bad)
+		assert.Error(t, err, "%+v", bad)
+	}
+	_, err = herd.ParseAction("lock l4")
+	assert.Error(t, err)
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zabsim/zabsim/checkers/lock"
 	"github.com/zabsim/zabsim/lockmodel"
 	"github.com/zabsim/zabsim/sim"
 	"github.com/zabsim/zabsim/zabmodel"
@@ -37,8 +36,12 @@ var regressions = []struct {
 	{"latch-dead-waiter-expiry-1009649", 1009649, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	{"stale-leader-later-epoch-1000187", 1000187, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	{"trunc-forwarded-proposal-1023103", 1023103, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
-	{"latch-replaced-node-10452", 10452, zabmodel.Bugs{}, lockmodel.Bugs{},
-		[]string{lock.CheckerExclusiveBeliefFenced + ":" + lock.KnownLatchReplacedNode}},
+	// Seed 10452's script reached Curator's LeaderLatch window (known class
+	// curator-latch-replaced-node) until the lock recipes' retry loops came to wait for a
+	// connection only before their first attempt, as Curator's do; the latch's create no longer
+	// outlasts the reconnect there, and it passes (so do seeds 1 to 400 of the script).
+	// TestElectionSeed38TwoLeaders still replays the double create; the checker's tests cover the class.
+	{"latch-replaced-node-10452", 10452, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	// Seed 1038795's script reached the acceptedEpoch lock-out (known class
 	// zk-accepted-epoch-lockout) until the model changed with issues 16 and 20; it now converges,
 	// and passes. judgeConvergence's test covers the class, and seed 3034286 below reaches it.

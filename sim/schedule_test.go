@@ -86,3 +86,48 @@ func TestScheduleModeHistoryCommutes(t *testing.T) {
 	assert.NotEqual(t, a1, a3, "a's two events in the other order are another history")
 	assert.Equal(t, b1, b3)
 }
+
+// TestFirstDueIsEnabledsFirstDueEntry: FirstDue picks what a scan of Enabled's list for the first
+// event whose time has come picks, passes over timers when asked, skips cancelled timers, and
+// reports none when nothing is due.
+func TestFirstDueIsEnabledsFirstDueEntry(t *testing.T) {
+	w, err := New(Config{Seed: 1})
+	require.NoError(t, err)
+	require.NoError(t, w.EnableScheduleMode())
+	a := w.AddNode("a", nil)
+	var got []string
+	dead := w.AfterFunc(a, 0, func() { got = append(got, "dead") })
+	w.CancelTimer(dead)
+	w.AfterFunc(a, 3*clock.Second, func() { got = append(got, "t3") })
+	_, ok := w.FirstDue(false)
+	assert.False(t, ok, "a timer in the future is not due, a cancelled one never")
+	zero := w.AfterFunc(a, 0, func() { got = append(got, "t0") })
+	w.Post(a, w.Now(), recordingTarget{w: w, node: a, got: &got, name: "post"}, 0)
+
+	firstDue := func(skipTimers bool) (EnabledEvent, bool) {
+		for _, ev := range w.Enabled(nil) {
+			if ev.At <= w.Now() && !(skipTimers && ev.Timer) {
+				return ev, true
+			}
+		}
+		return EnabledEvent{}, false
+	}
+	for _, skip := range []bool{false, true} {
+		want, wantOK := firstDue(skip)
+		ev, ok := w.FirstDue(skip)
+		require.True(t, wantOK)
+		assert.Equal(t, wantOK, ok)
+		assert.Equal(t, want, ev, "skip timers %v", skip)
+	}
+	ev, _ := w.FirstDue(false)
+	assert.True(t, ev.Timer, "the zero-delay timer was scheduled first")
+	w.CancelTimer(zero)
+	ev, ok = w.FirstDue(false)
+	require.True(t, ok)
+	assert.False(t, ev.Timer, "the posted event, once the timer is cancelled")
+	_, err = w.FireEnabled(ev.Seq)
+	require.NoError(t, err)
+	_, ok = w.FirstDue(false)
+	assert.False(t, ok)
+	assert.Equal(t, []string{"post"}, got)
+}

@@ -25,7 +25,8 @@ const (
 	// dereferences nothing (a NullPointerException in Java, a panic here).
 	BugZK4394
 	// BugZK4712: a follower leaving its role fast-forwards its tree before stopping its sync
-	// processor, which keeps writing queued txns to the log afterwards.
+	// processor, which keeps writing queued txns to the log: the run draws whether its thread
+	// appends them before the fast-forward reads the log or afterwards.
 	BugZK4712
 	// BugZK335: the leader takes its new epoch before a quorum agrees (no acceptedEpoch discipline):
 	// it proposes max(own epochs)+1 at once and learners accept any epoch not below their own.

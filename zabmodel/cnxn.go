@@ -315,3 +315,13 @@ func (r *javaRandom) nextBytes(b []byte) {
 		}
 	}
 }
+
+// connOf returns the open connection that holds a session, or nil.
+func (l *clientListener) connOf(id int64) *clientConn {
+	for _, c := range l.conns {
+		if c.sessionID == id && c.state != connClosed {
+			return c
+		}
+	}
+	return nil
+}

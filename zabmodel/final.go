@@ -88,6 +88,12 @@ func (zk *zkServer) processTxn(r *request, source Source) applyResult {
 // (removeSession). Both trackers keep the database's session table (SessionTrackerImpl and
 // LearnerSessionTracker share ZKDatabase.sessionsWithTimeouts); a learner's also forgets the
 // session's touch.
+//
+// commitSession only records the session in that table (SessionTrackerImpl.commitSession,
+// LeaderSessionTracker.commitSession): it neither tracks the session nor renews its expiry. The
+// session was tracked, with the expiry its createSession's touch gave it, when that request was
+// created or prepared (SessionTrackerImpl.createSession, PrepRequestProcessor's createSession
+// case); a commit that comes late does not buy it more time.
 func (zk *zkServer) processTxnForSessionEvents(entry *proto.TxnEntry) {
 	db, h := zk.p.db, entry.Header
 	switch h.Type {
@@ -95,9 +101,6 @@ func (zk *zkServer) processTxnForSessionEvents(entry *proto.TxnEntry) {
 		cs, ok := entry.Txn.(*proto.CreateSessionTxn)
 		if !ok {
 			return
-		}
-		if zk.global != nil {
-			zk.global.trackSession(h.ClientID, cs.TimeoutMilliseconds)
 		}
 		db.sessions[h.ClientID] = cs.TimeoutMilliseconds
 	case proto.OpCloseSession:
@@ -118,11 +121,17 @@ func (zk *zkServer) answer(r *request, res applyResult) {
 		r.conn.finishSessionInit(true)
 		return
 	}
+	var body proto.Record
+	var err error
 	if r.op == proto.OpPing {
-		r.conn.sendReply(proto.ReplyHeader{Xid: proto.PingXid, Zxid: lastZxid, Err: proto.OK}, nil)
-		return
+		// FinalRequestProcessor.processRequest throws the request's exception before its switch
+		// reaches the ping case: a leader's PrepRequestProcessor checks a ping's session like a
+		// read's, so a ping of a moved session tears its connection down like any request, and one
+		// of a closing session is answered with SESSIONEXPIRED under the ping's xid.
+		err = r.err
+	} else {
+		body, err = zk.response(r, res)
 	}
-	body, err := zk.response(r, res)
 	if errors.Is(err, proto.SessionMoved) {
 		// A connection-level error: the connection is torn down (ZOOKEEPER-710).
 		r.conn.close("session moved")
@@ -132,6 +141,10 @@ func (zk *zkServer) answer(r *request, res applyResult) {
 	if err != nil {
 		code = codeOf(err)
 		body = nil
+	}
+	if r.op == proto.OpPing {
+		r.conn.sendReply(proto.ReplyHeader{Xid: proto.PingXid, Zxid: lastZxid, Err: code}, nil)
+		return
 	}
 	if zk.p.cfg.SelfTests.Has(SelfTestStaleRead) && code == proto.OK && CounterOf(lastZxid) > 0 {
 		switch r.op {

@@ -138,7 +138,21 @@ func (zk *zkServer) shutdown() {
 	if learnerRole && bugs.Has(BugZK4712) {
 		// LearnerZooKeeperServer.shutdown in 3.8.0: super.shutdown() fast-forwards the database
 		// first, and the sync processor is only told to stop afterwards; meanwhile it goes on
-		// appending what it had queued.
+		// appending what it had queued. The two threads race: while the QuorumPeer thread shuts
+		// the request processors down and reads the log, the SyncRequestProcessor thread may
+		// already have appended its queue (then the fast-forward sees it and memory matches the
+		// disk), or still be in an fsync or not yet scheduled (then it appends after the
+		// fast-forward, and the disk holds txns the tree lacks). Which thread gets there first is
+		// the scheduler's choice, drawn here whenever the sync thread has a queue to append.
+		if zk.sync.core.pending() > 0 && zk.p.h.choose(2) == 1 {
+			zk.p.note("sync", "the sync thread appends its queue before the fast-forward")
+			zk.sync.shutdown()
+			zk.fastForward()
+			return
+		}
+		if zk.sync.core.pending() > 0 {
+			zk.p.note("sync", "the fast-forward comes before the sync thread appends its queue")
+		}
 		zk.fastForward()
 		zk.sync.abandon()
 		return

@@ -82,7 +82,11 @@ func (t *globalTracker) arm() {
 	t.timer = t.p.h.after(clock.Duration(max(wait, 0))*clock.Millisecond, t.tick)
 }
 
-// tick is SessionTrackerImpl.run: expire the sessions of the bucket that is due.
+// tick is SessionTrackerImpl.run: expire the sessions of the bucket that is due. Like Java, it
+// expires every session of the bucket, also one that is closing already: a closeSession that
+// PrepRequestProcessor marked closing (setSessionClosing) leaves the session in its bucket, and if
+// that closeSession has not committed when the bucket comes due, ExpiryQueue.poll hands the session
+// over and the tracker submits a second closeSession for it.
 func (t *globalTracker) tick() {
 	if t.stopped {
 		return
@@ -94,8 +98,8 @@ func (t *globalTracker) tick() {
 		t.nextExpiry += t.interval()
 		for _, id := range due {
 			s, ok := t.sessions[id]
-			if !ok || s.expiry != t.nextExpiry-t.interval() || s.closing {
-				continue // Touched into a later bucket, removed, or already being closed.
+			if !ok || s.expiry != t.nextExpiry-t.interval() {
+				continue // Touched into a later bucket (ExpiryQueue.update left this one), or removed.
 			}
 			s.closing = true
 			t.p.note("session", "expiring session %#x, timeout of %dms exceeded", id, s.timeoutMs)

@@ -41,6 +41,12 @@ Models:
         exists(/k0) calls with a watch; the client's history is judged at every state by the
         sweep's client-visible checkers (--selftest drop-watch, stale-read, ... make them fire;
         --selftest hide-timers makes the deadlock judge fire).
+        --lockers N adds N lock applications running InterProcessMutex on /locks/fair, each
+        one cycle (acquire, one write to a fenced resource, release) started by the action
+        'lock lN'; the lock checkers (mutual exclusion, fairness, herd, orphans, exclusive
+        belief, churn) judge every state, and --bug takes the recipe bugs (lock-herd, ...).
+        --min-timers N keeps a path going until it fired N timers, so that time passes
+        (session renewals and expiries: the sessions checker's wrongful-expiry).
         --coarse runs the due events in their canonical order after every step and explores only
         timers, writes, crashes (--boundary-skips K: also at the K-th effect boundary from
         now) and restarts: depth goes to faults, where bugs live, but it is NOT the full
@@ -61,6 +67,7 @@ Examples:
   simrun check --servers 3 --crashes 1 --restarts 1 --timeouts 1 --workers 2
   simrun check --servers 3 --selftest never-abandon --out fle.cex; simrun replay --counterexample fle.cex
   simrun check --model zab --bug ZK-1277 --zxid-counter 0xfffffffd --out zab.cex
+  simrun check --model zab --coarse --writes 0 --lockers 3 --lock-start-by 1 --timers 80 --bug lock-herd
 `
 
 type checkFlags struct {
@@ -92,6 +99,9 @@ type checkFlags struct {
 	noReuse   bool
 	reads     int
 	noSleep   bool
+	minTimers int
+	lockers   int
+	lockStart int
 }
 
 func newCheckFlags() (*flag.FlagSet, *checkFlags) {
@@ -119,12 +129,15 @@ func newCheckFlags() (*flag.FlagSet, *checkFlags) {
 	fs.BoolVar(&f.noSleep, "no-sleep-sets", false, "switch off the partial-order reduction (sleep sets): the same states, more successors generated")
 	fs.IntVar(&f.reads, "reads", 0, "zab: exists(/k0) calls with a watch the client issues")
 	fs.IntVar(&f.timers, "timers", 20, "zab: timers a path may fire in all (0: no bound)")
+	fs.IntVar(&f.lockers, "lockers", 0, "zab: lock applications (0 to 3), each running InterProcessMutex on one fair lock once ('lock lN'); the lock checkers judge every state")
+	fs.IntVar(&f.lockStart, "lock-start-by", 0, "zab: a locker may start only while fewer than this many timers have fired (0: any time; 1: all before the first timer)")
+	fs.IntVar(&f.minTimers, "min-timers", 0, "zab: timers a path fires at least before it may settle, so that time passes (pings, session expiries)")
 	fs.BoolVar(&f.noCommute, "no-commute", false, "zab: switch off the merging of commuting deliveries (a state is then its path)")
 	fs.BoolVar(&f.coarse, "coarse", false, "zab: run due events in their canonical order; explore only timers, writes and faults (not the full interleaving space)")
 	fs.BoolVar(&f.noReuse, "no-reuse", false, "zab: re-execute every state from scratch (no recorded warm-up, no stepping in a live world); same results, slower")
 	fs.IntVar(&f.skips, "boundary-skips", 0, "zab: an armed crash may pass over up to this many effect boundaries (crash-at-boundary zkN +K)")
 	fs.Int64Var(&f.counter, "zxid-counter", 0, "zab: start every new leader's zxid counter here (to reach ZK-1277's overflow)")
-	fs.StringVar(&f.bugs, "bug", "", "zab: bug-zoo switches, comma-separated ('simrun bugs' lists them)")
+	fs.StringVar(&f.bugs, "bug", "", "zab: bug-zoo switches, comma-separated ('simrun bugs' lists them): server bugs, and recipe bugs with --lockers")
 	return fs, f
 }
 
@@ -170,8 +183,8 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 				return nil, opts, fmt.Errorf("--epochs: %w", err)
 			}
 		}
-		if f.bugs != "" || f.writes != 1 || f.early != 0 || f.counter != 0 || f.timers != 20 || f.noCommute || f.coarse || f.skips != 0 || f.noReuse || f.reads != 0 {
-			return nil, opts, errors.New("--bug, --writes, --reads, --early-timeouts, --timers, --no-commute, --no-reuse, --coarse, --boundary-skips and --zxid-counter apply to --model zab only")
+		if f.bugs != "" || f.writes != 1 || f.early != 0 || f.counter != 0 || f.timers != 20 || f.noCommute || f.coarse || f.skips != 0 || f.noReuse || f.reads != 0 || f.minTimers != 0 || f.lockers != 0 || f.lockStart != 0 {
+			return nil, opts, errors.New("--bug, --writes, --reads, --lockers, --lock-start-by, --early-timeouts, --timers, --min-timers, --no-commute, --no-reuse, --coarse, --boundary-skips and --zxid-counter apply to --model zab only")
 		}
 		switch f.selftest {
 		case "":
@@ -190,6 +203,7 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 			Servers: f.servers, Writes: f.writes, Crashes: f.crashes, Restarts: f.restarts,
 			EarlyTimeouts: f.early, Warmup: f.warmup, ZxidCounter: f.counter, Timers: f.timers,
 			NoCommute: f.noCommute, Coarse: f.coarse, BoundarySkips: f.skips, NoReuse: f.noReuse, Reads: f.reads,
+			MinTimers: f.minTimers, Lockers: f.lockers, LockStartBy: f.lockStart,
 		}
 		// hide-timers breaks the checker's driver, the other names break the servers.
 		var server []string
@@ -210,11 +224,12 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 			cfg.SelfTests = tests
 		}
 		if f.bugs != "" {
-			bugs, err := zabmodel.ParseBugs(f.bugs)
-			if err != nil {
+			// One flag for both kinds, as 'simrun run --bug' takes them: server bugs and recipe bugs.
+			var bugs bugFlag
+			if err := bugs.Set(f.bugs); err != nil {
 				return nil, opts, fmt.Errorf("--bug: %w", err)
 			}
-			cfg.Bugs = bugs
+			cfg.Bugs, cfg.RecipeBugs = bugs.bugs, bugs.recipe
 		}
 		m, err := modelcheck.NewZAB(cfg)
 		return m, opts, err

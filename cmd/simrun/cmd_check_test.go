@@ -78,3 +78,26 @@ func TestCheckCounterexampleReplays(t *testing.T) {
 	assert.Equal(t, exitUsage, bad.code)
 	assert.Contains(t, bad.stderr, `no process "zk4"`)
 }
+
+// TestCheckLockers: --lockers with a recipe bug through --bug finds the herd through the lock
+// checkers, and bad lock bounds exit 2 with the reason.
+func TestCheckLockers(t *testing.T) {
+	r := runCLI(t, "", "check", "--model", "zab", "--coarse", "--writes", "0", "--lockers", "3", "--lock-start-by", "1", "--timers", "80", "--bug", "lock-herd")
+	assert.Equal(t, exitFailure, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "Error: Invariant lock/herd is violated.")
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "zab", "--lockers", "4"}, "lockers 4: must be 0 to 3"},
+		{[]string{"--model", "zab", "--bug", "lock-herd"}, "act on lockers"},
+		{[]string{"--lockers", "1"}, "apply to --model zab only"},
+		{[]string{"--model", "zab", "--lockers", "1", "--lock-start-by", "-1"}, "must not be negative"},
+		{[]string{"--model", "zab", "--timers", "5", "--min-timers", "6"}, "exceeds the timers bound"},
+	}
+	for _, c := range cases {
+		r := runCLI(t, "", append([]string{"check"}, c.args...)...)
+		assert.Equal(t, exitUsage, r.code, "%v: %s", c.args, r.stderr)
+		assert.Contains(t, r.stderr, c.want, "%v", c.args)
+	}
+}
