@@ -161,6 +161,9 @@ func (a *app) event(e client.Event) {
 	}
 	if e.Type == proto.EventNone {
 		a.r.rec.State(a.name, a.session, now, e.State)
+		if c := a.r.opts.Coverage; c != nil {
+			c.clientState(a.session, e.State, now)
+		}
 		if d, ok := a.gen.(driver); ok {
 			d.connectionEvent(a, e) // Hook: the lock recipes follow the connection state.
 		}
@@ -200,6 +203,9 @@ func (a *app) issue(spec opSpec) {
 		op.SyncLeaderZxid = a.r.syncFloor(a)
 	}
 	ref := a.r.rec.Call(a.name, a.r.w.Now(), op)
+	if c := a.r.opts.Coverage; c != nil {
+		c.clientRequest(op.Session, op.Kind, a.r.w.Now())
+	}
 	a.busy, a.current = true, ref
 	done := func(res result) { a.done(spec, ref, res) }
 	if err := a.send(spec, done); err != nil {

@@ -30,6 +30,11 @@ import (
 //   - fault context: each fault (crash, crash point, pause, reset, partition, clog...) with the
 //     phase and last step of the server it hit, and the first two steps that server took after it;
 //   - crash points reached: each named persistence boundary a server reached, with its phase;
+//   - outstanding proposals across servers and clients (coverage_pending.go): a learner leaving
+//     while its leader still waits to commit proposals it acknowledged, and what follows; a learner
+//     leaving between its NEWLEADER ack and UPTODATE; a session disconnecting, reconnecting and
+//     sending requests while its transaction is pending at the leader; and, at every boundary
+//     reached, which of those windows were open (siteWindow);
 //   - counts: how many times a run took each step, in AFL's logarithmic buckets, so that "more of
 //     the same" (many elections, many syncs) is also new.
 type Coverage struct {
@@ -44,6 +49,11 @@ type Coverage struct {
 	transitions [coverageKinds][coverageKinds][8]bool
 	// sites are the boundary hits an injection can be aimed at (see Site).
 	sites []Site
+	// pending are the proposals leaders have outstanding, oldest first, and
+	// departedNewLeaderAcks how many NEWLEADER acks of departed learners leaders not yet
+	// established hold (coverage_pending.go).
+	pending               []*pendingProposal
+	departedNewLeaderAcks int
 }
 
 // Site is an effect boundary that a server reached in a run: the first hit of that boundary since
@@ -51,8 +61,9 @@ type Coverage struct {
 // write as a follower, its first COMMIT sent as a new leader). An injection armed a nanosecond
 // before At on that server lands on exactly that hit (the run is the parent's up to there), so a
 // site is a fault that is sure to fire, inside a window the run is known to open. Key names the
-// situation (boundary, phase, role, the server's previous step) and is what the fuzzer counts to
-// know which sites are rare.
+// situation (boundary, phase, role, the server's previous step, the site window: see siteWindow)
+// and is what the fuzzer counts to know which sites are rare. A boundary's first hit inside each
+// window is a site of its own.
 type Site struct {
 	Server int64
 	Point  string
@@ -132,10 +143,17 @@ type serverCoverage struct {
 	history      uint8
 	lastSnapshot int64
 	// reached holds the boundaries (by boundaryIndex) the server hit since its role or phase last
-	// changed, and reachedRole and reachedPhase that role and phase.
-	reached      [4]uint64
+	// changed, per site window (siteWindow), and reachedRole and reachedPhase that role and phase.
+	reached      [windowCount][4]uint64
 	reachedRole  zabmodel.Role
 	reachedPhase phase
+	// newLeaderAckEpoch and newLeaderAckTo are the epoch and leader of the learner's last
+	// NEWLEADER ack while it still follows that leader; establishedEpoch is, for a leader, the
+	// epoch it was last established in, and departedNewLeaderAckers how many learners left after
+	// acknowledging its NEWLEADER before it was established.
+	newLeaderAckEpoch, newLeaderAckTo int64
+	establishedEpoch                  int64
+	departedNewLeaderAckers           int
 }
 
 // History bits: what a server's disk has lived through in the run. The bugs of the zoo's rarest
@@ -250,7 +268,9 @@ var durableKinds = func() []bool {
 func (c *Coverage) event(e zabmodel.Event) {
 	s := c.server(e.Server)
 	truncated := s.lastLogged
+	prevPhase, prevRole := s.phase, s.role
 	c.advance(s, e)
+	c.pendingEvent(s, prevPhase, prevRole, e)
 	role, ph, kind, source := e.Role, s.phase, e.Kind, e.Source
 
 	k, r, src, prev := min(int(kind), coverageKinds-1), int(role)&7, int(source)&7, s.last
@@ -391,21 +411,22 @@ func (c *Coverage) Sites() []Site { return c.sites }
 func (c *Coverage) crashPoint(sid int64, point string, at clock.Time) {
 	s := c.server(sid)
 	ph := s.phase
+	window := c.siteWindow(sid)
 	if i, ok := boundaryIndex[point]; ok && i < 256 && len(c.sites) < maxSites {
 		if s.reachedRole != s.role || s.reachedPhase != ph {
-			s.reached, s.reachedRole, s.reachedPhase = [4]uint64{}, s.role, ph
+			s.reached, s.reachedRole, s.reachedPhase = [windowCount][4]uint64{}, s.role, ph
 		}
-		if s.reached[i/64]&(1<<(i%64)) == 0 {
-			s.reached[i/64] |= 1 << (i % 64)
+		if reached := &s.reached[window]; reached[i/64]&(1<<(i%64)) == 0 {
+			reached[i/64] |= 1 << (i % 64)
 			c.sites = append(c.sites, Site{Server: sid, Point: point, At: at,
-				Key: mix(0x0b, uint64(i), uint64(ph), uint64(s.role), uint64(s.last))})
+				Key: mix(0x0b, uint64(i), uint64(ph), uint64(s.role), uint64(s.last), window)})
 		}
 	}
-	hash := mix(0x07, hashString(point), uint64(ph))
+	hash := mix(0x07, hashString(point), uint64(ph), window)
 	if _, ok := c.seen[hash]; ok {
 		return
 	}
-	c.add(hash, at, sid, func() string { return fmt.Sprintf("reached %s in %s", point, ph) })
+	c.add(hash, at, sid, func() string { return fmt.Sprintf("reached %s in %s in window %s", point, ph, windowString(window)) })
 	c.features[len(c.features)-1].Point = point
 }
 

@@ -167,6 +167,9 @@ func (t lockTracer) Request(session int64, req lockmodel.Request) func(lockmodel
 		op.SyncLeaderZxid = a.r.syncFloor(a)
 	}
 	ref := a.r.rec.Call(a.name, a.r.w.Now(), op)
+	if c := a.r.opts.Coverage; c != nil {
+		c.clientRequest(session, req.Kind, a.r.w.Now())
+	}
 	la.outstanding = append(la.outstanding, ref)
 	return func(rep lockmodel.Reply) {
 		if !la.answered(ref) {

@@ -60,6 +60,7 @@ type huntFlags struct {
 	outDir    string
 	clients   int
 	fuzz      bool
+	fuzzOnly  bool
 	trials    int
 }
 
@@ -76,6 +77,8 @@ func newHuntFlags() (*flag.FlagSet, *huntFlags) {
 	fs.IntVar(&f.clients, "clients", scenarios.DefaultClients, "simulated client applications per run, 1 to 100")
 	fs.BoolVar(&f.fuzz, "fuzz", false, "hunt each bug twice, with the random swarm and with simrun fuzz from the same first seed and run options, "+
 		"and compare the runs and wall time each took (--seeds bounds both)")
+	fs.BoolVar(&f.fuzzOnly, "fuzz-only", false, "with --fuzz, run only the fuzzer's hunts (the swarm's run counts depend only on the seeds and the model: "+
+		"take them from an earlier hunt --fuzz or hunt of the same model, to measure a change of the fuzzer alone)")
 	fs.IntVar(&f.trials, "trials", 1, "with --fuzz, hunt each bug this many times with each search, from seed ranges one --seeds apart, and compare medians")
 	return fs, f
 }
@@ -192,7 +195,10 @@ func cmdHunt(env *environment, args []string) int {
 	targets := huntTargets(f)
 	records := make([]huntRecord, 0, len(targets))
 	for _, target := range targets {
-		record, err := hunt(env, f, target, finds)
+		record, err := huntRecord{Type: "bug", Bug: target.name, Kind: target.kind, Workload: target.scenario.workload}, error(nil)
+		if !f.fuzzOnly {
+			record, err = hunt(env, f, target, finds)
+		}
 		if err != nil {
 			fmt.Fprintf(env.stderr, "simrun hunt: %s: a run could not be set up: %v\n", target.name, err)
 			return runErrorExit(err)
@@ -204,6 +210,10 @@ func cmdHunt(env *environment, args []string) int {
 				return runErrorExit(err)
 			}
 			record.Fuzz = comparison
+			if f.fuzzOnly {
+				// The fuzzer's hunts are the only ones: whether it found the bug decides.
+				record.Found = comparison.FuzzFound > 0
+			}
 		}
 		if env.stderrIsTerminal && !f.json {
 			fmt.Fprintf(env.stderr, "hunt: %s\n", huntProgress(record))
@@ -245,6 +255,9 @@ func (f *huntFlags) validate() error {
 		problems = append(problems, fmt.Errorf("--trials must be 1 to 100, not %d", f.trials))
 	} else if f.trials > 1 && !f.fuzz {
 		problems = append(problems, errors.New("--trials needs --fuzz"))
+	}
+	if f.fuzzOnly && !f.fuzz {
+		problems = append(problems, errors.New("--fuzz-only needs --fuzz"))
 	}
 	if f.clients < 1 || f.clients > 100 {
 		problems = append(problems, fmt.Errorf("--clients must be 1 to 100, not %d", f.clients))

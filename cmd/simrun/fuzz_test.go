@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,6 +37,7 @@ func TestFuzzUsageErrors(t *testing.T) {
 		{[]string{"fuzz", "17"}, `unexpected argument "17"`},
 		{[]string{"hunt", "--clients", "0"}, "--clients must be 1 to 100"},
 		{[]string{"hunt", "--trials", "3"}, "--trials needs --fuzz"},
+		{[]string{"hunt", "--fuzz-only"}, "--fuzz-only needs --fuzz"},
 		{[]string{"hunt", "--fuzz", "--trials", "0"}, "--trials must be 1 to 100"},
 	}
 	for _, c := range cases {
@@ -90,6 +92,25 @@ func TestHuntFuzzComparesBothSearches(t *testing.T) {
 	require.Equal(t, exitPass, r.code, r.stdout+r.stderr)
 	assert.Contains(t, r.stdout, "SWARM RUNS")
 	assert.Regexp(t, `ZK-3911 +\d+ +\S+ +\d+ +\S+ +\S+ +2/2 / 2/2 +zab:`, r.stdout, "both searches found it in both trials")
+}
+
+// TestHuntFuzzOnlyRunsTheFuzzer: --fuzz-only hunts with the fuzzer alone; the swarm's side of
+// every trial is empty (no runs), and the fuzzer's finds are those of the full comparison.
+func TestHuntFuzzOnlyRunsTheFuzzer(t *testing.T) {
+	r := runCLI(t, "", "hunt", "--fuzz", "--fuzz-only", "--json", "--trials", "2", "--only", "ZK-3911", "--seeds", "30", "--duration", "10s", "--clients", "3", "--parallel", "1")
+	require.Equal(t, exitPass, r.code, r.stdout+r.stderr)
+	line, _, _ := strings.Cut(r.stdout, "\n")
+	var record huntRecord
+	require.NoError(t, json.Unmarshal([]byte(line), &record))
+	require.NotNil(t, record.Fuzz)
+	require.Len(t, record.Fuzz.Fuzz, 2)
+	for _, trial := range record.Fuzz.Swarm {
+		assert.Zero(t, trial.Runs, "the swarm did not run")
+	}
+	for _, trial := range record.Fuzz.Fuzz {
+		assert.True(t, trial.Found, "the fuzzer found it")
+		assert.Positive(t, trial.Runs)
+	}
 }
 
 // TestFuzzWorkflowExample: the CI example parses as YAML, runs a bounded simrun fuzz campaign from

@@ -63,7 +63,7 @@ func compareWithFuzzing(env *environment, f *huntFlags, target huntTarget, first
 	for trial := 0; trial < f.trials; trial++ {
 		start := f.seedStart.value + uint64(trial)*uint64(f.seeds)
 		swarm := first
-		if trial > 0 {
+		if trial > 0 && !f.fuzzOnly {
 			trialFlags := *f
 			trialFlags.seedStart.value = start
 			trialFlags.outDir = "" // --out keeps the first trial's find only.
