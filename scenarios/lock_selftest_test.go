@@ -30,10 +30,11 @@ func lockResult(t *testing.T, rep *Report, checker string) checkers.Result {
 // seed's own run changed when the lock workloads began to draw their timeouts. Since snapshots
 // became fuzzy (their walks draw from the seed) the script runs with another seed: since the lock
 // recipes' retry loops wait for a connection only before their first attempt, as Curator's do,
-// seed 107, where the same story happens to c5 (whose node is replaced at about 46.2 s) and c4
-// (granted).
+// seed 107 until a learner handler's reads became steps of their own; now seed 214 (found by
+// scanning the script's seeds from 1), where it happens to c4 (whose node is
+// replaced at about 54.96 s) and c5 (granted).
 func TestElectionSeed38TwoLeaders(t *testing.T) {
-	const seed = 107
+	const seed = 214
 	script := regressionScript(t, "election-seed38-two-leaders")
 	keeps := lockmodel.SelfTests{}.With(lockmodel.SelfTestLatchKeepsLeadership)
 	rep, err := Run(Options{Seed: seed, Script: script, RecipeSelfTests: keeps})
@@ -43,7 +44,7 @@ func TestElectionSeed38TwoLeaders(t *testing.T) {
 	rules := map[string]bool{}
 	for _, f := range res.Findings {
 		rules[f.Rule] = true
-		assert.Contains(t, f.Clients, "c5")
+		assert.Contains(t, f.Clients, "c4")
 	}
 	assert.True(t, rules["own-node-deleted"], "%v", res.Findings)
 	assert.Equal(t, checkers.Pass, lockResult(t, rep, lock.CheckerMutualExclusion).Status, "fencing kept the resource safe")
@@ -68,17 +69,17 @@ func TestElectionSeed38TwoLeaders(t *testing.T) {
 	assert.False(t, rep.Failed(), rep.Explain())
 	var replaced, granted *lock.Hold
 	for i, x := range l.log.holds {
-		if x.Client == "c5" && x.Start > at(45) && x.Start < at(47) {
+		if x.Client == "c4" && x.Start > at(54) && x.Start < at(56) {
 			replaced = &l.log.holds[i]
 		}
-		if x.Client == "c4" && x.Start > at(45) && x.Start < at(47) {
+		if x.Client == "c5" && x.Start > at(54) && x.Start < at(56) {
 			granted = &l.log.holds[i]
 		}
 	}
-	require.NotNil(t, replaced, "c5 leads at about 45.75 s")
-	require.NotNil(t, granted, "c4 leads at about 46.2 s")
-	assert.LessOrEqual(t, replaced.End, granted.Start, "c5 gave up leadership before c4 was granted")
-	assert.Less(t, granted.Start.Sub(replaced.End), 50*clock.Millisecond, "and c4 was granted within a few round trips")
+	require.NotNil(t, replaced, "c4 leads at about 54.94 s")
+	require.NotNil(t, granted, "c5 leads at about 54.96 s")
+	assert.LessOrEqual(t, replaced.End, granted.Start, "c4 gave up leadership before c5 was granted")
+	assert.Less(t, granted.Start.Sub(replaced.End), 50*clock.Millisecond, "and c5 was granted within a few round trips")
 }
 
 func at(seconds float64) clock.Time { return clock.Time(seconds * float64(clock.Second)) }

@@ -36,8 +36,16 @@ type learnerHandler struct {
 
 	// senderCore is the queue and the sender thread (sendercore.go); its turns are senderTurnTimer.
 	senderCore
-	// unread holds packets that arrived while the Java thread would be blocked in a wait, not reading.
-	unread     []proto.QuorumPacket
+	// inbox[inboxHead:] is the socket's receive buffer: what the network delivered and the
+	// handler's thread has not read yet, in the connection's order, ending with the close if the
+	// connection is over (see Received and Closed). readPending says that the thread's next read
+	// is armed (handlerReadStep, readTimerID).
+	inbox       []inboxItem
+	inboxHead   int
+	readPending bool
+	readStepID  sim.TimerID
+	// closedErr is the connection's end as the network reported it, nil while it is open.
+	closedErr  error
 	forwarding bool
 
 	tickOfNextAckDeadline int
@@ -57,9 +65,124 @@ func (h *learnerHandler) p() *peer { return h.l.p }
 // Connected implements net.Handler; the leader never dials learners.
 func (h *learnerHandler) Connected(net.ConnID) {}
 
-// Closed implements net.Handler.
+// The handler's thread and its socket. In Java each LearnerHandler is a thread that reads its
+// socket (LearnerHandler.run: ia.readRecord in a loop, through a BufferedInputStream) and calls
+// into the Leader with what it read; the kernel buffers what arrives until the thread reads it. So
+// a delivery here only puts the packet into the handler's receive buffer (Received), and the
+// thread reads it as a step of its own (handlerReadStep, readStep), at a moment the run draws
+// (readDelay): two handlers' reads, and a read against the leader's own thread (its tick, its
+// quorum waits' continuations), may run in either order, as the JVM's scheduler may run them,
+// while each connection's packets are still read in the order they came. A thread blocked in a
+// quorum wait (getEpochToPropose, waitForEpochAck, waitForNewLeaderAck, waitForStartup) or writing
+// the snapshot does not read: its packets wait in the buffer until run() reaches its next
+// readRecord (reading).
+
+// inboxItem is one entry of a handler's receive buffer: a packet's bytes, or, last, the error that
+// ended the connection.
+type inboxItem struct {
+	payload []byte
+	err     error
+}
+
+// Closed implements net.Handler: the connection is over (the learner closed it or crashed, a
+// reset, TCP gave up). Java's handler thread learns of it only when it reads: readRecord returns
+// the bytes already buffered and then throws (EOFException on a FIN; on Linux a reset, or a
+// retransmission timeout, also leaves the received bytes readable, as tcp_recvmsg copies the
+// receive queue before it reports sk_err), and run() ends in shutdown(). So the end joins the
+// buffer behind the packets that arrived before it, and a thread blocked in a quorum wait goes on
+// waiting with its sid counted (as the Java thread does) until its next read. A handler the leader
+// itself shut down, or whose leader stopped, reads nothing more: Leader.shutdown and
+// LearnerHandler.shutdown close the socket from the leader's side, and a read on a socket closed
+// by its own side throws at once, whatever the kernel still buffers.
 func (h *learnerHandler) Closed(_ net.ConnID, err error) {
-	h.shutdown(fmt.Sprintf("connection closed: %v", err))
+	if h.state == hsDead || h.l.stopped {
+		h.shutdown(fmt.Sprintf("connection closed: %v", err))
+		return
+	}
+	if err == nil {
+		err = net.ErrEOF
+	}
+	h.closedErr = err
+	h.inbox = append(h.inbox, inboxItem{err: err})
+	h.scheduleRead()
+}
+
+// reading reports whether the handler's thread is in a readRecord: the states of run() that read,
+// as opposed to its quorum waits, the SNAP stream and waitForStartup.
+func (h *learnerHandler) reading() bool {
+	switch h.state {
+	case hsAwaitInfo, hsAwaitAckEpoch, hsAwaitNewLeaderAck, hsBroadcast:
+		return !h.l.stopped
+	}
+	return false
+}
+
+// scheduleRead arms the thread's next read if it reads and something is buffered.
+func (h *learnerHandler) scheduleRead() {
+	if h.readPending || h.inboxHead == len(h.inbox) || !h.reading() {
+		return
+	}
+	h.readPending = true
+	h.readStepID = h.p().h.setTimer(h.readDelay(), (*handlerReadStep)(h))
+}
+
+// readDelay draws how long after the packet is there (or after the thread's previous read, or the
+// end of its wait) the handler's thread reads it. Half of the time the thread runs at once, in a
+// step of its own after the steps already due at this instant (it was blocked in read() and the
+// scheduler picks it next); a quarter of the time it waits 10 to 200 µs (a wake-up on a busy
+// core); a quarter of the time 0.2 to 2 ms (another thread held the core, a safepoint). The
+// network's latencies are 0.1 to 1 ms, so two learners' ACKs that arrive close together are often
+// read in the other order, and a packet that arrives just before the leader's tick or before a
+// waiter's wake-up is sometimes read after it. The model checker's chooser answers 0 to every
+// draw: there each read is a step due at once, which the checker orders against every other
+// enabled event.
+func (h *learnerHandler) readDelay() clock.Duration {
+	hst := h.p().h
+	switch hst.choose(4) {
+	case 0, 1:
+		return 0
+	case 2:
+		return hst.between(10*clock.Microsecond, 200*clock.Microsecond, 10*clock.Microsecond)
+	default:
+		return hst.between(200*clock.Microsecond, 2*clock.Millisecond, 100*clock.Microsecond)
+	}
+}
+
+// readStep is one readRecord of the handler's thread and what run() does with the packet, up to
+// its next read or wait.
+func (h *learnerHandler) readStep() {
+	h.readPending = false
+	if h.state == hsDead || !h.reading() || h.inboxHead == len(h.inbox) {
+		return
+	}
+	item := h.inbox[h.inboxHead]
+	h.inbox[h.inboxHead] = inboxItem{}
+	h.inboxHead++
+	if h.inboxHead == len(h.inbox) {
+		h.inbox, h.inboxHead = h.inbox[:0], 0
+	}
+	if item.err != nil {
+		h.shutdown(fmt.Sprintf("connection closed: %v", item.err))
+		return
+	}
+	qp, err := h.p().mem.decodePacket(item.payload)
+	if err == nil {
+		err = h.handle(qp)
+	}
+	if err != nil {
+		h.shutdown(err.Error())
+		return
+	}
+	h.expectRead()
+}
+
+// readTimedOut is the read timeout's firing: SocketTimeoutException in readRecord, unless bytes
+// arrived before it, which the blocked read returns (the thread's read of them is armed).
+func (h *learnerHandler) readTimedOut() {
+	if h.readPending && h.inboxHead < len(h.inbox) {
+		return
+	}
+	h.shutdown("read timed out")
 }
 
 // resetReadTimer arms the socket read timeout (setSoTimeout).
@@ -70,7 +193,8 @@ func (h *learnerHandler) resetReadTimer(d clock.Duration) {
 }
 
 // expectRead arms the read timeout for the state the handler is in, if it is one where the Java
-// thread blocks in a read (a thread blocked in a quorum wait reads nothing, so no timeout applies).
+// thread blocks in a read (a thread blocked in a quorum wait reads nothing, so no timeout applies),
+// and the thread's next read if a packet is already buffered.
 func (h *learnerHandler) expectRead() {
 	cfg := h.p().cfg
 	switch h.state {
@@ -81,22 +205,17 @@ func (h *learnerHandler) expectRead() {
 	default:
 		h.p().h.cancel(h.readTimer)
 	}
+	h.scheduleRead()
 }
 
-// Received implements net.Handler: one packet from the learner.
+// Received implements net.Handler: one packet from the learner reaches the socket's receive
+// buffer; the handler's thread reads it in a step of its own (readStep). The receiver owns payload.
 func (h *learnerHandler) Received(_ net.ConnID, payload []byte) {
 	if h.state == hsDead || h.l.stopped {
 		return
 	}
-	qp, err := h.p().mem.decodePacket(payload)
-	if err == nil {
-		err = h.handle(qp)
-	}
-	if err != nil {
-		h.shutdown(err.Error())
-		return
-	}
-	h.expectRead()
+	h.inbox = append(h.inbox, inboxItem{payload: payload})
+	h.scheduleRead()
 }
 
 func (h *learnerHandler) handle(qp proto.QuorumPacket) error {
@@ -115,12 +234,11 @@ func (h *learnerHandler) handle(qp proto.QuorumPacket) error {
 	case hsBroadcast:
 		return h.broadcastPacket(qp)
 	}
-	// A packet while the handler's thread is blocked in a wait: TCP keeps it in the socket buffer and
-	// Java reads it only once the wait is over. A learner normally sends nothing here, but one that
-	// acknowledges its sync txns from its sync processor (3.8.0's NEWLEADER order, ZOOKEEPER-4646)
-	// does, right after its NEWLEADER ACK.
-	h.unread = append(h.unread, qp)
-	return nil
+	// Only a reading thread reads (readStep): a packet that comes while it is blocked in a wait
+	// stays in the buffer until the wait is over. A learner normally sends nothing then, but one
+	// that acknowledges its sync txns from its sync processor (3.8.0's NEWLEADER order,
+	// ZOOKEEPER-4646) does, right after its NEWLEADER ACK.
+	panic("zabmodel: a learner handler read a packet while not in a read")
 }
 
 // learnerInfo handles FOLLOWERINFO / OBSERVERINFO and starts discovery for this learner.
@@ -248,14 +366,7 @@ func (h *learnerHandler) waitForStartup() {
 	if h.l.zk.running {
 		h.queueOp(pktUpToDate, -1)
 		h.state = hsBroadcast
-		unread := h.unread
-		h.unread = nil
-		for _, qp := range unread {
-			if err := h.broadcastPacket(qp); err != nil {
-				h.shutdown(err.Error())
-				return
-			}
-		}
+		// The packets that came during the waits are read now, one step each, in their order.
 		h.expectRead()
 		return
 	}
@@ -337,6 +448,11 @@ func (h *learnerHandler) shutdown(reason string) {
 	p := h.p()
 	p.note("leader", "learner handler for %d done: %s", h.sid, reason)
 	p.h.cancel(h.readTimer)
+	// A socket closed by its own side is read no more (see Closed).
+	p.h.cancel(h.readStepID)
+	h.readPending = false
+	clear(h.inbox)
+	h.inbox, h.inboxHead = h.inbox[:0], 0
 	p.h.close(h.conn)
 	h.l.removeHandler(h)
 	if !p.cfg.Bugs.Has(BugStaleAck) {

@@ -1,6 +1,8 @@
 package zabmodel
 
 import (
+	"fmt"
+
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/zabmodel/datatree"
 	"github.com/zabsim/zabsim/zabmodel/proto"
@@ -38,10 +40,21 @@ func (s *snapStream) schedule() {
 	p.h.setTimer(p.h.between(snapshotStepLatency/2, snapshotStepLatency*5, 50*clock.Microsecond), s)
 }
 
-// live reports whether the handler still streams: its connection and its leader are up.
+// live reports whether the handler still streams: its connection and its leader are up. Java's
+// handler thread writes the snapshot itself, so it learns of a connection the learner ended (see
+// learnerHandler.Closed) from its own next write, which fails with an IOException (the learner's
+// kernel answered the first write after the end with a reset): run() ends, and its finally shuts
+// the handler down without reading what is still buffered.
 func (s *snapStream) live() bool {
 	h := s.h
-	return h.state == hsAwaitEpochQuorum && !h.l.stopped
+	if h.state != hsAwaitEpochQuorum || h.l.stopped {
+		return false
+	}
+	if h.closedErr != nil {
+		h.shutdown(fmt.Sprintf("writing the snapshot: connection closed: %v", h.closedErr))
+		return false
+	}
+	return true
 }
 
 // begin writes SNAP with the zxid the tree has now, and the session table and ACL cache.

@@ -1,5 +1,7 @@
 package zabmodel
 
+import "fmt"
+
 // The server's timers as data (see timer in host.go). Each is a type whose value points at the
 // object the timer fires on: most are that object's own type under another name (a conversion, no
 // allocation), so that arming one allocates nothing. OnTimer enters the server through its host
@@ -65,8 +67,23 @@ func (t *leaderTickTimer) TimerName(uint64) string { return "leader tick" }
 type handlerReadTimer learnerHandler
 
 func (t *handlerReadTimer) OnTimer(uint64)          { t.l.p.h.fire(t) }
-func (t *handlerReadTimer) fire()                   { (*learnerHandler)(t).shutdown("read timed out") }
+func (t *handlerReadTimer) fire()                   { (*learnerHandler)(t).readTimedOut() }
 func (t *handlerReadTimer) TimerName(uint64) string { return "handler read-timeout" }
+
+// handlerReadStep is a learner handler's thread reading the next packet of its receive buffer
+// (readStep): a step of its own, at a drawn moment after the packet arrived (readDelay).
+type handlerReadStep learnerHandler
+
+func (t *handlerReadStep) OnTimer(uint64) { t.l.p.h.fire(t) }
+func (t *handlerReadStep) fire()          { (*learnerHandler)(t).readStep() }
+
+// TimerName names the learner, or the connection while its FOLLOWERINFO is unread.
+func (t *handlerReadStep) TimerName(uint64) string {
+	if t.sid == 0 {
+		return fmt.Sprintf("handler read conn=%d", t.conn)
+	}
+	return "handler read " + waiterThread((*learnerHandler)(t))
+}
 
 // startupPollTimer is a learner handler's next look at whether the leader's server runs
 // (waitForStartup).

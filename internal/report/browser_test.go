@@ -76,7 +76,7 @@ func TestReportsRenderInChromium(t *testing.T) {
 		servers int
 	}{
 		{"zab-invariant", zabFailure(t), nil, 6},
-		{"lock", lockFailure(t), nil, 4}, // three voters and an observer
+		{"lock", lockFailure(t), nil, 7}, // five voters and two observers
 		{"linearizability", linearizability, failRegister, 0},
 	}
 	for _, c := range cases {
