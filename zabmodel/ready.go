@@ -192,6 +192,19 @@ const (
 	effectWalkNext
 	// effectWalkEnd unregisters the snapshot thread: the database runs none.
 	effectWalkEnd
+
+	// The leader's establishment and tick (leaderloop.go). Its start is effectStartup, its claim of
+	// the new epoch's zxid effectClaimZxid, its next tick effectTimer, giving up effectLeave.
+
+	// effectElectionVote sets the election's vote to the epoch zxid (QuorumPeer.updateElectionVote).
+	effectElectionVote
+	// effectSetZxid sets the server's last assigned zxid to zxid (ZooKeeperServer.setZxid).
+	effectSetZxid
+	// effectStartServing starts serving clients (the leader's QuorumPeer.setZooKeeperServer).
+	effectStartServing
+	// effectPing is LearnerHandler.ping of handler: a PING, or the handler's end if its learner's
+	// oldest unacknowledged proposal is older than syncLimit ticks.
+	effectPing
 )
 
 var effectNames = [...]string{
@@ -212,6 +225,7 @@ var effectNames = [...]string{
 	effectSyncAnswered: "sync-answered", effectLeave: "leave", effectWaitStart: "wait-start", effectWaitCancel: "wait-cancel", effectWaitWake: "wake",
 	effectWaitContinue: "go-on", effectHandlerShutdown: "handler-shutdown",
 	effectWalkNext: "walk-next", effectWalkEnd: "walk-end",
+	effectElectionVote: "vote", effectSetZxid: "set-zxid", effectStartServing: "serving", effectPing: "ping",
 }
 
 func (k effectKind) String() string {
@@ -297,7 +311,7 @@ func (r *ready) String() string {
 			b = fmt.Appendf(b, " epoch-bytes=%d", e.zxid)
 		case effectSyncMode:
 			b = fmt.Appendf(b, " %s", syncMode(e.zxid))
-		case effectTruncateLog, effectClaimZxid, effectFollowerCommit, effectLearnerAck, effectThrow:
+		case effectTruncateLog, effectClaimZxid, effectFollowerCommit, effectLearnerAck, effectThrow, effectSetZxid:
 			b = fmt.Appendf(b, " %s", FormatZxid(e.zxid))
 			if e.label != "" {
 				b = fmt.Appendf(b, " (%s)", e.label)
@@ -313,8 +327,10 @@ func (r *ready) String() string {
 			b = fmt.Appendf(b, " %s", e.label)
 		case effectDraw:
 			b = fmt.Appendf(b, " n=%d", e.zxid)
-		case effectServe:
+		case effectServe, effectElectionVote:
 			b = fmt.Appendf(b, " epoch=%d", e.zxid)
+		case effectPing:
+			b = fmt.Appendf(b, " learner=%d", e.handler.sid)
 		case effectSnapshotSave:
 			if e.legacy {
 				b = append(b, " fsynced"...)
@@ -345,6 +361,9 @@ func (r *ready) String() string {
 			b = fmt.Appendf(b, " %s", ev.Kind)
 			if ev.Zxid != 0 {
 				b = fmt.Appendf(b, " zxid=%s", FormatZxid(ev.Zxid))
+			}
+			if ev.Kind == EventEstablished {
+				b = fmt.Appendf(b, " through=%s", FormatZxid(ev.Through))
 			}
 		case effectNote:
 			b = fmt.Appendf(b, " %s: %s", e.label, e.text)
