@@ -1,6 +1,7 @@
 package zabmodel
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/zabsim/zabsim/clock"
@@ -205,6 +206,12 @@ const (
 	// effectPing is LearnerHandler.ping of handler: a PING, or the handler's end if its learner's
 	// oldest unacknowledged proposal is older than syncLimit ticks.
 	effectPing
+
+	// The learner's session answers (learnersession.go) write with effectSend.
+
+	// effectSessionValidated tells client, waiting for the leader's verdict on its session zxid,
+	// whether it is valid (ServerCnxn's finishSessionInit).
+	effectSessionValidated
 )
 
 var effectNames = [...]string{
@@ -226,6 +233,7 @@ var effectNames = [...]string{
 	effectWaitContinue: "go-on", effectHandlerShutdown: "handler-shutdown",
 	effectWalkNext: "walk-next", effectWalkEnd: "walk-end",
 	effectElectionVote: "vote", effectSetZxid: "set-zxid", effectStartServing: "serving", effectPing: "ping",
+	effectSessionValidated: "session-validated",
 }
 
 func (k effectKind) String() string {
@@ -243,6 +251,8 @@ type effect struct {
 	appended bool
 	// legacy is, for a truncation, 3.8.0's FileTxnLog.truncate; for a snapshot, an fsynced one.
 	legacy bool
+	// valid is, for effectSessionValidated, the leader's verdict.
+	valid bool
 	// event is, for effectObserve, the index of its event in the ready's events.
 	event int32
 	// zxid is the proposal sent (effectProposalSent), the point of effectForward, or for
@@ -258,6 +268,8 @@ type effect struct {
 	// encoded quorum packet.
 	handler *learnerHandler
 	packet  []byte
+	// client is the client connection a session's validation concerns.
+	client *clientConn
 }
 
 // ready is the output of one step of a core: the effects to apply, in order.
@@ -331,6 +343,8 @@ func (r *ready) String() string {
 			b = fmt.Appendf(b, " epoch=%d", e.zxid)
 		case effectPing:
 			b = fmt.Appendf(b, " learner=%d", e.handler.sid)
+		case effectSessionValidated:
+			b = fmt.Appendf(b, " session=%#x valid=%t", e.zxid, e.valid)
 		case effectSnapshotSave:
 			if e.legacy {
 				b = append(b, " fsynced"...)
@@ -376,6 +390,14 @@ func (r *ready) String() string {
 				b = fmt.Appendf(b, " SNAPSHOT bytes=%d", len(e.packet))
 			} else if qp, err := decodePacket(e.packet); err == nil {
 				b = fmt.Appendf(b, " %s zxid=%s", packetName(qp.Type), FormatZxid(qp.Zxid))
+				if qp.Type == pktPing && len(qp.Data) > 0 {
+					for _, touch := range parseTouchData(qp.Data) {
+						b = fmt.Appendf(b, " session=%#x/%dms", touch.id, touch.timeoutMs)
+					}
+				}
+				if qp.Type == pktRevalidate && len(qp.Data) >= 8 {
+					b = fmt.Appendf(b, " session=%#x", binary.BigEndian.Uint64(qp.Data))
+				}
 			}
 		case effectTimer:
 			b = fmt.Appendf(b, " after=%v", clock.Duration(e.zxid))
