@@ -1,0 +1,909 @@
+package deepcopy
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"unsafe"
+)
+
+// ErrUncopyable is wrapped by the error Copy returns when the graph holds a value it cannot copy
+// faithfully: a non-nil func value, channel or unsafe.Pointer.
+var ErrUncopyable = errors.New("deepcopy: uncopyable value")
+
+// Copier copies object graphs. It keeps per-type plans between copies, so reuse one; it is not
+// safe for concurrent use (give each goroutine its own).
+type Copier struct {
+	shared      []unsafe.Pointer // few: a linear search beats a map
+	sharedTypes map[reflect.Type]struct{}
+	sharedField map[reflect.Type]map[string]bool
+	plans       map[reflect.Type]*plan
+	dynamic     map[unsafe.Pointer]*plan // an interface's type word (type or itab) -> its dynamic type's plan
+
+	// The state of one copy.
+	regions     []region
+	seen        map[seenKey]struct{}
+	sliceWalked map[seenKey]sliceExtent
+	keys        []uint64 // scratch of sortRegions
+	sorted      []region // scratch of sortRegions
+	mapsSeen    map[unsafe.Pointer]struct{}
+	groups      []group
+	newMaps     map[unsafe.Pointer]unsafe.Pointer
+	collect     bool
+	path        []string
+	sites       []string
+}
+
+// New returns a Copier.
+func New() *Copier {
+	return &Copier{
+		sharedTypes: map[reflect.Type]struct{}{},
+		sharedField: map[reflect.Type]map[string]bool{},
+		plans:       map[reflect.Type]*plan{},
+		dynamic:     map[unsafe.Pointer]*plan{},
+		seen:        map[seenKey]struct{}{},
+		sliceWalked: map[seenKey]sliceExtent{},
+		mapsSeen:    map[unsafe.Pointer]struct{}{},
+		newMaps:     map[unsafe.Pointer]unsafe.Pointer{},
+	}
+}
+
+// Share keeps the object p points to shared between the original and every copy: a pointer to it
+// is copied as it is, and nothing behind it is followed. p must be a non-nil pointer. Use it for
+// objects outside the state (a model's configuration and caches, a trace writer).
+func (c *Copier) Share(p any) {
+	v := reflect.ValueOf(p)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		panic(fmt.Sprintf("deepcopy: Share needs a non-nil pointer, got %T", p))
+	}
+	c.shared = append(c.shared, v.UnsafePointer())
+}
+
+// ShareType keeps every object of type t shared: pointers to a t are copied as they are. Use it
+// for immutable objects.
+func (c *Copier) ShareType(t reflect.Type) { c.sharedTypes[t] = struct{}{} }
+
+// ShareField keeps the value of one field of struct type t as it is in every copy (a shallow
+// copy: a map or a slice in it is then shared), and follows nothing behind it. Use it for fields
+// set once at construction that hold no state, such as a table of stateless functions. It must
+// be called before the first copy.
+func (c *Copier) ShareField(t reflect.Type, name string) {
+	f, ok := t.FieldByName(name)
+	if t.Kind() != reflect.Struct || !ok || len(f.Index) != 1 {
+		panic(fmt.Sprintf("deepcopy: %s has no field %s", t, name))
+	}
+	if c.sharedField[t] == nil {
+		c.sharedField[t] = map[string]bool{}
+	}
+	c.sharedField[t][name] = true
+}
+
+// Copy returns a deep copy of the graph reachable from root, a non-nil pointer.
+func Copy[T any](c *Copier, root *T) (*T, error) {
+	if root == nil {
+		return nil, errors.New("deepcopy: nil root")
+	}
+	p, err := c.copyRoot(reflect.TypeFor[T](), unsafe.Pointer(root))
+	if err != nil {
+		return nil, err
+	}
+	return (*T)(p), nil
+}
+
+// Scan walks the graph reachable from root as Copy would and returns the path of every value
+// Copy would refuse, in the order met (empty when the graph can be copied).
+func Scan[T any](c *Copier, root *T) []string {
+	c.reset()
+	c.collect = true
+	defer func() { c.collect, c.path, c.sites = false, nil, nil }()
+	c.path = append(c.path, "root")
+	_ = c.walkPointer(c.plan(reflect.TypeFor[T]()), unsafe.Pointer(root))
+	return slices.Clone(c.sites)
+}
+
+func (c *Copier) reset() {
+	// The maps are cleared rather than made again, so that they keep their size for the next copy.
+	clear(c.regions)
+	c.regions = c.regions[:0]
+	clear(c.seen)
+	clear(c.sliceWalked)
+	clear(c.mapsSeen)
+	clear(c.groups)
+	c.groups = c.groups[:0]
+	clear(c.newMaps)
+}
+
+func (c *Copier) copyRoot(t reflect.Type, root unsafe.Pointer) (unsafe.Pointer, error) {
+	c.reset()
+	defer c.reset()
+	if err := c.walkPointer(c.plan(t), root); err != nil {
+		return nil, err
+	}
+	if err := c.buildGroups(); err != nil {
+		return nil, err
+	}
+	for i := range c.groups {
+		c.copyGroup(&c.groups[i])
+	}
+	return c.translate(root), nil
+}
+
+// --- Plans ----------------------------------------------------------------------------------------
+
+// plan is what the copier needs of a type, computed once.
+type plan struct {
+	t     reflect.Type
+	rtype unsafe.Pointer // the runtime's type descriptor, for typedmemmove
+	kind  reflect.Kind
+	size  uintptr
+	ptrs  bool // holds pointers: needs more than a memmove
+	asIs  bool // an error: shared, copied as it is and not followed
+	// sharedType: ShareType was called for this type; direct: a value of it is stored directly
+	// in an interface's data word (pointer-shaped), not boxed.
+	sharedType, direct bool
+	elem               *plan // Pointer, Slice, Array
+	length             int   // Array
+	key                *plan // Map
+	value              *plan // Map
+	// leaves are the parts of a struct, or of a short array, that hold pointers, nested structs
+	// and short arrays flattened: a copy moves the whole value and then fixes these.
+	leaves []leaf
+}
+
+// leaf is one part of a struct or array that holds pointers.
+type leaf struct {
+	offset uintptr
+	p      *plan
+	name   string // the path from the enclosing value, for refusals
+	shared bool   // ShareField: copied as it is, not followed
+}
+
+// maxInlineArray is the longest array whose elements are flattened into the leaves.
+const maxInlineArray = 16
+
+func (c *Copier) plan(t reflect.Type) *plan {
+	if p, ok := c.plans[t]; ok {
+		return p
+	}
+	p := &plan{t: t, kind: t.Kind(), size: t.Size(), rtype: (*[2]unsafe.Pointer)(unsafe.Pointer(&t))[1]}
+	c.plans[t] = p // before recursing: a type may refer to itself through a pointer
+	_, p.sharedType = c.sharedTypes[t]
+	// A zero value of a boxed type is stored as a pointer to a zero box, never as nil; a
+	// pointer-shaped one is stored as its own (nil) word.
+	zero := reflect.New(t).Elem().Interface()
+	p.direct = (*iface)(unsafe.Pointer(&zero)).data == nil
+	switch p.kind {
+	case reflect.Pointer, reflect.Slice:
+		p.ptrs = true
+		p.elem = c.plan(t.Elem())
+	case reflect.Map:
+		p.ptrs = true
+		p.key, p.value = c.plan(t.Key()), c.plan(t.Elem())
+	case reflect.Interface, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		p.ptrs = true
+		// Errors are immutable values, and sentinel errors are compared by identity (errors.Is):
+		// a copied sentinel would no longer be the sentinel. An error is shared as it is.
+		p.asIs = t == reflect.TypeFor[error]()
+	case reflect.String:
+		p.ptrs = false // the bytes are immutable and shared
+	case reflect.Array:
+		p.elem, p.length = c.plan(t.Elem()), t.Len()
+		p.ptrs = p.length > 0 && p.elem.ptrs
+		if p.ptrs && p.length <= maxInlineArray {
+			for i := range p.length {
+				p.leaves = appendLeaves(p.leaves, uintptr(i)*p.elem.size, "["+strconv.Itoa(i)+"]", p.elem)
+			}
+		}
+	case reflect.Struct:
+		shared := c.sharedField[t]
+		for i := range t.NumField() {
+			f := t.Field(i)
+			fp := c.plan(f.Type)
+			if !fp.ptrs {
+				continue
+			}
+			p.ptrs = true
+			if shared[f.Name] || fp.asIs {
+				p.leaves = append(p.leaves, leaf{offset: f.Offset, p: fp, name: "." + f.Name, shared: true})
+				continue
+			}
+			p.leaves = appendLeaves(p.leaves, f.Offset, "."+f.Name, fp)
+		}
+	}
+	return p
+}
+
+// appendLeaves adds the leaves of a part of type p at offset: the part itself, or its own leaves
+// when it is a struct or a short array.
+func appendLeaves(leaves []leaf, offset uintptr, name string, p *plan) []leaf {
+	if p.asIs {
+		return append(leaves, leaf{offset: offset, p: p, name: name, shared: true})
+	}
+	if (p.kind == reflect.Struct || p.kind == reflect.Array) && (p.kind == reflect.Struct || p.length <= maxInlineArray) {
+		for _, l := range p.leaves {
+			l.offset += offset
+			l.name = name + l.name
+			leaves = append(leaves, l)
+		}
+		return leaves
+	}
+	return append(leaves, leaf{offset: offset, p: p, name: name})
+}
+
+// The runtime's own helpers, as package reflect reaches them: a typed move with write barriers,
+// typed allocation from a type descriptor without reflect's lookups, and the runtime's clone of
+// a map (maps.Clone).
+
+//go:linkname typedmemmove runtime.typedmemmove
+func typedmemmove(typ unsafe.Pointer, dst, src unsafe.Pointer)
+
+//go:linkname unsafeNew reflect.unsafe_New
+func unsafeNew(typ unsafe.Pointer) unsafe.Pointer
+
+//go:linkname unsafeNewArray reflect.unsafe_NewArray
+func unsafeNewArray(typ unsafe.Pointer, n int) unsafe.Pointer
+
+//go:linkname mapsClone maps.clone
+func mapsClone(m any) any
+
+//go:linkname typedslicecopy reflect.typedslicecopy
+func typedslicecopy(elemType unsafe.Pointer, dst, src sliceHeader) int
+
+// --- First pass: the memory ranges reached ---------------------------------------------------------
+
+type seenKey struct {
+	addr unsafe.Pointer
+	p    *plan
+}
+
+// region is one range of memory the graph reaches: a pointer's target (count 1, or an array's
+// elements) or a slice's backing array up to its capacity. live bytes from start must be copied;
+// the rest of size only allocated.
+type region struct {
+	start, size, live uintptr
+	ptr               unsafe.Pointer // start as a pointer, which keeps the original alive
+	elem              *plan          // the element type of an array-like region, else the target's type
+	count             uintptr        // elements of elem; 1 for a plain target
+	array             bool
+}
+
+// uncopyable reports a refused value: an error in Copy, a collected site in Scan.
+func (c *Copier) uncopyable(what string, t reflect.Type) error {
+	if c.collect {
+		c.sites = append(c.sites, strings.Join(c.path, "")+": "+what+" "+t.String())
+		return nil
+	}
+	return &pathError{what: what + " " + t.String()}
+}
+
+// pathError accumulates the path to a refused value as the walk unwinds.
+type pathError struct {
+	path []string
+	what string
+}
+
+func (e *pathError) Error() string {
+	var b strings.Builder
+	b.WriteString("deepcopy: cannot copy ")
+	b.WriteString(e.what)
+	b.WriteString(" at root")
+	for i := len(e.path) - 1; i >= 0; i-- {
+		b.WriteString(e.path[i])
+	}
+	return b.String()
+}
+
+func (e *pathError) Unwrap() error { return ErrUncopyable }
+
+// at adds a path step to a refusal on the way up.
+func at(err error, step string) error {
+	if pe, ok := err.(*pathError); ok {
+		pe.path = append(pe.path, step)
+	}
+	return err
+}
+
+func (c *Copier) push(step string) {
+	if c.collect {
+		c.path = append(c.path, step)
+	}
+}
+
+func (c *Copier) pop() {
+	if c.collect {
+		c.path = c.path[:len(c.path)-1]
+	}
+}
+
+func (c *Copier) isShared(p *plan, addr unsafe.Pointer) bool {
+	if p.sharedType {
+		return true
+	}
+	for _, s := range c.shared {
+		if s == addr {
+			return true
+		}
+	}
+	return false
+}
+
+// walkPointer registers the target of a pointer to a value of plan p and walks it.
+func (c *Copier) walkPointer(p *plan, addr unsafe.Pointer) error {
+	if addr == nil || p.size == 0 || c.isShared(p, addr) {
+		return nil
+	}
+	k := seenKey{addr, p}
+	if _, ok := c.seen[k]; ok {
+		return nil
+	}
+	c.seen[k] = struct{}{}
+	r := region{start: uintptr(addr), ptr: addr, size: p.size, live: p.size, elem: p, count: 1}
+	if p.kind == reflect.Array {
+		r.elem, r.count, r.array = p.elem, uintptr(p.length), true
+	}
+	c.regions = append(c.regions, r)
+	if !p.ptrs {
+		return nil
+	}
+	return c.walk(p, addr)
+}
+
+// walk visits the pointers inside the value of plan p at addr.
+func (c *Copier) walk(p *plan, addr unsafe.Pointer) error {
+	if p.asIs {
+		return nil
+	}
+	switch p.kind {
+	case reflect.Pointer:
+		c.push(".*")
+		err := c.walkPointer(p.elem, *(*unsafe.Pointer)(addr))
+		c.pop()
+		return at(err, ".*")
+	case reflect.Slice:
+		return c.walkSlice(p.elem, (*sliceHeader)(addr))
+	case reflect.Map:
+		return c.walkMap(p, addr)
+	case reflect.Interface:
+		return c.walkInterface(p, addr)
+	case reflect.Func:
+		if *(*unsafe.Pointer)(addr) != nil {
+			return c.uncopyable("func value", p.t)
+		}
+	case reflect.Chan:
+		if *(*unsafe.Pointer)(addr) != nil {
+			return c.uncopyable("channel", p.t)
+		}
+	case reflect.UnsafePointer:
+		if *(*unsafe.Pointer)(addr) != nil {
+			return c.uncopyable("unsafe.Pointer", p.t)
+		}
+	case reflect.Array, reflect.Struct:
+		if !p.ptrs {
+			return nil
+		}
+		if p.kind == reflect.Array && p.length > maxInlineArray {
+			for i := range p.length {
+				if c.collect {
+					c.push("[" + strconv.Itoa(i) + "]")
+				}
+				err := c.walk(p.elem, unsafe.Add(addr, uintptr(i)*p.elem.size))
+				c.pop()
+				if err != nil {
+					return at(err, "["+strconv.Itoa(i)+"]")
+				}
+			}
+			return nil
+		}
+		for i := range p.leaves {
+			l := &p.leaves[i]
+			if l.shared {
+				continue
+			}
+			a := unsafe.Add(addr, l.offset)
+			if l.p.kind == reflect.Pointer && *(*unsafe.Pointer)(a) == nil {
+				continue // the commonest leaf, checked without a call
+			}
+			c.push(l.name)
+			err := c.walk(l.p, a)
+			c.pop()
+			if err != nil {
+				return at(err, l.name)
+			}
+		}
+	}
+	return nil
+}
+
+// sliceExtent is the longest length and the largest capacity registered for slices starting at
+// one element.
+type sliceExtent struct{ len, cap uintptr }
+
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
+
+func (c *Copier) walkSlice(elem *plan, h *sliceHeader) error {
+	if h.data == nil || h.cap == 0 || elem.size == 0 || c.isShared(elem, h.data) {
+		return nil
+	}
+	// Slices of one array may start at one element with different lengths and capacities: each
+	// larger one is registered (the group must cover every capacity), and only the elements no
+	// earlier one covered are walked.
+	k := seenKey{h.data, elem}
+	known := c.sliceWalked[k]
+	if uintptr(h.len) <= known.len && uintptr(h.cap) <= known.cap {
+		return nil
+	}
+	done := known.len
+	c.sliceWalked[k] = sliceExtent{len: max(known.len, uintptr(h.len)), cap: max(known.cap, uintptr(h.cap))}
+	live := uintptr(h.len) * elem.size
+	c.regions = append(c.regions, region{start: uintptr(h.data), ptr: h.data, size: uintptr(h.cap) * elem.size, live: live, elem: elem, count: uintptr(h.cap), array: true})
+	if !elem.ptrs {
+		return nil
+	}
+	for i := done; i < uintptr(h.len); i++ {
+		if c.collect {
+			c.push("[" + strconv.Itoa(int(i)) + "]")
+		}
+		err := c.walk(elem, unsafe.Add(h.data, i*elem.size))
+		c.pop()
+		if err != nil {
+			return at(err, "["+strconv.Itoa(int(i))+"]")
+		}
+	}
+	return nil
+}
+
+func (c *Copier) walkMap(p *plan, addr unsafe.Pointer) error {
+	mp := *(*unsafe.Pointer)(addr)
+	if mp == nil {
+		return nil
+	}
+	if _, ok := c.mapsSeen[mp]; ok {
+		return nil
+	}
+	c.mapsSeen[mp] = struct{}{}
+	if !p.key.ptrs && !p.value.ptrs {
+		return nil
+	}
+	m := reflect.NewAt(p.t, addr).Elem()
+	k, v := reflect.New(p.key.t).Elem(), reflect.New(p.value.t).Elem()
+	// The order of the entries reaches nothing: the walk only gathers memory ranges, and a
+	// refusal names the first refused value, which is a diagnosis, not a state.
+	for it := m.MapRange(); it.Next(); {
+		if p.key.ptrs {
+			k.SetIterKey(it)
+			c.push("[key]")
+			err := c.walk(p.key, unsafe.Pointer(k.UnsafeAddr()))
+			c.pop()
+			if err != nil {
+				return at(err, "[key]")
+			}
+		}
+		if p.value.ptrs {
+			v.SetIterValue(it)
+			if c.collect {
+				c.push("[" + fmt.Sprint(it.Key()) + "]")
+			}
+			err := c.walk(p.value, unsafe.Pointer(v.UnsafeAddr()))
+			c.pop()
+			if err != nil {
+				return at(err, "["+fmt.Sprint(it.Key())+"]")
+			}
+		}
+	}
+	return nil
+}
+
+// iface is the layout of an interface value: a type (or itab) word and a data word.
+type iface struct {
+	typ  unsafe.Pointer
+	data unsafe.Pointer
+}
+
+// dynamicPlan returns the plan of the dynamic type of the non-nil interface at addr.
+func (c *Copier) dynamicPlan(p *plan, addr unsafe.Pointer) *plan {
+	word := (*iface)(addr).typ
+	if dp, ok := c.dynamic[word]; ok {
+		return dp
+	}
+	dp := c.plan(reflect.NewAt(p.t, addr).Elem().Elem().Type())
+	c.dynamic[word] = dp
+	return dp
+}
+
+func (c *Copier) walkInterface(p *plan, addr unsafe.Pointer) error {
+	if (*iface)(addr).typ == nil {
+		return nil
+	}
+	dp := c.dynamicPlan(p, addr)
+	if !dp.ptrs {
+		return nil
+	}
+	if c.collect {
+		c.push(".(" + dp.t.String() + ")")
+		defer c.pop()
+	}
+	data := (*iface)(addr).data
+	var err error
+	switch {
+	case dp.kind == reflect.Pointer:
+		err = c.walkPointer(dp.elem, data)
+	case dp.kind == reflect.Func || dp.kind == reflect.Chan || dp.kind == reflect.UnsafePointer:
+		if data != nil {
+			err = c.uncopyable(dp.kind.String()+" in an interface", dp.t)
+		}
+	case dp.direct:
+		// A pointer-shaped value (a map, a struct of one pointer) is the data word itself.
+		err = c.walk(dp, unsafe.Pointer(&(*iface)(addr).data))
+	default:
+		// The box is memory nobody else can point into: only what it points to is registered.
+		err = c.walk(dp, data)
+	}
+	if err != nil {
+		return at(err, ".("+dp.t.String()+")")
+	}
+	return nil
+}
+
+// --- Grouping: one allocation for each set of overlapping ranges ----------------------------------
+
+// group is one allocation of the copy: overlapping regions merged.
+type group struct {
+	start, end uintptr
+	orig       unsafe.Pointer // the original's memory at start
+	base       unsafe.Pointer // the copy's memory
+	typ        *plan          // the type allocated, or nil for an array of elem
+	elem       *plan
+	count      uintptr
+	live       []span // the ranges to copy, relative to start, sorted and disjoint
+}
+
+type span struct{ from, to uintptr }
+
+func (c *Copier) buildGroups() error {
+	c.sortRegions()
+	rs := c.regions
+	for i := 0; i < len(rs); {
+		j, end := i+1, rs[i].start+rs[i].size
+		for j < len(rs) && rs[j].start < end {
+			end = max(end, rs[j].start+rs[j].size)
+			j++
+		}
+		g, err := makeGroup(rs[i:j], end)
+		if err != nil {
+			for _, r := range rs[i:j] {
+				err = fmt.Errorf("%w\n  region %#x size %d live %d %s", err, r.start, r.size, r.live, r.elem.t)
+			}
+			return err
+		}
+		if g.typ != nil {
+			g.base = unsafeNew(g.typ.rtype)
+		} else {
+			g.base = unsafeNewArray(g.elem.rtype, int(g.count))
+		}
+		c.groups = append(c.groups, g)
+		i = j
+	}
+	return nil
+}
+
+// sortRegions orders the regions by start, the largest first among equal starts. It sorts
+// compact keys (the start and the region's index) rather than the regions themselves.
+func (c *Copier) sortRegions() {
+	rs := c.regions
+	if len(rs) >= 1<<16 {
+		slices.SortFunc(rs, func(a, b region) int {
+			switch {
+			case a.start < b.start:
+				return -1
+			case a.start > b.start:
+				return 1
+			case a.size > b.size:
+				return -1
+			case a.size < b.size:
+				return 1
+			}
+			return 0
+		})
+		return
+	}
+	keys := c.keys[:0]
+	for i := range rs {
+		keys = append(keys, uint64(rs[i].start)<<16|uint64(i))
+	}
+	slices.Sort(keys)
+	sorted := c.sorted[:0]
+	for _, k := range keys {
+		sorted = append(sorted, rs[k&0xffff])
+	}
+	// Among equal starts, the largest first.
+	for i := 0; i < len(sorted); {
+		j, big := i+1, i
+		for j < len(sorted) && sorted[j].start == sorted[i].start {
+			if sorted[j].size > sorted[big].size {
+				big = j
+			}
+			j++
+		}
+		sorted[i], sorted[big] = sorted[big], sorted[i]
+		i = j
+	}
+	c.keys, c.sorted, c.regions = keys, rs, sorted
+}
+
+// makeGroup decides the type of one allocation. The regions are sorted by start, the largest
+// first among equal starts; they overlap into one range [rs[0].start, end).
+func makeGroup(rs []region, end uintptr) (group, error) {
+	start := rs[0].start
+	g := group{start: start, end: end, orig: rs[0].ptr}
+	if len(rs) == 1 {
+		r := rs[0]
+		if r.live > 0 {
+			g.live = []span{{0, r.live}}
+		}
+	} else {
+		var live []span
+		for _, r := range rs {
+			if r.live > 0 {
+				live = append(live, span{r.start - start, r.start - start + r.live})
+			}
+		}
+		slices.SortFunc(live, func(a, b span) int { return int(a.from) - int(b.from) })
+		for _, s := range live {
+			if n := len(g.live); n > 0 && s.from <= g.live[n-1].to {
+				g.live[n-1].to = max(g.live[n-1].to, s.to)
+			} else {
+				g.live = append(g.live, s)
+			}
+		}
+	}
+	top := rs[0]
+	if top.start+top.size == end {
+		// One region covers the group: its type is the allocation's (the regions inside it are
+		// fields or elements of it).
+		if top.array {
+			g.elem, g.count = top.elem, top.count
+		} else {
+			g.typ = top.elem
+		}
+		return g, nil
+	}
+	// Partial overlaps: slices of one backing array at different offsets. Every region not
+	// inside another must then be an array of the same element type, at an element boundary.
+	elem := top.elem
+	if !top.array {
+		return g, fmt.Errorf("deepcopy: a %s at %#x overlaps a later range partially", top.elem.t, top.start)
+	}
+	es := elem.size
+	reach := uintptr(0)
+	for _, r := range rs {
+		if r.start+r.size <= reach {
+			continue // inside an earlier region
+		}
+		if !r.array || r.elem != elem || (r.start-start)%es != 0 {
+			return g, fmt.Errorf("deepcopy: ranges of %s and %s overlap partially at %#x", elem.t, r.elem.t, r.start)
+		}
+		reach = r.start + r.size
+	}
+	if (end-start)%es != 0 {
+		return g, fmt.Errorf("deepcopy: overlapping arrays of %s end off an element boundary", elem.t)
+	}
+	g.elem, g.count = elem, (end-start)/es
+	return g, nil
+}
+
+// translate maps an address of the original graph into the copy.
+func (c *Copier) translate(p unsafe.Pointer) unsafe.Pointer {
+	a := uintptr(p)
+	gs := c.groups
+	lo, hi := 0, len(gs)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if gs[mid].end <= a {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo < len(gs) && gs[lo].start <= a {
+		g := &gs[lo]
+		return unsafe.Add(g.base, a-g.start)
+	}
+	// Not reached by the first pass: a zero-size target or a shared object, kept as it is.
+	return p
+}
+
+// --- Second pass: copying ------------------------------------------------------------------------
+
+func (c *Copier) copyGroup(g *group) {
+	if g.typ != nil {
+		c.copyValue(g.typ, g.base, g.orig)
+		return
+	}
+	es := g.elem.size
+	for _, s := range g.live {
+		first, last := s.from/es, (s.to+es-1)/es
+		if !g.elem.ptrs {
+			memmove(unsafe.Add(g.base, first*es), unsafe.Add(g.orig, first*es), (last-first)*es)
+			continue
+		}
+		n := int(last - first)
+		d, s := unsafe.Add(g.base, first*es), unsafe.Add(g.orig, first*es)
+		if g.elem.kind == reflect.Struct || g.elem.kind == reflect.Array {
+			// Move the span at once, then fix the parts that hold pointers.
+			typedslicecopy(g.elem.rtype, sliceHeader{d, n, n}, sliceHeader{s, n, n})
+			for i := range uintptr(n) {
+				c.fixLeaves(g.elem, unsafe.Add(d, i*es), unsafe.Add(s, i*es))
+			}
+			continue
+		}
+		for i := range uintptr(n) {
+			c.copyValue(g.elem, unsafe.Add(d, i*es), unsafe.Add(s, i*es))
+		}
+	}
+}
+
+// copyValue copies the value of plan p at src into the zeroed memory at dst, translating the
+// pointers.
+func (c *Copier) copyValue(p *plan, dst, src unsafe.Pointer) {
+	if !p.ptrs {
+		memmove(dst, src, p.size)
+		return
+	}
+	if p.asIs {
+		typedmemmove(p.rtype, dst, src)
+		return
+	}
+	switch p.kind {
+	case reflect.Pointer:
+		q := *(*unsafe.Pointer)(src)
+		if q != nil && !c.isShared(p.elem, q) {
+			q = c.translate(q)
+		}
+		*(*unsafe.Pointer)(dst) = q
+	case reflect.Slice:
+		s, d := (*sliceHeader)(src), (*sliceHeader)(dst)
+		*d = *s
+		if s.data != nil && s.cap > 0 && !c.isShared(p.elem, s.data) {
+			d.data = c.translate(s.data)
+		}
+	case reflect.Map:
+		*(*unsafe.Pointer)(dst) = c.copyMap(p, src)
+	case reflect.Interface:
+		c.copyInterface(p, dst, src)
+	case reflect.Array, reflect.Struct:
+		// Move the whole value (the pointer-free parts and the shared fields are then done),
+		// and fix the parts that hold pointers.
+		typedmemmove(p.rtype, dst, src)
+		c.fixLeaves(p, dst, src)
+	default:
+		// Func, Chan, UnsafePointer: the first pass refused every non-nil one.
+	}
+}
+
+// fixLeaves fixes, in a struct or array already moved from src to dst, the parts that hold
+// pointers.
+func (c *Copier) fixLeaves(p *plan, dst, src unsafe.Pointer) {
+	if p.kind != reflect.Struct && p.kind != reflect.Array {
+		c.fixPart(p, dst, src)
+		return
+	}
+	if p.kind == reflect.Array && p.length > maxInlineArray {
+		es := p.elem.size
+		for i := range uintptr(p.length) {
+			c.fixLeaves(p.elem, unsafe.Add(dst, i*es), unsafe.Add(src, i*es))
+		}
+		return
+	}
+	for i := range p.leaves {
+		l := &p.leaves[i]
+		if !l.shared {
+			c.fixPart(l.p, unsafe.Add(dst, l.offset), unsafe.Add(src, l.offset))
+		}
+	}
+}
+
+// fixPart fixes one part that holds pointers, already moved from src to dst.
+func (c *Copier) fixPart(p *plan, dst, src unsafe.Pointer) {
+	switch p.kind {
+	case reflect.Pointer:
+		if q := *(*unsafe.Pointer)(src); q != nil && !c.isShared(p.elem, q) {
+			*(*unsafe.Pointer)(dst) = c.translate(q)
+		}
+	case reflect.Slice:
+		if h := (*sliceHeader)(src); h.data != nil && h.cap > 0 && !c.isShared(p.elem, h.data) {
+			(*sliceHeader)(dst).data = c.translate(h.data)
+		}
+	case reflect.Map:
+		*(*unsafe.Pointer)(dst) = c.copyMap(p, src)
+	case reflect.Interface:
+		c.copyInterface(p, dst, src)
+	case reflect.Struct, reflect.Array:
+		c.fixLeaves(p, dst, src)
+	}
+}
+
+func (c *Copier) copyMap(p *plan, src unsafe.Pointer) unsafe.Pointer {
+	old := *(*unsafe.Pointer)(src)
+	if old == nil {
+		return nil
+	}
+	if n, ok := c.newMaps[old]; ok {
+		return n
+	}
+	if !p.key.ptrs && !p.value.ptrs {
+		// Nothing to translate: the runtime clones the table.
+		clone := mapsClone(*(*any)(unsafe.Pointer(&iface{typ: p.rtype, data: old})))
+		n := (*iface)(unsafe.Pointer(&clone)).data
+		c.newMaps[old] = n
+		return n
+	}
+	m := reflect.NewAt(p.t, src).Elem()
+	n := reflect.MakeMapWithSize(p.t, m.Len())
+	c.newMaps[old] = n.UnsafePointer()
+	k, v := reflect.New(p.key.t).Elem(), reflect.New(p.value.t).Elem()
+	var nk, nv reflect.Value
+	if p.key.ptrs {
+		nk = reflect.New(p.key.t).Elem()
+	}
+	if p.value.ptrs {
+		nv = reflect.New(p.value.t).Elem()
+	}
+	// Entries go into the new map in the old one's iteration order; the new map's own order is
+	// randomized by Go as always, so this order reaches nothing.
+	for it := m.MapRange(); it.Next(); {
+		k.SetIterKey(it)
+		v.SetIterValue(it)
+		key, val := k, v
+		if p.key.ptrs {
+			nk.SetZero()
+			c.copyValue(p.key, unsafe.Pointer(nk.UnsafeAddr()), unsafe.Pointer(k.UnsafeAddr()))
+			key = nk
+		}
+		if p.value.ptrs {
+			nv.SetZero()
+			c.copyValue(p.value, unsafe.Pointer(nv.UnsafeAddr()), unsafe.Pointer(v.UnsafeAddr()))
+			val = nv
+		}
+		n.SetMapIndex(key, val)
+	}
+	return n.UnsafePointer()
+}
+
+func (c *Copier) copyInterface(p *plan, dst, src unsafe.Pointer) {
+	s, d := (*iface)(src), (*iface)(dst)
+	if s.typ == nil {
+		return
+	}
+	dp := c.dynamicPlan(p, src)
+	d.typ = s.typ
+	switch {
+	case !dp.ptrs:
+		// The box holds no pointers and nobody can write to it: share it.
+		d.data = s.data
+	case dp.kind == reflect.Pointer:
+		d.data = s.data
+		if !c.isShared(dp.elem, s.data) {
+			d.data = c.translate(s.data)
+		}
+	case dp.direct:
+		c.copyValue(dp, unsafe.Pointer(&d.data), unsafe.Pointer(&s.data))
+	default:
+		// A new box: boxes are immutable and never shared with anything else.
+		n := unsafeNew(dp.rtype)
+		c.copyValue(dp, n, s.data)
+		d.data = n
+	}
+}
+
+func memmove(dst, src unsafe.Pointer, n uintptr) {
+	if n == 0 {
+		return
+	}
+	copy(unsafe.Slice((*byte)(dst), n), unsafe.Slice((*byte)(src), n))
+}
