@@ -72,9 +72,7 @@ func (m *ZABModel) copying() bool {
 func (m *ZABModel) copyWorld(zw *zabWorld) (*zabWorld, error) {
 	c := m.copier()
 	cp, err := deepcopy.Copy(c, zw)
-	m.copiersMu.Lock()
-	m.copiers = append(m.copiers, c)
-	m.copiersMu.Unlock()
+	m.putCopier(c)
 	if err != nil {
 		if errors.Is(err, deepcopy.ErrUncopyable) {
 			m.copyOffOnce.Do(func() {
@@ -86,6 +84,51 @@ func (m *ZABModel) copyWorld(zw *zabWorld) (*zabWorld, error) {
 	}
 	m.copies.Add(1)
 	return cp, nil
+}
+
+// copyWorldFrozen returns a copy of zw, frozen for repeated copies: it must never be stepped.
+func (m *ZABModel) copyWorldFrozen(zw *zabWorld) (*zabWorld, *deepcopy.Frozen[zabWorld], error) {
+	c := m.copier()
+	cp, f, err := deepcopy.CopyFrozen(c, zw)
+	m.putCopier(c)
+	if err != nil {
+		if errors.Is(err, deepcopy.ErrUncopyable) {
+			m.copyOffOnce.Do(func() {
+				m.copyOffReason = err.Error()
+				m.copyOff.Store(true)
+			})
+		}
+		return nil, nil, fmt.Errorf("modelcheck: copying a world: %w", err)
+	}
+	m.copies.Add(1)
+	return cp, f, nil
+}
+
+// freeze keeps zw's memory layout for repeated copies (deepcopy.Frozen); zw must never be
+// stepped again.
+func (m *ZABModel) freeze(zw *zabWorld) (*deepcopy.Frozen[zabWorld], error) {
+	c := m.copier()
+	f, err := deepcopy.Freeze(c, zw)
+	m.putCopier(c)
+	if err != nil {
+		return nil, fmt.Errorf("modelcheck: freezing a world: %w", err)
+	}
+	return f, nil
+}
+
+// copyFrozen returns a copy of a frozen world.
+func (m *ZABModel) copyFrozen(f *deepcopy.Frozen[zabWorld]) *zabWorld {
+	c := m.copier()
+	cp := f.Copy(c)
+	m.putCopier(c)
+	m.copies.Add(1)
+	return cp
+}
+
+func (m *ZABModel) putCopier(c *deepcopy.Copier) {
+	m.copiersMu.Lock()
+	m.copiers = append(m.copiers, c)
+	m.copiersMu.Unlock()
 }
 
 // CopyStatus says whether the search copies worlds or re-executes paths, and why not.
@@ -110,6 +153,7 @@ type stepPlanner interface {
 // copyState is the copy bookkeeping of one zabState.
 type copyState struct {
 	mu        sync.Mutex
-	snap      *zabWorld // a copy of the state's world, never stepped
-	remaining int       // steps the search still plans to take; -1: not told
+	snap      *zabWorld                  // a copy of the state's world, never stepped
+	frozen    *deepcopy.Frozen[zabWorld] // snap's layout, once it was copied
+	remaining int                        // steps the search still plans to take; -1: not told
 }

@@ -48,8 +48,16 @@ func TestZABCopyMatchesReplay(t *testing.T) {
 		prefix, err := copier.replay(path[:k], nil)
 		require.NoError(t, err)
 		prefixFP, prefixTrace := prefix.fingerprint(), prefix.w.Trace().Hash()
-		copied, err := copier.copyWorld(prefix)
-		require.NoError(t, err)
+		var copied *zabWorld
+		if rapid.Bool().Draw(t, "frozen") {
+			// A copy of a frozen copy, as the search's later successors take them.
+			_, frozen, err := copier.copyWorldFrozen(prefix)
+			require.NoError(t, err)
+			copied = copier.copyFrozen(frozen)
+		} else {
+			copied, err = copier.copyWorld(prefix)
+			require.NoError(t, err)
+		}
 		for _, a := range path[k:] {
 			require.NoError(t, copied.step(a))
 		}

@@ -156,9 +156,9 @@ func (c ZABConfig) Validate() error {
 // loses its whole unsynced tail, and the client's choice of server is fixed. The servers, the client
 // and the storage run exactly the code of the random sweep.
 //
-// A state is the path from the initial state: to step it, the world is built again and the path
-// re-executed (worlds are graphs of closures and cannot be copied), which costs the path's length
-// per step. Its fingerprint is made of every node's history hash (sim.World.HistoryHash), the
+// A state is the path from the initial state: to step it, the search continues in the state's
+// live world, in a copy of it, or in a world built again by re-executing the path (copy.go). Its
+// fingerprint is made of every node's history hash (sim.World.HistoryHash), the
 // world-level history, the clock and the bounds used: sound, because a node's state is a function
 // of its history, and canonical up to the order of deliveries to different nodes, which commute.
 // It is not canonical across histories that reach equal states by different inputs (a ping
@@ -196,7 +196,7 @@ type ZABModel struct {
 	// pools the copiers; copyOff is set, with its reason, when a world of this configuration
 	// cannot be copied; copies and fromCopy count the copies made and the steps taken in one.
 	baseMu        sync.Mutex
-	base          *zabWorld
+	base          *deepcopy.Frozen[zabWorld]
 	copiersMu     sync.Mutex
 	copiers       []*deepcopy.Copier
 	copyOff       atomic.Bool
@@ -313,18 +313,19 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 		}
 		// A refusal leaves base nil and switches copies off: the configuration falls back to
 		// re-execution.
-		if m.base, err = m.copyWorld(zw); err != nil && !m.copyOff.Load() {
+		_, base, err := m.copyWorldFrozen(zw)
+		if err != nil {
+			if m.copyOff.Load() {
+				return zw, nil
+			}
 			return nil, err
 		}
+		m.base = base
 		return zw, nil
 	}
 	m.baseMu.Unlock()
-	zw, err := m.copyWorld(base)
-	if err != nil {
-		return nil, err
-	}
 	m.fromCopy.Add(1)
-	return zw, nil
+	return m.copyFrozen(base), nil
 }
 
 func (m *ZABModel) buildNew(trace io.Writer) (*zabWorld, error) {
@@ -984,10 +985,10 @@ func (m *ZABModel) replay(path []Action, trace io.Writer) (*zabWorld, error) {
 
 // Step implements State. The first step taken from a state that still holds its live world
 // continues in that world (the world is deterministic, so that is the world a re-execution of the
-// path would build) and takes it over; every other step re-executes the path in a new world. A
-// depth-first search thus re-executes a path only when it backtracks: one re-execution saved per
-// expanded state. A breadth-first search releases the worlds of the states it queues (release),
-// since a level's worth of live worlds would not fit in memory.
+// path would build) and takes it over; a later step continues in a copy of it (worldForStep), or,
+// without copies, re-executes the path in a new world. A breadth-first search releases the worlds
+// of the states it queues (release), since a level's worth of live worlds would not fit in
+// memory.
 func (s *zabState) Step(a Action) (State, error) {
 	path := make([]Action, len(s.path)+1)
 	copy(path, s.path)
@@ -1035,10 +1036,17 @@ func (s *zabState) worldForStep() (*zabWorld, error) {
 	} else if snap := s.cs.snap; snap != nil {
 		s.m.fromCopy.Add(1)
 		if r == 1 {
-			s.cs.snap = nil
+			s.cs.snap, s.cs.frozen = nil, nil
 			return snap, nil
 		}
-		return s.m.copyWorld(snap)
+		if s.cs.frozen == nil {
+			f, err := s.m.freeze(snap)
+			if err != nil {
+				return nil, err
+			}
+			s.cs.frozen = f
+		}
+		return s.m.copyFrozen(s.cs.frozen), nil
 	} else if more && s.m.copying() {
 		var err error
 		if zw, err = s.m.replay(s.path, nil); err != nil {
@@ -1046,11 +1054,11 @@ func (s *zabState) worldForStep() (*zabWorld, error) {
 		}
 	}
 	if zw != nil && more && s.m.copying() {
-		snap, err := s.m.copyWorld(zw)
+		snap, frozen, err := s.m.copyWorldFrozen(zw)
 		if err != nil && !s.m.copyOff.Load() {
 			return nil, err
 		}
-		s.cs.snap = snap
+		s.cs.snap, s.cs.frozen = snap, frozen
 	}
 	return zw, nil
 }
@@ -1117,7 +1125,7 @@ func (s *zabState) ActionKey(a Action) (SleepKey, bool) {
 func (s *zabState) release() {
 	s.world.Store(nil)
 	s.cs.mu.Lock()
-	s.cs.snap = nil
+	s.cs.snap, s.cs.frozen = nil, nil
 	s.cs.mu.Unlock()
 }
 

@@ -27,6 +27,8 @@ type Copier struct {
 	regions     []region
 	seen        map[seenKey]struct{}
 	sliceWalked map[seenKey]sliceExtent
+	keepLayout  bool // CopyFrozen: keep the copy's layout in layout
+	layout      []group
 	keys        []uint64 // scratch of sortRegions
 	sorted      []region // scratch of sortRegions
 	mapsSeen    map[unsafe.Pointer]struct{}
@@ -125,10 +127,104 @@ func (c *Copier) copyRoot(t reflect.Type, root unsafe.Pointer) (unsafe.Pointer, 
 	if err := c.buildGroups(); err != nil {
 		return nil, err
 	}
+	cp := c.copyGroups(root)
+	if c.keepLayout {
+		c.layout = c.copiedLayout()
+	}
+	return cp, nil
+}
+
+// copyGroups allocates the copy of every group and copies into it; it returns the copy of root.
+func (c *Copier) copyGroups(root unsafe.Pointer) unsafe.Pointer {
+	for i := range c.groups {
+		g := &c.groups[i]
+		if g.typ != nil {
+			g.base = unsafeNew(g.typ.rtype)
+		} else {
+			g.base = unsafeNewArray(g.elem.rtype, int(g.count))
+		}
+	}
 	for i := range c.groups {
 		c.copyGroup(&c.groups[i])
 	}
-	return c.translate(root), nil
+	return c.translate(root)
+}
+
+// Frozen is a graph that will not change any more, with its memory layout (the first pass of a
+// copy) kept, so that each copy of it is only the second pass. Nothing may write to the graph
+// while a Frozen of it is in use. A Frozen may be copied from several goroutines at once, each
+// with its own Copier configured alike.
+type Frozen[T any] struct {
+	root   unsafe.Pointer
+	groups []group
+}
+
+// Freeze runs the first pass of a copy of root and keeps it.
+func Freeze[T any](c *Copier, root *T) (*Frozen[T], error) {
+	if root == nil {
+		return nil, errors.New("deepcopy: nil root")
+	}
+	c.reset()
+	defer c.reset()
+	if err := c.walkPointer(c.plan(reflect.TypeFor[T]()), unsafe.Pointer(root)); err != nil {
+		return nil, err
+	}
+	if err := c.buildGroups(); err != nil {
+		return nil, err
+	}
+	return &Frozen[T]{root: unsafe.Pointer(root), groups: slices.Clone(c.groups)}, nil
+}
+
+// CopyFrozen is Copy that also returns the copy frozen, its layout taken from the copy just made
+// (the groups at their new addresses) rather than found by a first pass over it. The caller must
+// never write to the frozen copy.
+func CopyFrozen[T any](c *Copier, root *T) (*T, *Frozen[T], error) {
+	if root == nil {
+		return nil, nil, errors.New("deepcopy: nil root")
+	}
+	c.keepLayout = true
+	p, err := c.copyRoot(reflect.TypeFor[T](), unsafe.Pointer(root))
+	c.keepLayout = false
+	layout := c.layout
+	c.layout = nil
+	if err != nil {
+		return nil, nil, err
+	}
+	return (*T)(p), &Frozen[T]{root: p, groups: layout}, nil
+}
+
+// copiedLayout returns the groups of the copy just made: each at its new address, in address
+// order.
+func (c *Copier) copiedLayout() []group {
+	out := make([]group, len(c.groups))
+	for i, g := range c.groups {
+		size := g.end - g.start
+		g.start = uintptr(g.base)
+		g.end = g.start + size
+		g.orig, g.base = g.base, nil
+		out[i] = g
+	}
+	slices.SortFunc(out, func(a, b group) int {
+		switch {
+		case a.start < b.start:
+			return -1
+		case a.start > b.start:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Root returns the frozen graph's root.
+func (f *Frozen[T]) Root() *T { return (*T)(f.root) }
+
+// Copy returns a deep copy of the frozen graph, as Copy would.
+func (f *Frozen[T]) Copy(c *Copier) *T {
+	c.reset()
+	defer c.reset()
+	c.groups = append(c.groups, f.groups...)
+	return (*T)(c.copyGroups(f.root))
 }
 
 // --- Plans ----------------------------------------------------------------------------------------
@@ -580,11 +676,6 @@ func (c *Copier) buildGroups() error {
 				err = fmt.Errorf("%w\n  region %#x size %d live %d %s", err, r.start, r.size, r.live, r.elem.t)
 			}
 			return err
-		}
-		if g.typ != nil {
-			g.base = unsafeNew(g.typ.rtype)
-		} else {
-			g.base = unsafeNewArray(g.elem.rtype, int(g.count))
 		}
 		c.groups = append(c.groups, g)
 		i = j

@@ -161,8 +161,17 @@ func TestCopyProperty(t *testing.T) {
 				from.Box = to
 			}
 		}
-		cp, err := Copy(New(), g)
+		c := New()
+		cp, err := Copy(c, g)
 		require.NoError(t, err)
+		if rapid.Bool().Draw(t, "frozen") {
+			// A copy of a frozen copy of the graph.
+			_, frozen, err := CopyFrozen(c, g)
+			require.NoError(t, err)
+			cp = frozen.Copy(c)
+			again := frozen.Copy(New())
+			require.True(t, reflect.DeepEqual(cp, again), "copies of one frozen graph are equal")
+		}
 		require.True(t, reflect.DeepEqual(g, cp), "the copy equals the original")
 		// The copy's identities mirror the original's.
 		index := map[*vertex]int{}
