@@ -1054,7 +1054,16 @@ func (s *zabState) worldForStep() (*zabWorld, error) {
 		}
 	}
 	if zw != nil && more && s.m.copying() {
-		snap, frozen, err := s.m.copyWorldFrozen(zw)
+		// With two steps planned the second takes the kept copy as it is, so its layout is
+		// wanted only with more (or when the search did not say).
+		var snap *zabWorld
+		var frozen *deepcopy.Frozen[zabWorld]
+		var err error
+		if r == 2 {
+			snap, err = s.m.copyWorld(zw)
+		} else {
+			snap, frozen, err = s.m.copyWorldFrozen(zw)
+		}
 		if err != nil && !s.m.copyOff.Load() {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package deepcopy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"reflect"
@@ -22,6 +23,7 @@ type Copier struct {
 	sharedField map[reflect.Type]map[string]bool
 	plans       map[reflect.Type]*plan
 	dynamic     map[unsafe.Pointer]*plan // an interface's type word (type or itab) -> its dynamic type's plan
+	scratch     map[*plan][]*mapScratch
 
 	// The state of one copy.
 	regions     []region
@@ -46,6 +48,7 @@ func New() *Copier {
 		sharedField: map[reflect.Type]map[string]bool{},
 		plans:       map[reflect.Type]*plan{},
 		dynamic:     map[unsafe.Pointer]*plan{},
+		scratch:     map[*plan][]*mapScratch{},
 		seen:        map[seenKey]struct{}{},
 		sliceWalked: map[seenKey]sliceExtent{},
 		mapsSeen:    map[unsafe.Pointer]struct{}{},
@@ -196,23 +199,33 @@ func CopyFrozen[T any](c *Copier, root *T) (*T, *Frozen[T], error) {
 // copiedLayout returns the groups of the copy just made: each at its new address, in address
 // order.
 func (c *Copier) copiedLayout() []group {
-	out := make([]group, len(c.groups))
-	for i, g := range c.groups {
+	// Sorted by compact keys (the new address and the group's index), as sortRegions does.
+	keys := c.keys[:0]
+	for i := range c.groups {
+		keys = append(keys, uint64(uintptr(c.groups[i].base))<<16|uint64(i))
+	}
+	if len(c.groups) >= 1<<16 {
+		keys = keys[:0]
+	}
+	slices.Sort(keys)
+	out := make([]group, 0, len(c.groups))
+	take := func(g group) {
 		size := g.end - g.start
 		g.start = uintptr(g.base)
 		g.end = g.start + size
 		g.orig, g.base = g.base, nil
-		out[i] = g
+		out = append(out, g)
 	}
-	slices.SortFunc(out, func(a, b group) int {
-		switch {
-		case a.start < b.start:
-			return -1
-		case a.start > b.start:
-			return 1
+	for _, k := range keys {
+		take(c.groups[k&0xffff])
+	}
+	if len(keys) == 0 {
+		for _, g := range c.groups {
+			take(g)
 		}
-		return 0
-	})
+		slices.SortFunc(out, func(a, b group) int { return cmp.Compare(a.start, b.start) })
+	}
+	c.keys = keys
 	return out
 }
 
@@ -566,11 +579,13 @@ func (c *Copier) walkMap(p *plan, addr unsafe.Pointer) error {
 	if !p.key.ptrs && !p.value.ptrs {
 		return nil
 	}
-	m := reflect.NewAt(p.t, addr).Elem()
-	k, v := reflect.New(p.key.t).Elem(), reflect.New(p.value.t).Elem()
+	sc := c.takeScratch(p)
+	defer c.putScratch(p, sc)
+	k, v, it := sc.k, sc.v, sc.it
+	it.Reset(reflect.NewAt(p.t, addr).Elem())
 	// The order of the entries reaches nothing: the walk only gathers memory ranges, and a
 	// refusal names the first refused value, which is a diagnosis, not a state.
-	for it := m.MapRange(); it.Next(); {
+	for it.Next() {
 		if p.key.ptrs {
 			k.SetIterKey(it)
 			c.push("[key]")
@@ -937,17 +952,13 @@ func (c *Copier) copyMap(p *plan, src unsafe.Pointer) unsafe.Pointer {
 	m := reflect.NewAt(p.t, src).Elem()
 	n := reflect.MakeMapWithSize(p.t, m.Len())
 	c.newMaps[old] = n.UnsafePointer()
-	k, v := reflect.New(p.key.t).Elem(), reflect.New(p.value.t).Elem()
-	var nk, nv reflect.Value
-	if p.key.ptrs {
-		nk = reflect.New(p.key.t).Elem()
-	}
-	if p.value.ptrs {
-		nv = reflect.New(p.value.t).Elem()
-	}
+	sc := c.takeScratch(p)
+	defer c.putScratch(p, sc)
+	k, v, nk, nv, it := sc.k, sc.v, sc.nk, sc.nv, sc.it
+	it.Reset(m)
 	// Entries go into the new map in the old one's iteration order; the new map's own order is
 	// randomized by Go as always, so this order reaches nothing.
-	for it := m.MapRange(); it.Next(); {
+	for it.Next() {
 		k.SetIterKey(it)
 		v.SetIterValue(it)
 		key, val := k, v
@@ -964,6 +975,36 @@ func (c *Copier) copyMap(p *plan, src unsafe.Pointer) unsafe.Pointer {
 		n.SetMapIndex(key, val)
 	}
 	return n.UnsafePointer()
+}
+
+// mapScratch is what iterating over a map of one type needs, kept between maps: an iterator and
+// values for a key and an element, and for their copies.
+type mapScratch struct {
+	it           *reflect.MapIter
+	k, v, nk, nv reflect.Value
+}
+
+func (c *Copier) takeScratch(p *plan) *mapScratch {
+	if free := c.scratch[p]; len(free) > 0 {
+		sc := free[len(free)-1]
+		c.scratch[p] = free[:len(free)-1]
+		return sc
+	}
+	return &mapScratch{
+		it: new(reflect.MapIter),
+		k:  reflect.New(p.key.t).Elem(), v: reflect.New(p.value.t).Elem(),
+		nk: reflect.New(p.key.t).Elem(), nv: reflect.New(p.value.t).Elem(),
+	}
+}
+
+// putScratch gives a scratch back, holding nothing of the graph.
+func (c *Copier) putScratch(p *plan, sc *mapScratch) {
+	sc.it.Reset(reflect.Value{})
+	sc.k.SetZero()
+	sc.v.SetZero()
+	sc.nk.SetZero()
+	sc.nv.SetZero()
+	c.scratch[p] = append(c.scratch[p], sc)
 }
 
 func (c *Copier) copyInterface(p *plan, dst, src unsafe.Pointer) {
