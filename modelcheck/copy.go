@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/zabsim/zabsim/internal/deepcopy"
+	"github.com/zabsim/zabsim/internal/slab"
 	"github.com/zabsim/zabsim/net"
 )
 
@@ -41,6 +42,15 @@ var copyFieldsShared = []struct {
 	{reflect.TypeFor[net.Network](), "describers"},
 }
 
+// slabChunk reports package slab's chunks: the room past a chunk's length is free space only its
+// slab hands out, and a slab whose chunk has no room left takes a new one, so a copy need not
+// allocate that room (deepcopy.TrimSpare). Handed-out pieces all lie within the length.
+func slabChunk(owner reflect.Type, field reflect.StructField) bool {
+	return owner.PkgPath() == slabPackage && field.Name == "chunk"
+}
+
+var slabPackage = reflect.TypeFor[slab.Bytes]().PkgPath()
+
 // copier hands out a deepcopy.Copier configured for this model's worlds (a Copier keeps per-type
 // plans and its tables between copies, and is not safe for concurrent use). They are kept in a
 // free list rather than a sync.Pool, which would drop them, and their plans, at every collection.
@@ -58,6 +68,7 @@ func (m *ZABModel) copier() *deepcopy.Copier {
 	for _, f := range copyFieldsShared {
 		c.ShareField(f.typ, f.name)
 	}
+	c.TrimSpare(slabChunk)
 	return c
 }
 

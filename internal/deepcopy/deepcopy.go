@@ -21,6 +21,7 @@ type Copier struct {
 	shared      []unsafe.Pointer // few: a linear search beats a map
 	sharedTypes map[reflect.Type]struct{}
 	sharedField map[reflect.Type]map[string]bool
+	trim        func(reflect.Type, reflect.StructField) bool
 	plans       map[reflect.Type]*plan
 	dynamic     map[unsafe.Pointer]*plan // an interface's type word (type or itab) -> its dynamic type's plan
 	scratch     map[*plan][]*mapScratch
@@ -84,6 +85,15 @@ func (c *Copier) ShareField(t reflect.Type, name string) {
 		c.sharedField[t] = map[string]bool{}
 	}
 	c.sharedField[t][name] = true
+}
+
+// TrimSpare marks slice fields whose room past their length is spare: only their owner ever
+// uses it, by appending or by reslicing within it, and a smaller room changes nothing but when
+// the owner allocates anew (package slab's chunks). A copy of such a field has its capacity cut to
+// its length, so the room is neither allocated nor zeroed. It must be called before the first
+// copy.
+func (c *Copier) TrimSpare(fields func(owner reflect.Type, field reflect.StructField) bool) {
+	c.trim = fields
 }
 
 // Copy returns a deep copy of the graph reachable from root, a non-nil pointer.
@@ -268,6 +278,7 @@ type leaf struct {
 	p      *plan
 	name   string // the path from the enclosing value, for refusals
 	shared bool   // ShareField: copied as it is, not followed
+	trim   bool   // TrimSpare: a slice copied with its capacity cut to its length
 }
 
 // maxInlineArray is the longest array whose elements are flattened into the leaves.
@@ -317,6 +328,10 @@ func (c *Copier) plan(t reflect.Type) *plan {
 			p.ptrs = true
 			if shared[f.Name] || fp.asIs {
 				p.leaves = append(p.leaves, leaf{offset: f.Offset, p: fp, name: "." + f.Name, shared: true})
+				continue
+			}
+			if fp.kind == reflect.Slice && c.trim != nil && c.trim(t, f) {
+				p.leaves = append(p.leaves, leaf{offset: f.Offset, p: fp, name: "." + f.Name, trim: true})
 				continue
 			}
 			p.leaves = appendLeaves(p.leaves, f.Offset, "."+f.Name, fp)
@@ -516,7 +531,12 @@ func (c *Copier) walk(p *plan, addr unsafe.Pointer) error {
 				continue // the commonest leaf, checked without a call
 			}
 			c.push(l.name)
-			err := c.walk(l.p, a)
+			var err error
+			if l.trim {
+				err = c.walkTrimmed(l.p.elem, (*sliceHeader)(a))
+			} else {
+				err = c.walk(l.p, a)
+			}
 			c.pop()
 			if err != nil {
 				return at(err, l.name)
@@ -539,6 +559,19 @@ func (c *Copier) walkSlice(elem *plan, h *sliceHeader) error {
 	if h.data == nil || h.cap == 0 || elem.size == 0 || c.isShared(elem, h.data) {
 		return nil
 	}
+	return c.walkSliceWithin(elem, h.data, h.len, h.cap)
+}
+
+// walkTrimmed walks a TrimSpare slice: its room ends at its length.
+func (c *Copier) walkTrimmed(elem *plan, h *sliceHeader) error {
+	if h.data == nil || h.len == 0 || elem.size == 0 || c.isShared(elem, h.data) {
+		return nil
+	}
+	return c.walkSliceWithin(elem, h.data, h.len, h.len)
+}
+
+func (c *Copier) walkSliceWithin(elem *plan, data unsafe.Pointer, length, capacity int) error {
+	h := &sliceHeader{data, length, capacity}
 	// Slices of one array may start at one element with different lengths and capacities: each
 	// larger one is registered (the group must cover every capacity), and only the elements no
 	// earlier one covered are walked.
@@ -908,7 +941,15 @@ func (c *Copier) fixLeaves(p *plan, dst, src unsafe.Pointer) {
 	}
 	for i := range p.leaves {
 		l := &p.leaves[i]
-		if !l.shared {
+		switch {
+		case l.trim:
+			d := (*sliceHeader)(unsafe.Add(dst, l.offset))
+			if d.len == 0 {
+				d.data, d.cap = nil, 0
+			} else {
+				d.data, d.cap = c.translate(d.data), d.len
+			}
+		case !l.shared:
 			c.fixPart(l.p, unsafe.Add(dst, l.offset), unsafe.Add(src, l.offset))
 		}
 	}
