@@ -121,12 +121,12 @@ func Scan[T any](c *Copier, root *T) []string {
 
 func (c *Copier) reset() {
 	// The maps are cleared rather than made again, so that they keep their size for the next copy.
-	clear(c.regions)
+	// The slices are only truncated: what they still point to stays alive until the next copy
+	// overwrites it, which costs less than zeroing them each time.
 	c.regions = c.regions[:0]
 	clear(c.seen)
 	clear(c.sliceWalked)
 	clear(c.mapsSeen)
-	clear(c.groups)
 	c.groups = c.groups[:0]
 	clear(c.newMaps)
 }
@@ -704,7 +704,10 @@ type group struct {
 	typ        *plan          // the type allocated, or nil for an array of elem
 	elem       *plan
 	count      uintptr
-	live       []span // the ranges to copy, relative to start, sorted and disjoint
+	// The ranges to copy, relative to start, sorted and disjoint: one (the common case, kept
+	// inline), or more (never written after the group is made, so frozen groups share it).
+	one  span
+	more []span
 }
 
 type span struct{ from, to uintptr }
@@ -781,24 +784,28 @@ func makeGroup(rs []region, end uintptr) (group, error) {
 	start := rs[0].start
 	g := group{start: start, end: end, orig: rs[0].ptr}
 	if len(rs) == 1 {
-		r := rs[0]
-		if r.live > 0 {
-			g.live = []span{{0, r.live}}
+		if r := rs[0]; r.live > 0 {
+			g.one = span{0, r.live}
 		}
 	} else {
-		var live []span
+		var live, merged []span
 		for _, r := range rs {
 			if r.live > 0 {
 				live = append(live, span{r.start - start, r.start - start + r.live})
 			}
 		}
-		slices.SortFunc(live, func(a, b span) int { return int(a.from) - int(b.from) })
+		slices.SortFunc(live, func(a, b span) int { return cmp.Compare(a.from, b.from) })
 		for _, s := range live {
-			if n := len(g.live); n > 0 && s.from <= g.live[n-1].to {
-				g.live[n-1].to = max(g.live[n-1].to, s.to)
+			if n := len(merged); n > 0 && s.from <= merged[n-1].to {
+				merged[n-1].to = max(merged[n-1].to, s.to)
 			} else {
-				g.live = append(g.live, s)
+				merged = append(merged, s)
 			}
+		}
+		if len(merged) == 1 {
+			g.one = merged[0]
+		} else {
+			g.more = merged
 		}
 	}
 	top := rs[0]
@@ -865,7 +872,11 @@ func (c *Copier) copyGroup(g *group) {
 		return
 	}
 	es := g.elem.size
-	for _, s := range g.live {
+	spans := g.more
+	if spans == nil && g.one.to > g.one.from {
+		spans = (*[1]span)(unsafe.Pointer(&g.one))[:]
+	}
+	for _, s := range spans {
 		first, last := s.from/es, (s.to+es-1)/es
 		if !g.elem.ptrs {
 			memmove(unsafe.Add(g.base, first*es), unsafe.Add(g.orig, first*es), (last-first)*es)
