@@ -18,8 +18,9 @@
 //     merges overlapping ones into one allocation, so the order in which they are met does not
 //     matter).
 //   - A slice's elements between its length and its capacity that no other slice reaches are
-//     zeroed, not copied: they are stale to every correct program (append overwrites them before
-//     they can be read), and copying them would copy dead objects.
+//     zeroed, not copied: append overwrites them before they can be read, and copying them would
+//     copy dead objects. A program that reslices past a length reads zeros there in the copy;
+//     that is the same only for room never written, such as package slab's fresh chunks.
 //   - A map is copied into a new map; two references to one map keep sharing the copy.
 //   - Strings are shared (immutable), and so are interface boxes holding values without pointers,
 //     and errors (immutable by convention; a sentinel error must stay itself for errors.Is).
@@ -29,6 +30,13 @@
 //   - A non-nil func value, channel or unsafe.Pointer cannot be copied faithfully (a closure's
 //     captured variables are invisible to reflection), and Copy refuses it with an error that
 //     names the path to it. Scan lists every such site, for converting them to data.
+//
+// Frozen keeps a graph that will not change any more with its layout (the first pass), so that
+// each further copy of it is only the second pass: deepcopy.Freeze(c, root), or
+// deepcopy.CopyFrozen(c, root) for a copy that is frozen as it is made; then f.Copy(c). ShareField
+// and TrimSpare adjust single fields: one kept as it is (a table of stateless functions set at
+// construction), one whose room past its length only its owner uses (package slab's chunks), cut
+// to its length in the copy.
 //
 // Map iteration order never reaches the copy: each map's entries are inserted into a new map,
 // whose own iteration order Go randomizes as always.
