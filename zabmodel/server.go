@@ -143,7 +143,10 @@ func (p *peer) runStandalone() {
 	zk := newZKServer(p, kindStandalone)
 	p.zk = zk
 	zk.hzxid = zk.loadData()
-	p.observe(Event{Kind: EventEstablished, Epoch: p.currentEpoch, Zxid: zk.hzxid})
+	// The standalone server's history is what it loaded: its tree, or its log where that reaches
+	// further (see heldHistory).
+	held := heldHistory{applied: p.db.lastProcessedZxid(), logged: p.db.disk().LastZxid()}
+	p.observe(Event{Kind: EventEstablished, Epoch: p.currentEpoch, Zxid: zk.hzxid, Through: held.through()})
 	zk.startup()
 	zk.startContainerManager() // ZooKeeperServerMain starts it after the server
 	p.startServing()
