@@ -206,7 +206,7 @@ func (l *learner) snapshotArrived(payload []byte) error {
 	return nil
 }
 
-// acceptedEpochValue, currentEpochValue and syncThreadBusy make the driver the core's learnerView.
+// acceptedEpochValue and currentEpochValue make the driver the core's learnerView.
 func (l *learner) acceptedEpochValue() int64 { return l.p.acceptedEpoch }
 func (l *learner) currentEpochValue() int64  { return l.p.currentEpoch }
 
@@ -286,12 +286,11 @@ func (l *learner) apply(e *effect, next *learnerInput) {
 		p.db.takeSnapshot(e.legacy)
 	case effectLogDelete:
 		p.db.clearLog()
-	case effectAppend:
+	case effectAppend, effectNewLeaderAppend, effectFsyncAll:
 		p.applyStorageEffect(*e)
-	case effectFsyncAll:
-		p.applyStorageEffect(*e)
-	case effectBoundary:
-		p.crashPoint(e.label)
+	case effectAskSyncBusy:
+		p.askBoundaries(e.kind, 0)
+		next.syncBusy = l.syncThreadBusy()
 	case effectStartup:
 		l.zk.startup()
 	case effectLogRequest:

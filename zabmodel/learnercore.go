@@ -21,8 +21,9 @@ import (
 // Ordering contract of a learner's ready: the effects are applied in the order listed, which is the
 // order of the QuorumPeer thread's statements in Learner.syncWithLeader, and the process may die at
 // any persistence boundary between them. At NEWLEADER, in the fixed build, every committed txn is
-// appended (effectAppend, then the newleader-appended boundary) and applied before one
-// effectFsyncAll, which precedes the currentEpoch write, which precedes the NEWLEADER ACK: nothing
+// appended (effectNewLeaderAppend, whose kind gives it the newleader-appended boundary) and
+// applied before one effectFsyncAll, which precedes effectAskSyncBusy (the newleader-before-epoch
+// boundary), the currentEpoch write and the NEWLEADER ACK, in that order: nothing
 // is acknowledged before it is durable (ZOOKEEPER-3911, -4646, -4643, -4785). The bug switches
 // restore the old orders: with ZK-4646 the txns are only handed to the sync processor
 // (effectSyncLog), whose ACKs race the QuorumPeer thread's; with ZK-4643 the epoch is written
@@ -63,11 +64,13 @@ type learnerInput struct {
 	entry      *proto.TxnEntry
 	payload    []byte
 	// The answers of a continue input: a truncation's outcome (ok, and the zxid the reloaded
-	// database reached), a snapshot's decoding error (failure), a draw.
-	ok      bool
-	reached int64
-	failure string
-	draw    int
+	// database reached), a snapshot's decoding error (failure), a draw, whether the sync thread
+	// has work in hand (syncBusy, the answer to effectAskSyncBusy).
+	ok       bool
+	reached  int64
+	failure  string
+	draw     int
+	syncBusy bool
 	// A PING's auth info and the session tracker's touch snapshot, taken as the PING is handled
 	// (learnersession.go); a validation's session, timeout and waiting client connection.
 	auth      []proto.ID
@@ -78,11 +81,11 @@ type learnerInput struct {
 }
 
 // learnerView is what the core reads of the rest of the server: its epochs (QuorumPeer's
-// acceptedEpoch and currentEpoch) and whether its sync processor has work in hand.
+// acceptedEpoch and currentEpoch). Whether its sync processor has work in hand is an answer the
+// core asks for (effectAskSyncBusy), since asking it marks the boundary after NEWLEADER's logging.
 type learnerView interface {
 	acceptedEpochValue() int64
 	currentEpochValue() int64
-	syncThreadBusy() bool
 }
 
 // learnerResume says what a continue input resumes.
@@ -163,7 +166,7 @@ func (c *learnerCore) step(in learnerInput, view learnerView) *ready {
 			c.syncSnapshot = true
 			c.startSync(out)
 		case learnerResumeEpoch:
-			c.epochAndAck(out, view)
+			c.epochAndAck(out, in.syncBusy)
 		case learnerResumeDraw:
 			if in.draw == 1 {
 				out.note("sync", "the sync thread runs before the NEWLEADER ACK")
@@ -383,14 +386,14 @@ func (c *learnerCore) newLeader(out *ready) {
 	case !c.observer:
 		c.persistCommitted(out, bugs.Has(BugZK4646))
 	}
-	out.add(effect{kind: effectBoundary, label: "newleader-before-epoch"})
 	// What follows depends on whether the sync thread has work in hand now, after the persistence.
+	out.add(effect{kind: effectAskSyncBusy})
 	c.yield(out, learnerResumeEpoch)
 }
 
 // epochAndAck is the end of the NEWLEADER case: the currentEpoch write and the ACK, which may race
 // the sync thread's ACKs.
-func (c *learnerCore) epochAndAck(out *ready, view learnerView) {
+func (c *learnerCore) epochAndAck(out *ready, syncBusy bool) {
 	if c.bugs.Has(BugZK4643) {
 		// 3.8.0 wrote currentEpoch first, so the QuorumPeer thread only queues the synced proposals
 		// to the SyncRequestProcessor thread (logRequest) and writes the ACK. The two threads run
@@ -398,7 +401,7 @@ func (c *learnerCore) epochAndAck(out *ready, view learnerView) {
 		// the ACK, or the sync thread's appends, fsync and ACKs of the proposals (then the
 		// LearnerHandler takes a proposal's ACK for the NEWLEADER ACK, as Leader
 		// .waitForNewLeaderAck allows with its "different epoch" message).
-		if view.syncThreadBusy() {
+		if syncBusy {
 			out.add(effect{kind: effectDraw, zxid: 2})
 			c.yield(out, learnerResumeDraw)
 			return
@@ -406,7 +409,7 @@ func (c *learnerCore) epochAndAck(out *ready, view learnerView) {
 		c.ackNewLeader(out)
 		return
 	}
-	if !view.syncThreadBusy() {
+	if !syncBusy {
 		out.add(effect{kind: effectSetEpoch, label: storage.CurrentEpochFile, zxid: c.newEpoch})
 		c.ackNewLeader(out)
 		return
@@ -449,8 +452,7 @@ func (c *learnerCore) persistCommitted(out *ready, async bool) {
 		if async {
 			out.add(effect{kind: effectSyncLog, entry: head})
 		} else {
-			out.add(effect{kind: effectAppend, entry: head, appended: true})
-			out.add(effect{kind: effectBoundary, label: "newleader-appended"})
+			out.add(effect{kind: effectNewLeaderAppend, entry: head, appended: true})
 		}
 		c.applyDuringSync(out, head)
 	}
@@ -474,8 +476,7 @@ func (c *learnerCore) appendPendingAtNewLeader(out *ready) {
 		if CounterOf(entry.Header.Zxid) != 0 {
 			out.add(effect{kind: effectPendingTxn, entry: entry})
 		}
-		out.add(effect{kind: effectAppend, entry: entry, appended: true})
-		out.add(effect{kind: effectBoundary, label: "newleader-appended"})
+		out.add(effect{kind: effectNewLeaderAppend, entry: entry, appended: true})
 		c.requestsToAck = append(c.requestsToAck, entry.Header.Zxid)
 	}
 	c.notLogged = nil

@@ -40,9 +40,10 @@ import (
 //	                        the leader's answer to a validation (short: 8 bytes, no verdict)
 //	validate session=ID [timeout=MS]
 //	                        Learner.validateSession for a new client connection
-//	continue [ok=BOOL] [reached=E:C] [failure=TEXT] [draw=N]
+//	continue [ok=BOOL] [reached=E:C] [failure=TEXT] [draw=N] [busy=BOOL]
 //	                        resume after a ready that ended with "resume", with the world's answer
-//	sync-busy [busy=BOOL]   whether the sync processor has work in hand (the view)
+//	                        (busy: whether the sync processor has work in hand, the answer to
+//	                        ask-sync-busy)
 //	epoch-written           the QuorumPeer thread's currentEpoch write completes
 //	sync-idle               the QuorumPeer thread's turn after the sync thread's (ZK-4643)
 //	state                   the core's state and syncWithLeader's lists
@@ -56,12 +57,10 @@ func TestLearnerCore(t *testing.T) {
 type learnerCoreEnv struct {
 	core              *learnerCore
 	accepted, current int64
-	busy              bool
 }
 
 func (env *learnerCoreEnv) acceptedEpochValue() int64 { return env.accepted }
 func (env *learnerCoreEnv) currentEpochValue() int64  { return env.current }
-func (env *learnerCoreEnv) syncThreadBusy() bool      { return env.busy }
 
 var learnerCorePackets = map[string]int32{
 	"leaderinfo": pktLeaderInfo, "diff": pktDiff, "trunc": pktTrunc, "snap": pktSnap, "proposal": pktProposal,
@@ -82,7 +81,7 @@ func (env *learnerCoreEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		if err != nil {
 			d.Fatalf(t, "bugs: %v", err)
 		}
-		env.accepted, env.current, env.busy = 0, 0, false
+		env.accepted, env.current = 0, 0
 		d.MaybeScanArgs(t, "accepted", &env.accepted)
 		d.MaybeScanArgs(t, "current", &env.current)
 		env.core = &learnerCore{bugs: set, observer: d.HasArg("observer"), state: lsAwaitLeaderInfo,
@@ -131,15 +130,12 @@ func (env *learnerCoreEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		d.MaybeScanArgs(t, "ok", &in.ok)
 		d.MaybeScanArgs(t, "failure", &in.failure)
 		d.MaybeScanArgs(t, "draw", &in.draw)
+		d.MaybeScanArgs(t, "busy", &in.syncBusy)
 		if d.HasArg("reached") {
 			var z string
 			d.ScanArgs(t, "reached", &z)
 			in.reached = parseCoreZxid(t, d, z)
 		}
-	case "sync-busy":
-		env.busy = true
-		d.MaybeScanArgs(t, "busy", &env.busy)
-		return "ok\n"
 	case "epoch-written":
 		in = learnerInput{kind: learnerEpochWritten}
 	case "sync-idle":
