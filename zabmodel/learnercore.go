@@ -2,6 +2,7 @@ package zabmodel
 
 import (
 	"fmt"
+	"github.com/zabsim/zabsim/clock"
 
 	"github.com/zabsim/zabsim/zabmodel/proto"
 	"github.com/zabsim/zabsim/zabmodel/storage"
@@ -54,6 +55,23 @@ const (
 	// learnerValidate is Learner.validateSession of session (timeoutMs) for client
 	// (learnersession.go).
 	learnerValidate
+
+	// The connection's inputs (learnerconn.go); now is the monotonic clock when one comes.
+
+	// learnerConnect is Learner.connectToLeader's start: the first try.
+	learnerConnect
+	// learnerConnectRetry is the next try, after effectConnectRetry's sleep.
+	learnerConnectRetry
+	// learnerConnected is the socket connected (sockConnect returned).
+	learnerConnected
+	// learnerClosed is the socket closed or refused, with failure as the reason.
+	learnerClosed
+	// learnerRead is a packet read from the leader, before it is handled.
+	learnerRead
+	// learnerReadTimeout is the socket's read timeout (effectReadTimeout) expiring.
+	learnerReadTimeout
+	// learnerShutdown is Learner.shutdown.
+	learnerShutdown
 )
 
 // learnerInput is one input of the learner's core.
@@ -78,6 +96,8 @@ type learnerInput struct {
 	session   int64
 	timeoutMs int32
 	client    *clientConn
+	// now is the monotonic clock at an input of the connection.
+	now clock.Time
 }
 
 // learnerView is what the core reads of the rest of the server: its epochs (QuorumPeer's
@@ -86,6 +106,8 @@ type learnerInput struct {
 type learnerView interface {
 	acceptedEpochValue() int64
 	currentEpochValue() int64
+	// knowsServer reports whether the ensemble's configuration has server sid.
+	knowsServer(sid int64) bool
 }
 
 // learnerResume says what a continue input resumes.
@@ -126,6 +148,14 @@ type learnerCore struct {
 	// requestsToAck are the zxids 3.8.5's NEWLEADER appended, acknowledged after UPTODATE
 	// (appendPendingAtNewLeader).
 	requestsToAck []int64
+
+	// The connection (learnerconn.go): this server's id and its leader's, the budget of a
+	// connection and of a read before the sync (initLimit ticks) and after it (syncLimit ticks),
+	// LeaderConnector's failed tries and the start of its first.
+	self, leaderSid          int64
+	initTimeout, syncTimeout clock.Duration
+	tries                    int
+	connectStart             clock.Time
 
 	resume  learnerResume
 	readies readyPool
@@ -191,6 +221,9 @@ func (c *learnerCore) step(in learnerInput, view learnerView) *ready {
 		out.add(effect{kind: effectReadHeld})
 	case learnerValidate:
 		c.validateSession(out, in)
+	case learnerConnect, learnerConnectRetry, learnerConnected, learnerClosed, learnerRead,
+		learnerReadTimeout, learnerShutdown:
+		c.connectionStep(out, in, view)
 	}
 	return out
 }

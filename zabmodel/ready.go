@@ -231,6 +231,21 @@ const (
 	// whether it is valid (ServerCnxn's finishSessionInit).
 	effectSessionValidated
 
+	// The learner's connection (learnerconn.go). FOLLOWERINFO is written with effectSend, giving up
+	// is effectLeave.
+
+	// effectDial connects to the leader's quorum port with a connect timeout of zxid nanoseconds
+	// (LeaderConnector's sockConnect); the socket's connection or failure comes back as an input.
+	effectDial
+	// effectConnectRetry sleeps zxid nanoseconds (leaderConnectDelayDuringRetryMs) before the next
+	// try, a timer of the role that armed it.
+	effectConnectRetry
+	// effectReadTimeout sets the socket's read timeout to zxid nanoseconds from now (setSoTimeout),
+	// in place of the one armed before.
+	effectReadTimeout
+	// effectDisconnect cancels the read timeout and closes the socket (Learner.shutdown).
+	effectDisconnect
+
 	// effectKinds counts the kinds above; it is no effect.
 	effectKinds
 )
@@ -257,6 +272,8 @@ var effectNames = [...]string{
 	effectSerializeStep: "serialize",
 	effectElectionVote:  "vote", effectSetZxid: "set-zxid", effectStartServing: "serving", effectPing: "ping",
 	effectSessionValidated: "session-validated",
+	effectDial:             "dial", effectConnectRetry: "connect-retry", effectReadTimeout: "read-timeout",
+	effectDisconnect: "disconnect",
 }
 
 func (k effectKind) String() string {
@@ -422,8 +439,10 @@ func (r *ready) String() string {
 					b = fmt.Appendf(b, " session=%#x", binary.BigEndian.Uint64(qp.Data))
 				}
 			}
-		case effectTimer:
+		case effectTimer, effectConnectRetry, effectReadTimeout:
 			b = fmt.Appendf(b, " after=%v", clock.Duration(e.zxid))
+		case effectDial:
+			b = fmt.Appendf(b, " timeout=%v", clock.Duration(e.zxid))
 		case effectQueuePacket:
 			qp, err := decodePacket(e.packet)
 			if err != nil {
