@@ -246,6 +246,21 @@ const (
 	// effectDisconnect cancels the read timeout and closes the socket (Learner.shutdown).
 	effectDisconnect
 
+	// The election transport (election_transport.go).
+
+	// effectElectionDial connects to peer zxid's election port with the 5 s cnxTO timeout; the
+	// driver reports the connection's id back at once (cnxDialed).
+	effectElectionDial
+	// effectElectionWrite writes packet to the election connection zxid.
+	effectElectionWrite
+	// effectElectionClose closes the election connection zxid.
+	effectElectionClose
+	// effectElectionDeliver hands packet, read from peer zxid, to the election.
+	effectElectionDeliver
+	// effectElectionLoopback hands packet, sent by the election to this server itself, to the
+	// election as a step of its own at this instant.
+	effectElectionLoopback
+
 	// effectKinds counts the kinds above; it is no effect.
 	effectKinds
 )
@@ -273,7 +288,8 @@ var effectNames = [...]string{
 	effectElectionVote:  "vote", effectSetZxid: "set-zxid", effectStartServing: "serving", effectPing: "ping",
 	effectSessionValidated: "session-validated",
 	effectDial:             "dial", effectConnectRetry: "connect-retry", effectReadTimeout: "read-timeout",
-	effectDisconnect: "disconnect",
+	effectDisconnect: "disconnect", effectElectionDial: "dial-peer", effectElectionWrite: "write",
+	effectElectionClose: "close", effectElectionDeliver: "deliver", effectElectionLoopback: "loopback",
 }
 
 func (k effectKind) String() string {
@@ -443,6 +459,17 @@ func (r *ready) String() string {
 			b = fmt.Appendf(b, " after=%v", clock.Duration(e.zxid))
 		case effectDial:
 			b = fmt.Appendf(b, " timeout=%v", clock.Duration(e.zxid))
+		case effectElectionDial:
+			b = fmt.Appendf(b, " sid=%d", e.zxid)
+		case effectElectionWrite, effectElectionClose:
+			b = fmt.Appendf(b, " conn=%d", e.zxid)
+			if e.kind == effectElectionWrite {
+				b = fmt.Appendf(b, " %s", electionPayloadText(e.packet))
+			}
+		case effectElectionDeliver:
+			b = fmt.Appendf(b, " from=%d %s", e.zxid, electionPayloadText(e.packet))
+		case effectElectionLoopback:
+			b = fmt.Appendf(b, " %s", electionPayloadText(e.packet))
 		case effectQueuePacket:
 			qp, err := decodePacket(e.packet)
 			if err != nil {
@@ -620,4 +647,13 @@ func (p *peer) applySend(conn net.ConnID, kind int32, packet []byte, ev *Event) 
 		p.observe(*ev)
 	}
 	p.boundary(sendBoundary(kind, 1), conn)
+}
+
+// electionPayloadText renders an election transport's message for the datadriven tests: an
+// initial message as the identity it carries, anything else as its bytes, quoted.
+func electionPayloadText(b []byte) string {
+	if len(b) == 16 && int64(binary.BigEndian.Uint64(b)) == electionProtocolVersion {
+		return fmt.Sprintf("identity=%d", int64(binary.BigEndian.Uint64(b[8:])))
+	}
+	return fmt.Sprintf("%q", b)
 }
