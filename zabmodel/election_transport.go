@@ -36,7 +36,7 @@ import (
 type cnxManager struct {
 	host    host
 	peers   map[int64]sim.NodeID // every server of the ensemble that takes part in elections, by sid
-	deliver func(from int64, payload []byte)
+	deliver notificationSink
 	core    cnxCore
 }
 
@@ -100,7 +100,19 @@ const (
 	electionConnectTimeout        = 5 * clock.Second
 )
 
-func newCnxManager(h host, sid int64, peers map[int64]sim.NodeID, deliver func(int64, []byte)) *cnxManager {
+// notificationSink takes the notifications the transport receives (the election's recvQueue): the
+// peer, an interface rather than a function so that the world holds no closure and can be copied
+// (package modelcheck).
+type notificationSink interface {
+	onNotification(from int64, payload []byte)
+}
+
+// notificationFunc adapts a function, for tests.
+type notificationFunc func(from int64, payload []byte)
+
+func (f notificationFunc) onNotification(from int64, payload []byte) { f(from, payload) }
+
+func newCnxManager(h host, sid int64, peers map[int64]sim.NodeID, deliver notificationSink) *cnxManager {
 	return &cnxManager{host: h, peers: peers, deliver: deliver, core: newCnxCore(sid)}
 }
 
@@ -143,7 +155,7 @@ func (m *cnxManager) run(in cnxInput) {
 		case effectElectionClose:
 			m.host.close(net.ConnID(e.zxid))
 		case effectElectionDeliver:
-			m.deliver(e.zxid, e.packet)
+			m.deliver.onNotification(e.zxid, e.packet)
 		case effectElectionLoopback:
 			// It is delivered as its own event at the same instant, after whatever is being
 			// processed now, as the Java receive queue would hand it to the election loop after

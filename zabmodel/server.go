@@ -101,7 +101,7 @@ func newPeer(cfg *Config, sid int64, h host, mem *memory, nodes map[int64]sim.No
 		panic(err) // The ensemble's configuration was validated: this is a bug.
 	}
 	p.election = election
-	p.cnx = newCnxManager(p.h, sid, nodes, p.onNotification)
+	p.cnx = newCnxManager(p.h, sid, nodes, p)
 	p.db = newZKDatabase(p)
 	p.clients = newClientListener(p)
 	return p
