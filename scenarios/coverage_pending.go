@@ -333,9 +333,18 @@ func (c *Coverage) clientRequest(session int64, kind proto.OpCode, at clock.Time
 		for _, p := range c.pending {
 			pending = pending || p.zxid == w.zxid
 		}
-		c.add(mix(0x2c, uint64(kind), uint64(w.op), rel, boolBit(pending)), at, server, func() string {
-			return fmt.Sprintf("session sends %s after a disconnect to a server whose applied zxid %s its last %s (pending at the leader: %v)",
-				kind, relationNames[rel], w.op, pending)
+		// Coarse on purpose: a read or a write, not the operation codes of the request and the write.
+		// Every distinct situation is a corpus entry, and the codes' product made a few hundred
+		// of them in a 5,000-run campaign, which took the corpus picks from the situations of the
+		// server bugs (stale-ack: no failing run in 5,387 against 2 in 5,223 without them).
+		read := boolBit(kind == proto.OpGetChildren || kind == proto.OpGetChildren2 || kind == proto.OpGetData || kind == proto.OpExists)
+		c.add(mix(0x2c, read, rel, boolBit(pending)), at, server, func() string {
+			what := "a write"
+			if read == 1 {
+				what = "a read"
+			}
+			return fmt.Sprintf("session sends %s after a disconnect to a server whose applied zxid %s its last write (pending at the leader: %v)",
+				what, relationNames[rel], pending)
 		})
 	}
 	for _, p := range c.pending {

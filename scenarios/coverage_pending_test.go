@@ -118,7 +118,7 @@ func TestCoverageSeesAMovedSessionsPendingWrite(t *testing.T) {
 	assert.Contains(t, names, "session SyncConnected again while its create is still pending")
 	assert.Contains(t, names, "session sends getChildren2 after a disconnect while its create is still pending")
 	assert.Contains(t, names, "commit of a create whose session disconnected since it was proposed (a request since: 1)")
-	assert.Contains(t, names, "session sends getChildren2 after a disconnect to a server whose applied zxid < its last create (pending at the leader: true)")
+	assert.Contains(t, names, "session sends a read after a disconnect to a server whose applied zxid < its last write (pending at the leader: true)")
 
 	clean := NewCoverage()
 	bringToBroadcast(clean)
@@ -127,7 +127,7 @@ func TestCoverageSeesAMovedSessionsPendingWrite(t *testing.T) {
 	clean.event(zabmodel.Event{Kind: zabmodel.EventApply, Server: 2, Role: zabmodel.Following, Zxid: 1<<32 | 1})
 	clean.clientState(session, proto.StateDisconnected, clock.Time(1))
 	clean.clientRequest(session, proto.OpGetChildren2, clock.Time(3), 2)
-	assert.Equal(t, []string{"session sends getChildren2 after a disconnect to a server whose applied zxid = its last create (pending at the leader: false)"},
+	assert.Equal(t, []string{"session sends a read after a disconnect to a server whose applied zxid = its last write (pending at the leader: false)"},
 		pendingFeatureNames(clean), "only the request after the disconnect, to a server that has the create")
 }
 
@@ -146,7 +146,7 @@ func TestCoverageSeesASearchOnALaggingServer(t *testing.T) {
 	c.clientState(session, proto.StateDisconnected, clock.Time(2))
 	c.clientState(session, proto.StateSyncConnected, clock.Time(3))
 	c.clientRequest(session, proto.OpGetChildren2, clock.Time(4), 3)
-	assert.Equal(t, []string{"session sends getChildren2 after a disconnect to a server whose applied zxid < its last create (pending at the leader: false)"},
+	assert.Equal(t, []string{"session sends a read after a disconnect to a server whose applied zxid < its last write (pending at the leader: false)"},
 		pendingFeatureNames(c))
 	propose(c, 1<<32|2, session)
 	c.clientRequest(session, proto.OpGetChildren2, clock.Time(5), 3)
