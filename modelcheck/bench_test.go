@@ -104,3 +104,54 @@ func BenchmarkZABCoarseDFS(b *testing.B) {
 	}
 	benchmarkCheck(b, m, Options{Strategy: DFS, MaxStates: 2000})
 }
+
+// BenchmarkZABCopyWorld: one copy of the coarse configuration's world after the warm-up and ten
+// steps (copy.go), against re-executing the same path; a copy pays where it is cheaper.
+func BenchmarkZABCopyWorld(b *testing.B) {
+	m, err := NewZAB(ZABConfig{Servers: 3, Writes: 2, Crashes: 1, Restarts: 1, Timers: 10, BoundarySkips: 2, Warmup: true, Coarse: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	zw, err := m.build(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var path []Action
+	for range 10 {
+		actions, _ := zw.actions(nil)
+		if len(actions) == 0 {
+			break
+		}
+		path = append(path, actions[0])
+		if err := zw.step(actions[0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("copy", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := m.copyWorld(zw); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("frozen", func(b *testing.B) {
+		f, err := m.freeze(zw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			m.copyFrozen(f)
+		}
+	})
+	b.Run("replay", func(b *testing.B) {
+		ref, err := NewZAB(ZABConfig{Servers: 3, Writes: 2, Crashes: 1, Restarts: 1, Timers: 10, BoundarySkips: 2, Warmup: true, Coarse: true, NoCopy: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := ref.replay(path, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

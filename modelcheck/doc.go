@@ -14,11 +14,12 @@
 //     thousands of states a second and finishes three servers completely.
 //   - ZABModel runs the whole ensemble (zabmodel) and a client in a sim.World in schedule mode:
 //     every enabled event of the world is a step, and the environment adds writes, crashes (now or
-//     at a server's next effect boundary) and restarts. A world cannot be copied, so a state is its
-//     path and a step re-executes it; its fingerprint is made of the nodes' history hashes.
-//     Re-execution fires the warm-up's recorded choice prefix, and the first step from a state
-//     continues in its live world, so a depth-first search re-executes only on backtracking
-//     (ZABConfig.NoReuse switches both off). Besides checkers/zab, every state's client history
+//     at a server's next effect boundary) and restarts. A state is its path; its fingerprint is
+//     made of the nodes' history hashes. The first step from a state continues in its live world,
+//     and the later ones in copies of it (package internal/deepcopy; copy.go), so a depth-first
+//     search never re-executes a path; a breadth-first one re-executes a queued state's path
+//     once, from a copy of the world after the warm-up (ZABConfig.NoCopy re-executes instead,
+//     firing the warm-up's recorded choice prefix; ZABConfig.NoReuse switches every saving off). Besides checkers/zab, every state's client history
 //     (creates, exists reads with a watch, events, the committed log) is judged by the sweep's
 //     client-visible checkers (checkers.Run), and a terminal state by the deadlock rules.
 //     The client's session health is recorded at every state, so that the session checker's

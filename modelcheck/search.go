@@ -278,6 +278,9 @@ func (s *searcher) expand(st State, entry *sleepEntry, atDepthBound bool, buf []
 		z, only = entry.sleep, entry.only
 	}
 	plan := planSleep(s.keyerOf(st), actions, z, only)
+	if p, ok := st.(stepPlanner); ok {
+		p.PlanSteps(len(plan.take))
+	}
 	out := expansion{succ: make([]successor, 0, len(plan.take))}
 	for i, a := range plan.take {
 		next, err := st.Step(a)
@@ -504,6 +507,9 @@ func (s *searcher) dfs(init State) (Result, error) {
 			keyer = s.keyerOf(st)
 		}
 		plan := planSleep(keyer, actions, z, only)
+		if p, ok := st.(stepPlanner); ok {
+			p.PlanSteps(len(plan.take))
+		}
 		stack = append(stack, dfsFrame{state: st, actions: plan.take, sleeps: plan.sleep, via: via})
 		s.stats.Depth = max(s.stats.Depth, depth)
 		return nil

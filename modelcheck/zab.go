@@ -14,6 +14,7 @@ import (
 
 	"github.com/zabsim/zabsim/checkers/zab"
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/internal/deepcopy"
 	"github.com/zabsim/zabsim/lockmodel"
 	"github.com/zabsim/zabsim/net"
 	"github.com/zabsim/zabsim/sim"
@@ -98,6 +99,10 @@ type ZABConfig struct {
 	// equal history passed before). They change the cost of a state, never a count or a
 	// verdict; the switch exists to show that.
 	NoReuse bool
+	// NoCopy switches off copies of worlds (copy.go): a state's successors after the first, and
+	// every build after the first, are then re-executed instead of copied. Like NoReuse it
+	// changes the cost of a state, never a count or a verdict.
+	NoCopy bool
 }
 
 // maxWarmupSteps bounds the canonical warm-up; an ensemble that has not settled by then is
@@ -151,9 +156,9 @@ func (c ZABConfig) Validate() error {
 // loses its whole unsynced tail, and the client's choice of server is fixed. The servers, the client
 // and the storage run exactly the code of the random sweep.
 //
-// A state is the path from the initial state: to step it, the world is built again and the path
-// re-executed (worlds are graphs of closures and cannot be copied), which costs the path's length
-// per step. Its fingerprint is made of every node's history hash (sim.World.HistoryHash), the
+// A state is the path from the initial state: to step it, the search continues in the state's
+// live world, in a copy of it, or in a world built again by re-executing the path (copy.go). Its
+// fingerprint is made of every node's history hash (sim.World.HistoryHash), the
 // world-level history, the clock and the bounds used: sound, because a node's state is a function
 // of its history, and canonical up to the order of deliveries to different nodes, which commute.
 // It is not canonical across histories that reach equal states by different inputs (a ping
@@ -186,6 +191,19 @@ type ZABModel struct {
 	passed   map[Fingerprint]struct{}
 	// judgeRuns and judgeSkips count the client judgements run and spared, for the tests.
 	judgeRuns, judgeSkips atomic.Int64
+
+	// Copies (copy.go): base is a copy of the world after the warm-up, never stepped; copiers
+	// pools the copiers; copyOff is set, with its reason, when a world of this configuration
+	// cannot be copied; copies and fromCopy count the copies made and the steps taken in one.
+	baseMu        sync.Mutex
+	base          *deepcopy.Frozen[zabWorld]
+	copiersMu     sync.Mutex
+	copiers       []*deepcopy.Copier
+	copyOff       atomic.Bool
+	copyOffOnce   sync.Once
+	copyOffReason string
+	copies        atomic.Int64
+	fromCopy      atomic.Int64
 }
 
 // maxPassed bounds ZABModel.passed: about 40 MB of keys.
@@ -279,7 +297,38 @@ type zabWorld struct {
 	trace                            io.Writer
 }
 
+// build returns the world of the initial state: a copy of the first one built, when copies are
+// on and no trace is wanted (a trace is written as the world runs, so a traced world is built).
 func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
+	if trace != nil || !m.copying() {
+		return m.buildNew(trace)
+	}
+	m.baseMu.Lock()
+	base := m.base
+	if base == nil {
+		defer m.baseMu.Unlock()
+		zw, err := m.buildNew(nil)
+		if err != nil {
+			return nil, err
+		}
+		// A refusal leaves base nil and switches copies off: the configuration falls back to
+		// re-execution.
+		_, base, err := m.copyWorldFrozen(zw)
+		if err != nil {
+			if m.copyOff.Load() {
+				return zw, nil
+			}
+			return nil, err
+		}
+		m.base = base
+		return zw, nil
+	}
+	m.baseMu.Unlock()
+	m.fromCopy.Add(1)
+	return m.copyFrozen(base), nil
+}
+
+func (m *ZABModel) buildNew(trace io.Writer) (*zabWorld, error) {
 	cfg := sim.Config{Seed: 1, Chooser: zeroChooser{}}
 	if trace != nil {
 		cfg.Trace = sim.TraceConfig{Text: trace}
@@ -301,40 +350,21 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 		voters = append(voters, int64(i+1))
 	}
 	zw.history = newClientHistory(zw)
-	checker, err := zab.New(zab.Config{Voters: voters, InitialZxidCounter: m.cfg.ZxidCounter, OnViolation: func(v zab.Violation) {
-		if zw.violation == nil {
-			zw.violation = &Violation{Invariant: string(v.Invariant), Explanation: v.String()}
-		}
-	}, OnCommit: zw.history.committed})
+	checker, err := zab.New(zab.Config{Voters: voters, InitialZxidCounter: m.cfg.ZxidCounter, Listener: zabListener{zw}})
 	if err != nil {
 		return nil, err
 	}
-	observer := zabmodel.ObserverFunc(func(e zabmodel.Event) {
-		zw.history.observe(e)
-		checker.Observe(e)
-	})
+	observer := zabObserver{zw: zw, checker: checker}
 	ens, err := zabmodel.NewEnsemble(w, nw, zabmodel.Config{Voters: m.cfg.Servers, Bugs: m.cfg.Bugs, SelfTests: m.cfg.SelfTests, Observer: observer, InitialZxidCounter: m.cfg.ZxidCounter})
 	if err != nil {
 		return nil, err
 	}
-	ens.SetBoundaryHook(func(sid int64, point string, conn net.ConnID) bool {
-		i := int(sid - 1)
-		if i < 0 || i >= len(zw.armed) || zw.armed[i] == 0 {
-			return false
-		}
-		zw.armed[i]--
-		if zw.armed[i] > 0 {
-			w.NoteHistory(sim.NoNode, "skipped "+strconv.Itoa(i))
-			return false
-		}
-		w.Note(zw.nodes[i], "fault", "crash at %s", point)
-		return true
-	})
+	ens.SetBoundaryDecider(zabBoundaries{zw})
 	zw.ens = ens
 	zw.nodes = ens.Nodes()
 	ens.Start()
 	zw.clientN = w.AddNode("c1", nil)
-	zw.client, err = client.New(w, nw, zw.clientN, client.Config{Servers: ens.Nodes(), SessionTimeout: 6 * clock.Second}, client.WatcherFunc(zw.history.event))
+	zw.client, err = client.New(w, nw, zw.clientN, client.Config{Servers: ens.Nodes(), SessionTimeout: 6 * clock.Second}, clientWatcher{zw.history})
 	if err != nil {
 		return nil, err
 	}
@@ -356,6 +386,46 @@ func (m *ZABModel) build(trace io.Writer) (*zabWorld, error) {
 	}
 	zw.history.observeHealth()
 	return zw, nil
+}
+
+// The world's hooks into the driver are values with methods, not closures, so that a world can be
+// copied (copy.go): zabListener takes the ZAB checker's reports, zabObserver the servers' events,
+// zabBoundaries decides armed crashes at effect boundaries.
+type zabListener struct{ zw *zabWorld }
+
+func (l zabListener) Violated(v zab.Violation) {
+	if l.zw.violation == nil {
+		l.zw.violation = &Violation{Invariant: string(v.Invariant), Explanation: v.String()}
+	}
+}
+
+func (l zabListener) Committed(zxid int64, hash uint64) { l.zw.history.committed(zxid, hash) }
+
+type zabObserver struct {
+	zw      *zabWorld
+	checker *zab.Checker
+}
+
+func (o zabObserver) Observe(e zabmodel.Event) {
+	o.zw.history.observe(e)
+	o.checker.Observe(e)
+}
+
+type zabBoundaries struct{ zw *zabWorld }
+
+func (b zabBoundaries) CrashAt(sid int64, point string, conn net.ConnID) bool {
+	zw := b.zw
+	i := int(sid - 1)
+	if i < 0 || i >= len(zw.armed) || zw.armed[i] == 0 {
+		return false
+	}
+	zw.armed[i]--
+	if zw.armed[i] > 0 {
+		zw.w.NoteHistory(sim.NoNode, "skipped "+strconv.Itoa(i))
+		return false
+	}
+	zw.w.Note(zw.nodes[i], "fault", "crash at %s", point)
+	return true
 }
 
 // warmupCached runs the warm-up, or fires the choice prefix an earlier build of the same model
@@ -649,7 +719,7 @@ func (zw *zabWorld) step(a Action) error {
 		zw.writesIssued++
 		zw.w.NoteHistory(zw.clientN, "write "+strconv.Itoa(k))
 		zw.w.Note(zw.clientN, "op", "create /k%d", k)
-		if err := zw.history.create(k, func() { zw.writesDone++ }); err != nil {
+		if err := zw.history.create(k); err != nil {
 			return fmt.Errorf("modelcheck: write %d: %w", k, err)
 		}
 	case zabRead:
@@ -657,7 +727,7 @@ func (zw *zabWorld) step(a Action) error {
 		zw.readsIssued++
 		zw.w.NoteHistory(zw.clientN, "read "+strconv.Itoa(k))
 		zw.w.Note(zw.clientN, "op", "exists %s watch", watchedPath)
-		if err := zw.history.read(func() { zw.readsDone++ }); err != nil {
+		if err := zw.history.read(); err != nil {
 			return fmt.Errorf("modelcheck: read %d: %w", k, err)
 		}
 	case zabLock:
@@ -857,10 +927,13 @@ type zabState struct {
 	keys      []SleepKey // ActionKey's key per action; Owner 0 means not keyed
 	// world is the live world the state was built in, until a step takes it over (see Step).
 	world atomic.Pointer[zabWorld]
+	// cs keeps a copy of the world for the steps after the first (copy.go).
+	cs copyState
 }
 
 func (m *ZABModel) stateOf(path []Action, zw *zabWorld) *zabState {
 	s := &zabState{m: m, path: path, fp: zw.fingerprint(), violation: zw.judge(), summary: zw.summary()}
+	s.cs.remaining = -1
 	if m.cfg.NoCommute {
 		b := make([]byte, 0, 4*len(path))
 		for _, a := range path {
@@ -912,26 +985,91 @@ func (m *ZABModel) replay(path []Action, trace io.Writer) (*zabWorld, error) {
 
 // Step implements State. The first step taken from a state that still holds its live world
 // continues in that world (the world is deterministic, so that is the world a re-execution of the
-// path would build) and takes it over; every other step re-executes the path in a new world. A
-// depth-first search thus re-executes a path only when it backtracks: one re-execution saved per
-// expanded state. A breadth-first search releases the worlds of the states it queues (release),
-// since a level's worth of live worlds would not fit in memory.
+// path would build) and takes it over; a later step continues in a copy of it (worldForStep), or,
+// without copies, re-executes the path in a new world. A breadth-first search releases the worlds
+// of the states it queues (release), since a level's worth of live worlds would not fit in
+// memory.
 func (s *zabState) Step(a Action) (State, error) {
 	path := make([]Action, len(s.path)+1)
 	copy(path, s.path)
 	path[len(s.path)] = a
-	if zw := s.world.Swap(nil); zw != nil {
-		s.m.inPlace.Add(1)
+	zw, err := s.worldForStep()
+	if err != nil {
+		return nil, err
+	}
+	if zw != nil {
 		if err := zw.step(a); err != nil {
 			return nil, fmt.Errorf("step %d: %w", len(path), err)
 		}
 		return s.m.stateOf(path, zw), nil
 	}
-	zw, err := s.m.replay(path, nil)
+	zw, err = s.m.replay(path, nil)
 	if err != nil {
 		return nil, err
 	}
 	return s.m.stateOf(path, zw), nil
+}
+
+// PlanSteps implements stepPlanner.
+func (s *zabState) PlanSteps(n int) {
+	s.cs.mu.Lock()
+	s.cs.remaining = n
+	s.cs.mu.Unlock()
+}
+
+// worldForStep returns a world at this state for the next step to take, or nil when the step
+// must re-execute its path: the live world (keeping a copy first when more steps are planned),
+// else a copy of that copy (the last planned step takes the copy itself). A state without
+// either (a breadth-first search released it) that will take several steps re-executes its own
+// path once and then proceeds as with a live world.
+func (s *zabState) worldForStep() (*zabWorld, error) {
+	s.cs.mu.Lock()
+	defer s.cs.mu.Unlock()
+	r := s.cs.remaining
+	if r > 0 {
+		s.cs.remaining--
+	}
+	more := r > 1 || (r < 0 && len(s.actions) > 1)
+	zw := s.world.Swap(nil)
+	if zw != nil {
+		s.m.inPlace.Add(1)
+	} else if snap := s.cs.snap; snap != nil {
+		s.m.fromCopy.Add(1)
+		if r == 1 {
+			s.cs.snap, s.cs.frozen = nil, nil
+			return snap, nil
+		}
+		if s.cs.frozen == nil {
+			f, err := s.m.freeze(snap)
+			if err != nil {
+				return nil, err
+			}
+			s.cs.frozen = f
+		}
+		return s.m.copyFrozen(s.cs.frozen), nil
+	} else if more && s.m.copying() {
+		var err error
+		if zw, err = s.m.replay(s.path, nil); err != nil {
+			return nil, err
+		}
+	}
+	if zw != nil && more && s.m.copying() {
+		// With two steps planned the second takes the kept copy as it is, so its layout is
+		// wanted only with more (or when the search did not say).
+		var snap *zabWorld
+		var frozen *deepcopy.Frozen[zabWorld]
+		var err error
+		if r == 2 {
+			snap, err = s.m.copyWorld(zw)
+		} else {
+			snap, frozen, err = s.m.copyWorldFrozen(zw)
+		}
+		if err != nil && !s.m.copyOff.Load() {
+			return nil, err
+		}
+		s.cs.snap, s.cs.frozen = snap, frozen
+	}
+	return zw, nil
 }
 
 // sleepKeys names each action for the search's sleep sets (ActionKeyer): a due event of a node,
@@ -993,7 +1131,12 @@ func (s *zabState) ActionKey(a Action) (SleepKey, bool) {
 }
 
 // release drops the state's live world: the search will not step it soon.
-func (s *zabState) release() { s.world.Store(nil) }
+func (s *zabState) release() {
+	s.world.Store(nil)
+	s.cs.mu.Lock()
+	s.cs.snap, s.cs.frozen = nil, nil
+	s.cs.mu.Unlock()
+}
 
 // Fingerprint implements State.
 func (s *zabState) Fingerprint() Fingerprint { return s.fp }

@@ -118,6 +118,11 @@ func (c *clientHistory) committed(zxid int64, hash uint64) {
 	}
 }
 
+// clientWatcher is the client's default watcher, a value so that the world can be copied.
+type clientWatcher struct{ c *clientHistory }
+
+func (w clientWatcher) Process(e client.Event) { w.c.event(e) }
+
 // event is the client's default watcher: watch events and state changes in arrival order.
 func (c *clientHistory) event(e client.Event) {
 	now := c.zw.w.Now()
@@ -156,18 +161,37 @@ func (c *clientHistory) result(ref checkers.OpRef, code proto.Code, zxid int64, 
 	c.fail(c.rec.Reply(ref, now, reply))
 }
 
+// createDone and readDone are the callbacks of the client's writes and reads: values rather than
+// closures, so that a world with a request in flight can be copied.
+type createDone struct {
+	c   *clientHistory
+	ref checkers.OpRef
+}
+
+func (d createDone) CreateDone(r client.CreateResult) {
+	reply := checkers.Reply{CreatedPath: r.Path, Stat: statIfOK(r.Err, r.Stat)}
+	d.c.result(d.ref, r.Err, r.Zxid, r.Xid, r.Session, reply)
+	d.c.zw.writesDone++
+}
+
+type readDone struct {
+	c   *clientHistory
+	ref checkers.OpRef
+}
+
+func (d readDone) StatDone(r client.StatResult) {
+	d.c.result(d.ref, r.Err, r.Zxid, r.Xid, r.Session, checkers.Reply{Stat: statIfOK(r.Err, r.Stat)})
+	d.c.zw.readsDone++
+}
+
 // create issues the client's k-th write.
-func (c *clientHistory) create(k int, done func()) error {
+func (c *clientHistory) create(k int) error {
 	cl := c.zw.client
 	path := fmt.Sprintf("/k%d", k)
 	c.note("create %d %d %d", k, c.zw.w.Now(), cl.SessionID())
 	data := []byte{byte(k)}
 	ref := c.rec.Call(clientName, c.zw.w.Now(), checkers.Operation{Session: cl.SessionID(), Kind: proto.OpCreate, Path: path, Data: data, Mode: proto.Persistent})
-	err := cl.Create(path, data, proto.OpenACLUnsafe, proto.Persistent, func(r client.CreateResult) {
-		reply := checkers.Reply{CreatedPath: r.Path, Stat: statIfOK(r.Err, r.Stat)}
-		c.result(ref, r.Err, r.Zxid, r.Xid, r.Session, reply)
-		done()
-	})
+	err := cl.CreateWith(path, data, proto.OpenACLUnsafe, proto.Persistent, createDone{c, ref})
 	if err != nil {
 		c.note("refused %d", c.zw.w.Now())
 		c.fail(c.rec.Fail(ref, c.zw.w.Now(), proto.BadArguments, checkers.OutcomeNotApplied))
@@ -184,14 +208,11 @@ func statIfOK(code proto.Code, stat proto.Stat) *proto.Stat {
 }
 
 // read issues exists(/k0) with a watch: the first write's create fires it.
-func (c *clientHistory) read(done func()) error {
+func (c *clientHistory) read() error {
 	cl := c.zw.client
 	c.note("read %d %d", c.zw.w.Now(), cl.SessionID())
 	ref := c.rec.Call(clientName, c.zw.w.Now(), checkers.Operation{Session: cl.SessionID(), Kind: proto.OpExists, Path: watchedPath, Watch: true})
-	err := cl.Exists(watchedPath, cl.DefaultWatcher(), func(r client.StatResult) {
-		c.result(ref, r.Err, r.Zxid, r.Xid, r.Session, checkers.Reply{Stat: statIfOK(r.Err, r.Stat)})
-		done()
-	})
+	err := cl.ExistsWith(watchedPath, cl.DefaultWatcher(), readDone{c, ref})
 	if err != nil {
 		c.note("refused %d", c.zw.w.Now())
 		c.fail(c.rec.Fail(ref, c.zw.w.Now(), proto.BadArguments, checkers.OutcomeNotApplied))

@@ -1,18 +1,16 @@
 package modelcheck
 
 import (
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/zabsim/zabsim/checkers"
 	"github.com/zabsim/zabsim/checkers/lock"
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/lockmodel"
+	"github.com/zabsim/zabsim/lockmodel/locklog"
 	"github.com/zabsim/zabsim/sim"
 	"github.com/zabsim/zabsim/zabmodel/client"
-	"github.com/zabsim/zabsim/zabmodel/proto"
 )
 
 // The lock configuration of the ZAB model (ZABConfig.Lockers). Each locker is an application
@@ -35,7 +33,8 @@ import (
 //
 // The lock log takes events of several nodes in the order they happen; between two paths that
 // reach one fingerprint by commuting deliveries, only events at the same instant can be
-// recorded in another order, and the lock checkers order what they judge by time and zxid.
+// recorded in another order, and the lock checkers order what they judge by time and zxid. The
+// records are made by lockmodel/locklog, as the sweep's lock workloads make them.
 
 // lockPath is the fair lock the lockers share (scenarios' fairLockPath).
 const lockPath = "/locks/fair"
@@ -49,7 +48,7 @@ type lockDriver struct {
 	zw       *zabWorld
 	resource *lockmodel.Resource
 	lockers  []*locker
-	log      lockLog
+	log      *locklog.Log
 	issued   int
 	done     int
 }
@@ -68,7 +67,7 @@ type locker struct {
 
 func newLockDriver(zw *zabWorld) (*lockDriver, error) {
 	cfg := zw.m.cfg
-	d := &lockDriver{zw: zw, log: newLockLog()}
+	d := &lockDriver{zw: zw, log: locklog.New()}
 	res, err := lockmodel.NewResource(zw.w, zw.nw, lockmodel.ResourceConfig{Fencing: !cfg.RecipeBugs.Has(lockmodel.BugNoFencing)})
 	if err != nil {
 		return nil, fmt.Errorf("modelcheck: the lock resource: %w", err)
@@ -86,7 +85,7 @@ func newLockDriver(zw *zabWorld) (*lockDriver, error) {
 			}))
 		if err == nil {
 			l.session, err = lockmodel.NewSession(zw.w, l.client, lockmodel.Config{Name: l.name, Bugs: cfg.RecipeBugs,
-				Observer: lockmodel.ObserverFunc(d.log.add)})
+				Observer: d.log})
 		}
 		if err == nil {
 			l.mutex, err = lockmodel.NewMutex(l.session, lockPath, []byte(l.name))
@@ -154,12 +153,11 @@ func (d *lockDriver) start(i int) error {
 func (d *lockDriver) judge(committed []checkers.CommittedTxn) *Violation {
 	now := d.zw.w.Now()
 	h := &lock.History{
-		Locks:  []lock.Lock{{Path: lockPath, Kind: lock.KindFair}},
-		Grants: d.log.grants, Attempts: d.log.attempts, Watches: d.log.watches,
-		Holds: d.log.closeHolds(now), Requeues: d.log.requeues,
+		Locks:     []lock.Lock{{Path: lockPath, Kind: lock.KindFair}},
 		Committed: committed, End: now,
 		Fencing: d.resource.Fencing(),
 	}
+	d.log.Fill(h, now)
 	for _, a := range d.resource.Log() {
 		h.Accesses = append(h.Accesses, lock.Access{Lock: a.Object, Client: a.Client, Session: a.Session, Token: a.Token,
 			Write: a.Write, Accepted: a.Accepted, Newest: a.Newest, Time: a.Time})
@@ -188,96 +186,4 @@ func firstViolation(results []checkers.Result) *Violation {
 		return &Violation{Invariant: res.Checker, Explanation: strings.Join(lines, "; ")}
 	}
 	return nil
-}
-
-// lockLog turns the recipes' events into the lock checkers' records as the path goes, as
-// scenarios' lockLog does for the sweep (workload_lock_log.go); the lockers never crash, so
-// nothing is abandoned.
-type lockLog struct {
-	grants   []lock.Grant
-	attempts []lock.Attempt
-	watches  []lock.Watch
-	holds    []lock.Hold
-	requeues []lock.Requeue
-	open     map[string]int // an acquisition's key to its index in attempts
-	holding  map[string]int // a held grant's key to its index in holds
-}
-
-func newLockLog() lockLog { return lockLog{open: map[string]int{}, holding: map[string]int{}} }
-
-func lockModeOf(r lockmodel.Recipe) lock.Mode {
-	switch r {
-	case lockmodel.RecipeRead:
-		return lock.ModeRead
-	case lockmodel.RecipeWrite:
-		return lock.ModeWrite
-	}
-	return lock.ModeExclusive
-}
-
-// add records one recipe event.
-func (l *lockLog) add(e lockmodel.Event) {
-	key := fmt.Sprintf("%s|%x|%s|%s|%d", e.Client, e.Session, e.Recipe, e.Lock, e.Attempt)
-	hold := fmt.Sprintf("%s|%x|%s|%s|%x", e.Client, e.Session, e.Recipe, e.Lock, e.Token)
-	i, open := l.open[key]
-	mode := lockModeOf(e.Recipe)
-	switch e.Kind {
-	case lockmodel.EventAcquiring:
-		l.open[key] = len(l.attempts)
-		l.attempts = append(l.attempts, lock.Attempt{Lock: e.Lock, Client: e.Client, Session: e.Session,
-			Mode: mode, Start: e.Time, Outcome: lock.Waiting})
-	case lockmodel.EventCreated:
-		if open {
-			l.attempts[i].Node = e.Node
-		}
-	case lockmodel.EventWatching:
-		if open {
-			l.watches = append(l.watches, lock.Watch{Lock: e.Lock, Client: e.Client, Session: e.Session, Mode: mode,
-				Attempt: i, Node: e.Node, Path: e.Path, Children: e.Children, Zxid: e.Zxid, Time: e.Time})
-		}
-	case lockmodel.EventGranted:
-		l.grants = append(l.grants, lock.Grant{Lock: e.Lock, Client: e.Client, Session: e.Session, Node: e.Node, Token: e.Token,
-			Mode: mode, Zxid: e.Zxid, Time: e.Time, ViaWriteLock: e.ViaWriteLock})
-		l.end(key, e.Time, lock.Granted)
-		if _, held := l.holding[hold]; !held {
-			l.holding[hold] = len(l.holds)
-			l.holds = append(l.holds, lock.Hold{Lock: e.Lock, Client: e.Client, Session: e.Session, Node: e.Node, Token: e.Token,
-				Mode: mode, Start: e.Time, Open: true})
-		}
-	case lockmodel.EventReleasing, lockmodel.EventReleased, lockmodel.EventLost:
-		if j, held := l.holding[hold]; held {
-			delete(l.holding, hold)
-			l.holds[j].End, l.holds[j].Open = e.Time, false
-			l.holds[j].EndedByCheck = e.Kind == lockmodel.EventLost && errors.Is(e.Err, lockmodel.ErrNotFirst)
-		}
-	case lockmodel.EventRequeued:
-		l.requeues = append(l.requeues, lock.Requeue{Lock: e.Lock, Client: e.Client, Session: e.Session, Node: e.Node, Time: e.Time})
-	case lockmodel.EventNotGranted:
-		outcome := lock.NotGranted
-		var code *lockmodel.CodeError
-		if errors.Is(e.Err, lockmodel.ErrLost) || errors.Is(e.Err, lockmodel.ErrClosed) || (errors.As(e.Err, &code) && code.Code == proto.SessionExpired) {
-			outcome = lock.Abandoned
-		}
-		l.end(key, e.Time, outcome)
-	}
-}
-
-func (l *lockLog) end(key string, at clock.Time, outcome lock.Outcome) {
-	if i, ok := l.open[key]; ok {
-		delete(l.open, key)
-		if l.attempts[i].Outcome == lock.Waiting {
-			l.attempts[i].Outcome, l.attempts[i].End = outcome, at
-		}
-	}
-}
-
-// closeHolds ends, at the end of the history so far, the spans of belief still open.
-func (l *lockLog) closeHolds(end clock.Time) []lock.Hold {
-	out := slices.Clone(l.holds)
-	for i := range out {
-		if out[i].Open {
-			out[i].End = end
-		}
-	}
-	return out
 }

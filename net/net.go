@@ -215,7 +215,7 @@ func New(w *sim.World, cfg Config) (*Network, error) {
 		clogPair:   make(map[[2]sim.NodeID]clock.Time),
 		describers: make(map[Port]func([]byte) string),
 	}
-	w.OnCrash(n.nodeCrashed)
+	w.OnCrashObserver(crashObserver{n})
 	return n, nil
 }
 
@@ -446,6 +446,12 @@ func (n *Network) maybeRetire(c *conn) {
 // nodeCrashed breaks every connection of a crashed node. The kernel of a crashed process closes its
 // sockets: data already sent still reaches the peer, followed by a FIN; data in flight towards the
 // crashed process is lost. Its listeners vanish with it.
+// crashObserver tells the network of crashes; a value rather than the method value n.nodeCrashed,
+// so that the world holds no closure and can be copied (package modelcheck).
+type crashObserver struct{ n *Network }
+
+func (o crashObserver) NodeCrashed(node sim.NodeID) { o.n.nodeCrashed(node) }
+
 func (n *Network) nodeCrashed(node sim.NodeID) {
 	for key := range n.listeners { // determinism:ok only deletes; order cannot matter
 		if key.node == node {

@@ -46,8 +46,8 @@ func actionTime(t *testing.T, s *Script, verb string) clock.Time {
 
 // holdsAt reports whether the client held some lock at time at (granted before, released after).
 func (l *lockWorkload) holdsAt(client string, at clock.Time) bool {
-	for _, g := range l.log.grants {
-		end, released := l.log.released[g.Token]
+	for _, g := range l.log.Grants {
+		end, released := l.log.Released[g.Token]
 		if (client == "" || g.Client == client) && g.Time < at && (!released || end > at) {
 			return true
 		}
@@ -57,7 +57,7 @@ func (l *lockWorkload) holdsAt(client string, at clock.Time) bool {
 
 // waitsAt reports whether the client was waiting for a lock at time at.
 func (l *lockWorkload) waitsAt(client string, at clock.Time) bool {
-	for _, a := range l.log.attempts {
+	for _, a := range l.log.Attempts {
 		if a.Client == client && a.Start < at && (a.Outcome == lock.Waiting || a.End > at) {
 			return true
 		}

@@ -29,7 +29,7 @@ func TestLockWorkloadsPassUnderFaults(t *testing.T) {
 		for seed := uint64(1); seed <= 6; seed++ {
 			rep, l := runLock(t, Options{Seed: seed, Observers: -1, Workload: workload})
 			require.False(t, rep.Failed(), "%s seed %d: %s", workload, seed, rep.Explain())
-			grants += len(l.log.grants)
+			grants += len(l.log.Grants)
 			accesses += len(l.resource.Log())
 			for _, name := range []string{lock.CheckerMutualExclusion, lock.CheckerUnfenced, lock.CheckerFairness,
 				lock.CheckerHerd, lock.CheckerOrphans, lock.CheckerProgress, lock.CheckerExclusiveBelief,

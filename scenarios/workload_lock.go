@@ -7,6 +7,7 @@ import (
 	"github.com/zabsim/zabsim/checkers/lock"
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/lockmodel"
+	"github.com/zabsim/zabsim/lockmodel/locklog"
 	"github.com/zabsim/zabsim/sim"
 	"github.com/zabsim/zabsim/zabmodel/client"
 	"github.com/zabsim/zabsim/zabmodel/proto"
@@ -89,7 +90,7 @@ type lockWorkload struct {
 	r        *runner
 	resource *lockmodel.Resource
 	apps     []*lockApp
-	log      lockLog
+	log      *locklog.Log
 }
 
 // newLockWorkload draws how busy the applications are. Most seeds keep them busy, each starting its
@@ -98,7 +99,7 @@ type lockWorkload struct {
 // come back every few seconds leave every queue empty now and then, and the container manager
 // deletes its parent under the recipes.
 func newLockWorkload(w *sim.World, kind lockWorkloadKind) *lockWorkload {
-	l := &lockWorkload{kind: kind, think: thinkTimeMax, log: newLockLog()}
+	l := &lockWorkload{kind: kind, think: thinkTimeMax, log: locklog.New()}
 	if w.Chance(1, 3) {
 		l.think = w.Between(2*clock.Second, 15*clock.Second, 100*clock.Millisecond)
 	}
@@ -529,7 +530,7 @@ func (l *lockWorkload) crashed(a *app) {
 		_ = a.r.rec.Fail(ref, now, proto.ConnectionLoss, checkers.OutcomeUnknown)
 	}
 	la.outstanding = nil
-	l.log.abandon(a.name, now)
+	l.log.Abandon(a.name, now)
 	if la.cycle != nil {
 		la.cycle.ended = true
 	}
@@ -540,11 +541,10 @@ func (l *lockWorkload) crashed(a *app) {
 // committed log.
 func (l *lockWorkload) judge(r *runner, h *checkers.History) []checkers.Result {
 	lh := &lock.History{
-		Locks: l.locks(), Grants: l.log.grants, Attempts: l.log.attempts, Watches: l.log.watches,
-		Holds: l.log.closeHolds(h.End), Requeues: l.log.requeues,
-		Committed: h.Committed, Liveness: h.Liveness, End: h.End,
+		Locks: l.locks(), Committed: h.Committed, Liveness: h.Liveness, End: h.End,
 		Fencing: !r.opts.RecipeBugs.Has(lockmodel.BugNoFencing),
 	}
+	l.log.Fill(lh, h.End)
 	if l.resource != nil {
 		lh.Accesses = accessesOf(l.resource.Log())
 	}

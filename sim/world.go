@@ -120,7 +120,7 @@ type World struct {
 	timers     []timerSlot
 	freeTimers []uint32
 
-	crashObservers []func(NodeID)
+	crashObservers []CrashObserver
 	current        NodeID
 
 	ended   bool
@@ -246,9 +246,24 @@ func (w *World) Elapsed(id NodeID) clock.Time { return w.node(id).clock.Elapsed(
 // WallMillis returns a node's wall clock in milliseconds (what System.currentTimeMillis would say).
 func (w *World) WallMillis(id NodeID) int64 { return w.node(id).clock.WallMillis(w.now) }
 
+// CrashObserver is told of crashes (OnCrashObserver).
+type CrashObserver interface {
+	NodeCrashed(NodeID)
+}
+
+// crashFunc adapts a function to CrashObserver.
+type crashFunc func(NodeID)
+
+func (f crashFunc) NodeCrashed(id NodeID) { f(id) }
+
 // OnCrash registers an observer told of every crash after the node is marked down and before the
-// node's own Crash hook runs. The network uses it to break the node's connections.
-func (w *World) OnCrash(fn func(NodeID)) { w.crashObservers = append(w.crashObservers, fn) }
+// node's own Crash hook runs.
+func (w *World) OnCrash(fn func(NodeID)) { w.OnCrashObserver(crashFunc(fn)) }
+
+// OnCrashObserver is OnCrash for an observer that is a value with a method rather than a
+// function, which a world that must be copied (package modelcheck's deep copies) can hold: the
+// network breaks the node's connections this way.
+func (w *World) OnCrashObserver(o CrashObserver) { w.crashObservers = append(w.crashObservers, o) }
 
 // Crash stops a node: it is marked down, its pending timers and deferred events die with its
 // incarnation, observers are told, and its Crash hook drops its volatile state. Crashing a crashed
@@ -263,8 +278,8 @@ func (w *World) Crash(id NodeID) {
 	n.deferred = nil
 	n.incarnation++
 	w.traceKernel(id, KindCrash, uint64(n.incarnation), 0, "")
-	for _, observe := range w.crashObservers {
-		observe(id)
+	for _, o := range w.crashObservers {
+		o.NodeCrashed(id)
 	}
 	if n.process != nil {
 		w.withNode(id, n.process.Crash)

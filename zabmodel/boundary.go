@@ -74,8 +74,28 @@ func Boundaries() []string { return slices.Clone(boundaryNames) }
 // the network, and returns false.
 type BoundaryHook func(sid int64, point string, conn net.ConnID) bool
 
+// CrashAt implements BoundaryDecider.
+func (f BoundaryHook) CrashAt(sid int64, point string, conn net.ConnID) bool {
+	return f(sid, point, conn)
+}
+
+// BoundaryDecider is a BoundaryHook that is a value with a method rather than a function, which a
+// world that must be copied (package modelcheck's deep copies) can hold.
+type BoundaryDecider interface {
+	CrashAt(sid int64, point string, conn net.ConnID) bool
+}
+
 // SetBoundaryHook installs the scenario's hook for every effect boundary (see Boundaries).
-func (e *Ensemble) SetBoundaryHook(hook BoundaryHook) { e.boundaryHook = hook }
+func (e *Ensemble) SetBoundaryHook(hook BoundaryHook) {
+	if hook == nil {
+		e.boundaryHook = nil
+		return
+	}
+	e.boundaryHook = hook
+}
+
+// SetBoundaryDecider is SetBoundaryHook for a decider that is a value.
+func (e *Ensemble) SetBoundaryDecider(d BoundaryDecider) { e.boundaryHook = d }
 
 // boundary asks the host about one effect boundary: a fault may end the process there, and then
 // nothing after the call runs (see host.boundary).

@@ -12,8 +12,15 @@ import (
 )
 
 // ownerLocal is ServerCnxn.me: the session owner of every request that arrives on this server's own
-// client connections (a learner handler owns the requests it forwards).
-var ownerLocal = &struct{ name string }{"ServerCnxn.me"}
+// client connections (a learner handler owns the requests it forwards). It is a value, compared
+// by value, not a pointer to a package variable compared by identity: a world the model checker
+// copies (package modelcheck) copies every pointer it holds, and a copied pointer to a package
+// variable would no longer be that variable.
+var ownerLocal = localOwner{"ServerCnxn.me"}
+
+// localOwner is the type of ownerLocal; owners of other types are pointers to connections and
+// learner handlers, so no other owner equals it.
+type localOwner struct{ name string }
 
 // clientListener is NIOServerCnxnFactory: it accepts client connections for the whole life of the
 // process, whether or not a ZooKeeperServer is serving, and keeps the open ones.

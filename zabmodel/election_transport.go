@@ -25,7 +25,7 @@ type cnxManager struct {
 	host    host
 	sid     int64
 	peers   map[int64]sim.NodeID // every server of the ensemble that takes part in elections, by sid
-	deliver func(from int64, payload []byte)
+	deliver notificationSink
 
 	senders  map[int64]net.ConnID // established connections, one per peer (senderWorkerMap)
 	inbound  map[net.ConnID]int64 // accepted connections whose initial message is still awaited
@@ -41,7 +41,19 @@ const (
 	electionConnectTimeout        = 5 * clock.Second
 )
 
-func newCnxManager(h host, sid int64, peers map[int64]sim.NodeID, deliver func(int64, []byte)) *cnxManager {
+// notificationSink takes the notifications the transport receives (the election's recvQueue): the
+// peer, an interface rather than a function so that the world holds no closure and can be copied
+// (package modelcheck).
+type notificationSink interface {
+	onNotification(from int64, payload []byte)
+}
+
+// notificationFunc adapts a function, for tests.
+type notificationFunc func(from int64, payload []byte)
+
+func (f notificationFunc) onNotification(from int64, payload []byte) { f(from, payload) }
+
+func newCnxManager(h host, sid int64, peers map[int64]sim.NodeID, deliver notificationSink) *cnxManager {
 	return &cnxManager{
 		host: h, sid: sid, peers: peers, deliver: deliver,
 		senders: map[int64]net.ConnID{}, inbound: map[net.ConnID]int64{}, dialing: map[int64]net.ConnID{},
@@ -189,7 +201,7 @@ func (m *cnxManager) Received(c net.ConnID, payload []byte) {
 	if !ok || m.senders[sid] != c {
 		return // A connection that was already replaced: its RecvWorker has finished.
 	}
-	m.deliver(sid, payload)
+	m.deliver.onNotification(sid, payload)
 }
 
 // handleConnection reads the initiator's identity and keeps the connection only if the initiator

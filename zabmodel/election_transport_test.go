@@ -33,9 +33,9 @@ func newTransportFixture(t *testing.T, sids ...int64) *transportFixture {
 	for _, sid := range sids {
 		sid := sid
 		h := newSimHost(&Server{ens: &Ensemble{w: w, nw: nw}, sid: sid, node: f.node[sid], disk: storage.New()})
-		f.m[sid] = newCnxManager(h, sid, f.node, func(from int64, b []byte) {
+		f.m[sid] = newCnxManager(h, sid, f.node, notificationFunc(func(from int64, b []byte) {
 			f.got[sid] = append(f.got[sid], fmt.Sprintf("%d:%s", from, b))
-		})
+		}))
 		require.NoError(t, f.m[sid].listen())
 	}
 	return f

@@ -23,7 +23,7 @@ type Ensemble struct {
 	servers []*Server
 	nodes   map[int64]sim.NodeID // every server's node, by sid: the election transport's peers
 
-	boundaryHook  BoundaryHook
+	boundaryHook  BoundaryDecider
 	tap           func(Event)
 	clientAddress func(sim.NodeID) string
 
@@ -43,12 +43,21 @@ type Ensemble struct {
 // server (see Boundaries), whether the server crashes there. Points are named like
 // "epoch-file-renamed:currentEpoch", "newleader-appended" and "after-send:SNAP".
 func (e *Ensemble) SetCrashHook(hook func(sid int64, point string) bool) {
-	e.boundaryHook = func(sid int64, point string, _ net.ConnID) bool { return hook(sid, point) }
+	e.boundaryHook = BoundaryHook(func(sid int64, point string, _ net.ConnID) bool { return hook(sid, point) })
 }
 
 // SetClientAddress decides the IP address a server sees for a client node (for "ip" ACLs and auth).
-// The default gives node n the address 10.0.(n/256).(n%256).
+// The default gives node n the address 10.0.(n/256).(n%256); it is no function value, so that an
+// ensemble without SetClientAddress holds no closure and can be copied (package modelcheck).
 func (e *Ensemble) SetClientAddress(fn func(sim.NodeID) string) { e.clientAddress = fn }
+
+// address is the IP address a server sees for client node n.
+func (e *Ensemble) address(n sim.NodeID) string {
+	if e.clientAddress != nil {
+		return e.clientAddress(n)
+	}
+	return fmt.Sprintf("10.0.%d.%d", n/256, n%256)
+}
 
 // NewEnsemble validates cfg, registers one node per server ("zk1", "zk2", ...) and returns the
 // ensemble, not yet started.
@@ -60,7 +69,6 @@ func NewEnsemble(w *sim.World, nw *net.Network, cfg Config) (*Ensemble, error) {
 	e := &Ensemble{w: w, nw: nw, cfg: cfg, nodes: map[int64]sim.NodeID{}}
 	e.decoder.SetCopies(&e.decoded)
 	e.decoder.InternStrings(internedStringsMax)
-	e.clientAddress = func(n sim.NodeID) string { return fmt.Sprintf("10.0.%d.%d", n/256, n%256) }
 	for _, sid := range cfg.Sids() {
 		s := &Server{ens: e, sid: sid, disk: storage.New()}
 		s.node = w.AddNode(fmt.Sprintf("zk%d", sid), s)

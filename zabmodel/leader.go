@@ -27,12 +27,9 @@ type leader struct {
 	// the leader stopped) and the quorum waits' (discoveryState); the leader is its driver.
 	leaderCore
 
-	// Broadcast.
-	tick        int
-	tickSkip    bool
-	tickTimer   sim.TimerID
-	established bool
-	generation  uint64
+	// tickTimer is the next turn of lead()'s loop, armed by the core's effectTimer.
+	tickTimer  sim.TimerID
+	generation uint64
 }
 
 // leaderProposal is Leader.Proposal: the packet, the request, the acks.
@@ -133,8 +130,8 @@ func (l *leader) resumeAfterWait(wait discoveryWait, handler *learnerHandler) {
 // discovery as the first member of the connecting set.
 func (p *peer) lead() {
 	zk := newZKServer(p, kindLeader)
-	l := &leader{p: p, zk: zk, tickSkip: true, generation: p.roleGeneration,
-		leaderCore: leaderCore{cfg: p.cfg, mem: p.mem, outstanding: map[int64]*leaderProposal{}, pendingSyncs: map[int64][]*learnerHandler{},
+	l := &leader{p: p, zk: zk, generation: p.roleGeneration,
+		leaderCore: leaderCore{cfg: p.cfg, mem: p.mem, tickSkip: true, outstanding: map[int64]*leaderProposal{}, pendingSyncs: map[int64][]*learnerHandler{},
 			discoveryState: discoveryState{self: p.sid, waitingForNewEpoch: true}}}
 	p.leader, p.zk = l, zk
 	zk.hzxid = zk.loadData()
@@ -170,57 +167,17 @@ func (zk *zkServer) loadData() int64 {
 	return db.lastProcessedZxid()
 }
 
-// startZkServer is Leader.startZkServer and the rest of lead(): the leader is established, serves,
-// and ticks every half tickTime.
+// startZkServer is Leader.startZkServer and the rest of lead(): the establishment is a step of the
+// leader's core (leaderloop.go), which reports what it commits; the driver reads what the database
+// holds for it.
 func (l *leader) startZkServer() {
-	p := l.p
-	if l.stopped {
-		return
-	}
-	l.lastCommitted = l.zk.hzxid
-	l.established = true
-	p.observe(Event{Kind: EventEstablished, Epoch: l.epoch, Zxid: l.zk.hzxid})
-	l.zk.startup()
-	l.zk.startContainerManager() // LeaderZooKeeperServer.startup
-	p.election.UpdateElectionVote(l.epoch)
-	p.db.tree.setLastProcessedZxid(l.zk.hzxid)
-	if c := p.cfg.InitialZxidCounter; c > 0 {
-		l.zk.hzxid = MakeZxid(l.epoch, c)
-	}
-	p.startServing()
-	l.scheduleTick()
+	db := l.p.db
+	l.run(leaderInput{kind: leaderEstablish, zxid: l.zk.hzxid,
+		held: heldHistory{applied: db.lastProcessedZxid(), logged: db.disk().LastZxid()}})
 }
 
-func (l *leader) scheduleTick() {
-	l.tickTimer = l.p.h.setTimer(l.p.cfg.TickTime/2, (*leaderTickTimer)(l))
-}
-
-// onTick is one turn of lead()'s loop: every other half tick the tick advances and the leader checks
-// that a quorum is still synced; every half tick it pings its learners.
-func (l *leader) onTick() {
-	if l.stopped {
-		return
-	}
-	if !l.tickSkip {
-		l.tick++
-		synced := []int64{l.p.sid}
-		for _, h := range l.handlers {
-			// SyncedLearnerTracker.addAck counts only voting members: observers keep no leader.
-			if h.synced() && l.p.cfg.IsVoter(h.sid) {
-				synced = append(synced, h.sid)
-			}
-		}
-		if !l.p.cfg.Quorum(synced) {
-			l.fail(fmt.Sprintf("not sufficient followers synced, only synced with sids %v", synced))
-			return
-		}
-	}
-	l.tickSkip = !l.tickSkip
-	for _, h := range slices.Clone(l.handlers) {
-		h.ping()
-	}
-	l.scheduleTick()
-}
+// onTick is one turn of lead()'s loop, a step of the leader's core (leaderloop.go).
+func (l *leader) onTick() { l.run(leaderInput{kind: leaderTick}) }
 
 // shutdown is Leader.shutdown: stop accepting, close every learner connection.
 func (l *leader) shutdown() {

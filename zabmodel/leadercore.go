@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/zabmodel/proto"
 )
 
@@ -37,6 +38,11 @@ const (
 	leaderForward
 	// leaderContinue resumes the core after a ready that ended with resume.
 	leaderContinue
+	// leaderEstablish is Leader.startZkServer (leaderloop.go): zxid is the new epoch's, held what
+	// the database holds.
+	leaderEstablish
+	// leaderTick is one turn of lead()'s loop (leaderloop.go).
+	leaderTick
 )
 
 // leaderInput is one input of the leader's core.
@@ -47,6 +53,7 @@ type leaderInput struct {
 	zxid     int64
 	h        *learnerHandler
 	lastSeen int64
+	held     heldHistory
 }
 
 // leaderCore is the broadcast state of Leader.java for one term. Its step reads only its memory
@@ -59,6 +66,13 @@ type leaderCore struct {
 	epoch    int64
 	handlers []*learnerHandler
 	stopped  bool
+
+	// established says that a quorum acknowledged NEWLEADER and the leader serves; tick is
+	// Leader.tick, the ticks since then, and tickSkip whether the next turn of the loop is the half
+	// tick that only pings (leaderloop.go).
+	established bool
+	tick        int
+	tickSkip    bool
 
 	lastProposed  int64
 	lastCommitted int64
@@ -91,6 +105,10 @@ func (c *leaderCore) step(in leaderInput) *ready {
 		c.processSync(out, in.h)
 	case leaderForward:
 		c.startForwarding(out, in.h, in.lastSeen)
+	case leaderEstablish:
+		c.establish(out, in.zxid, in.held)
+	case leaderTick:
+		c.onTick(out)
 	case leaderContinue:
 		if n := len(c.committing); n > 0 {
 			lp := c.committing[n-1]
@@ -279,6 +297,23 @@ func (l *leader) apply(out *ready, e *effect) {
 		e.handler.proposalSent(e.zxid)
 	case effectCommitRequest:
 		l.zk.commits.commit(e.req)
+	case effectStartup:
+		l.zk.startup()
+		l.zk.startContainerManager() // LeaderZooKeeperServer.startup
+	case effectElectionVote:
+		p.election.UpdateElectionVote(e.zxid)
+	case effectClaimZxid:
+		p.db.tree.setLastProcessedZxid(e.zxid)
+	case effectSetZxid:
+		l.zk.hzxid = e.zxid
+	case effectStartServing:
+		p.startServing()
+	case effectTimer:
+		l.tickTimer = p.h.setTimer(clock.Duration(e.zxid), (*leaderTickTimer)(l))
+	case effectPing:
+		e.handler.ping()
+	case effectLeave:
+		l.fail(e.text)
 	default:
 		panic("zabmodel: the leader's core asked for " + e.kind.String())
 	}

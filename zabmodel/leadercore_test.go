@@ -32,6 +32,17 @@ import (
 //	forward learner=N last=E:C   Leader.startForwarding of a learner synced to E:C
 //	forget sid=N                 the learner's connection ended: its acks are dropped
 //	state                        the outstanding proposals with their acks, the frontier
+//
+// and for establishment and the tick (leaderloop.go; script leaderloop.txt):
+//
+//	new ... [initial-counter=C]  the testing-only initial zxid counter
+//	establish zxid=E:C applied=E:C logged=E:C
+//	                             Leader.startZkServer with the new epoch's zxid, and what the
+//	                             database holds: the tree's last processed zxid, the log's last
+//	learner sid=N ... [deadline=T] [dead]
+//	                             the handler's tickOfNextAckDeadline, or a handler that ended
+//	tick                         one turn of lead()'s loop (half a tick)
+//	stop                         the leader shut down
 func TestLeaderCore(t *testing.T) {
 	datadriven.Walk(t, filepath.Join("testdata", "core", "leader"), func(t *testing.T, path string) {
 		var env leaderCoreEnv
@@ -42,6 +53,9 @@ func TestLeaderCore(t *testing.T) {
 type leaderCoreEnv struct {
 	cfg  Config
 	core *leaderCore
+	// leader holds the core, as the server's leader does: a learner handler reads the leader's
+	// tick through it (LearnerHandler.synced).
+	leader *leader
 }
 
 func (env *leaderCoreEnv) handler(t *testing.T, d *datadriven.TestData, sid int64) *learnerHandler {
@@ -61,13 +75,17 @@ func (env *leaderCoreEnv) handle(t *testing.T, d *datadriven.TestData) string {
 	var in leaderInput
 	switch d.Cmd {
 	case "new":
-		voters, epoch, last := 3, int64(1), ""
+		voters, epoch, last, sid := 3, int64(1), "", int64(1)
 		d.MaybeScanArgs(t, "voters", &voters)
 		d.MaybeScanArgs(t, "epoch", &epoch)
 		d.MaybeScanArgs(t, "last", &last)
-		env.cfg = Config{Voters: voters}
-		env.core = &leaderCore{cfg: &env.cfg, mem: newMemory(proto.NewEncoder(nil), proto.NewDecoder(nil)), epoch: epoch,
-			outstanding: map[int64]*leaderProposal{}, pendingSyncs: map[int64][]*learnerHandler{}}
+		d.MaybeScanArgs(t, "sid", &sid)
+		env.cfg = Config{Voters: voters, TickTime: DefaultTickTime}
+		d.MaybeScanArgs(t, "initial-counter", &env.cfg.InitialZxidCounter)
+		env.leader = &leader{leaderCore: leaderCore{cfg: &env.cfg, mem: newMemory(proto.NewEncoder(nil), proto.NewDecoder(nil)), epoch: epoch,
+			outstanding: map[int64]*leaderProposal{}, pendingSyncs: map[int64][]*learnerHandler{}, tickSkip: true,
+			discoveryState: discoveryState{self: sid}}}
+		env.core = &env.leader.leaderCore
 		env.core.lastProposed = MakeZxid(epoch, 0)
 		if last != "" {
 			env.core.lastProposed = parseCoreZxid(t, d, last)
@@ -77,7 +95,24 @@ func (env *leaderCoreEnv) handle(t *testing.T, d *datadriven.TestData) string {
 	case "learner":
 		var sid int64
 		d.ScanArgs(t, "sid", &sid)
-		env.core.handlers = append(env.core.handlers, &learnerHandler{sid: sid, observer: d.HasArg("observer"), forwarding: !d.HasArg("syncing")})
+		h := &learnerHandler{l: env.leader, sid: sid, observer: d.HasArg("observer"), forwarding: !d.HasArg("syncing")}
+		d.MaybeScanArgs(t, "deadline", &h.tickOfNextAckDeadline)
+		if d.HasArg("dead") {
+			h.state = hsDead
+		}
+		env.core.handlers = append(env.core.handlers, h)
+		return "ok\n"
+	case "establish":
+		var zxid, applied, logged string
+		d.ScanArgs(t, "zxid", &zxid)
+		d.ScanArgs(t, "applied", &applied)
+		d.ScanArgs(t, "logged", &logged)
+		in = leaderInput{kind: leaderEstablish, zxid: parseCoreZxid(t, d, zxid),
+			held: heldHistory{applied: parseCoreZxid(t, d, applied), logged: parseCoreZxid(t, d, logged)}}
+	case "tick":
+		in.kind = leaderTick
+	case "stop":
+		env.core.stopped = true // What Leader.shutdown leaves.
 		return "ok\n"
 	case "propose":
 		var zxid string
@@ -130,6 +165,7 @@ func (env *leaderCoreEnv) state() string {
 	c := env.core
 	var b strings.Builder
 	fmt.Fprintf(&b, "last-proposed=%s last-committed=%s\n", FormatZxid(c.lastProposed), FormatZxid(c.lastCommitted))
+	fmt.Fprintf(&b, "established=%t tick=%d half-tick-next=%t stopped=%t\n", c.established, c.tick, c.tickSkip, c.stopped)
 	for _, zxid := range sortedKeys(c.outstanding) {
 		fmt.Fprintf(&b, "outstanding %s acks=%v\n", FormatZxid(zxid), c.outstanding[zxid].acks)
 	}

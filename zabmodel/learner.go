@@ -39,8 +39,6 @@ type learner struct {
 	connectStart clock.Time
 	readTimer    sim.TimerID
 
-	pendingRevalidations map[int64]*clientConn
-
 	// busy says that the QuorumPeer thread is in a step that takes time (writing currentEpoch at
 	// NEWLEADER) and reads nothing; held keeps, in order, what arrives meanwhile.
 	busy bool
@@ -53,8 +51,8 @@ func (p *peer) follow(leaderSid int64) {
 	if p.role == Observing {
 		kind = kindObserver
 	}
-	l := &learner{p: p, leaderSid: leaderSid, pendingRevalidations: map[int64]*clientConn{}}
-	l.bugs, l.observer = p.cfg.Bugs, kind == kindObserver
+	l := &learner{p: p, leaderSid: leaderSid}
+	l.bugs, l.observer, l.mem, l.pendingRevalidations = p.cfg.Bugs, kind == kindObserver, p.mem, map[int64]*clientConn{}
 	l.zk = newZKServer(p, kind)
 	p.learner, p.zk = l, l.zk
 	l.connectStart = p.h.elapsed()
@@ -329,6 +327,10 @@ func (l *learner) apply(e *effect, next *learnerInput) {
 		l.zk.commit(e.zxid)
 	case effectSyncAnswered:
 		l.zk.syncArrived()
+	case effectSend:
+		p.applySend(l.conn, int32(e.zxid), e.packet, nil)
+	case effectSessionValidated:
+		e.client.finishSessionInit(e.valid)
 	default:
 		panic("zabmodel: the learner's core asked for " + e.kind.String())
 	}
@@ -348,20 +350,20 @@ func (l *learner) readHeld() {
 
 // --- Broadcast ------------------------------------------------------------------------------------
 
-// broadcastPacket is Follower.processPacket and Observer.processPacket: a PING and a REVALIDATE
-// concern sessions and are answered here; every other packet goes to the core (learnerCore
-// .broadcast), after its txn is decoded (a follower's PROPOSAL, an observer's INFORM).
+// broadcastPacket is Follower.processPacket and Observer.processPacket: every packet goes to the
+// core (learnerCore.broadcast), a PING with the session tracker's touch snapshot
+// (ZooKeeperServer.getTouchSnapshot), a PROPOSAL or an INFORM with its txn decoded.
 func (l *learner) broadcastPacket(qp proto.QuorumPacket) error {
-	switch qp.Type {
-	case pktPing:
-		l.ping(qp)
-		return nil
-	case pktRevalidate:
-		l.revalidated(qp)
-		return nil
-	}
 	in := learnerInput{kind: learnerPacket, packetType: qp.Type, zxid: qp.Zxid}
-	if (!l.observer && qp.Type == pktProposal) || (l.observer && qp.Type == pktInform) {
+	switch {
+	case qp.Type == pktPing:
+		in.auth = qp.AuthInfo
+		if l.zk.learned != nil {
+			in.touched = l.zk.learned.snapshot()
+		}
+	case qp.Type == pktRevalidate:
+		in.payload = qp.Data
+	case (!l.observer && qp.Type == pktProposal) || (l.observer && qp.Type == pktInform):
 		entry, err := l.p.mem.decodeTxnEntry(qp.Data)
 		if err != nil {
 			return err
@@ -370,15 +372,6 @@ func (l *learner) broadcastPacket(qp proto.QuorumPacket) error {
 	}
 	l.run(in)
 	return nil
-}
-
-// ping is Learner.ping: answer with the sessions touched since the last ping.
-func (l *learner) ping(qp proto.QuorumPacket) {
-	var touched []sessionTouch
-	if l.zk.learned != nil {
-		touched = l.zk.learned.snapshot()
-	}
-	l.send(&proto.QuorumPacket{Type: pktPing, Zxid: qp.Zxid, Data: touchData(touched), AuthInfo: qp.AuthInfo})
 }
 
 // sendAck is SendAckRequestProcessor's write.
@@ -396,26 +389,10 @@ func (l *learner) forward(r *request) {
 	l.send(&proto.QuorumPacket{Type: pktRequest, Zxid: -1, Data: requestData(r.sessionID, r.cxid, r.op, r.body), AuthInfo: r.auth})
 }
 
-// revalidate is Learner.validateSession: ask the leader whether a reconnecting session is alive.
+// revalidate is Learner.validateSession: ask the leader whether a reconnecting session is alive
+// (a step of the core, learnersession.go).
 func (l *learner) revalidate(c *clientConn, id int64, timeoutMs int32) {
-	l.pendingRevalidations[id] = c
-	l.send(&proto.QuorumPacket{Type: pktRevalidate, Zxid: -1, Data: revalidateRequestData(id, timeoutMs)})
-}
-
-// revalidated is Learner.revalidate: the leader's answer.
-func (l *learner) revalidated(qp proto.QuorumPacket) {
-	if len(qp.Data) < 9 {
-		return
-	}
-	id := int64(uint64(qp.Data[0])<<56 | uint64(qp.Data[1])<<48 | uint64(qp.Data[2])<<40 | uint64(qp.Data[3])<<32 |
-		uint64(qp.Data[4])<<24 | uint64(qp.Data[5])<<16 | uint64(qp.Data[6])<<8 | uint64(qp.Data[7]))
-	c, ok := l.pendingRevalidations[id]
-	if !ok {
-		l.p.note("learner", "missing session %#x for validation", id)
-		return
-	}
-	delete(l.pendingRevalidations, id)
-	c.finishSessionInit(qp.Data[8] != 0)
+	l.run(learnerInput{kind: learnerValidate, session: id, timeoutMs: timeoutMs, client: c})
 }
 
 // commitRequest is ObserverZooKeeperServer.commitRequest: log it (asynchronously) and apply it.

@@ -14,9 +14,9 @@ import (
 // PROPOSAL, INFORM, COMMIT, NEWLEADER, UPTODATE) and for the QuorumPeer thread's own completions
 // (its epoch write, its turn after the sync thread), what must happen; after UPTODATE it takes the
 // broadcast packets (Follower.processPacket, Observer.processPacket) and hands them to the
-// follower's core (followercore.go) or the observer's commit. The learner (learner.go) is its
-// driver: it reads the socket, decodes the packets, arms the read timeout, answers PING and
-// REVALIDATE (sessions), and applies each ready (learner.run).
+// follower's core (followercore.go) or the observer's commit, and answers PING and REVALIDATE
+// (sessions, learnersession.go). The learner (learner.go) is its driver: it reads the socket,
+// decodes the packets, arms the read timeout, and applies each ready (learner.run).
 //
 // Ordering contract of a learner's ready: the effects are applied in the order listed, which is the
 // order of the QuorumPeer thread's statements in Learner.syncWithLeader, and the process may die at
@@ -50,6 +50,9 @@ const (
 	// learnerSyncIdle is the QuorumPeer thread's turn after the sync thread went first
 	// (effectWhenSyncIdle, ZK-4643).
 	learnerSyncIdle
+	// learnerValidate is Learner.validateSession of session (timeoutMs) for client
+	// (learnersession.go).
+	learnerValidate
 )
 
 // learnerInput is one input of the learner's core.
@@ -65,6 +68,13 @@ type learnerInput struct {
 	reached int64
 	failure string
 	draw    int
+	// A PING's auth info and the session tracker's touch snapshot, taken as the PING is handled
+	// (learnersession.go); a validation's session, timeout and waiting client connection.
+	auth      []proto.ID
+	touched   []sessionTouch
+	session   int64
+	timeoutMs int32
+	client    *clientConn
 }
 
 // learnerView is what the core reads of the rest of the server: its epochs (QuorumPeer's
@@ -91,6 +101,12 @@ type learnerCore struct {
 	bugs     Bugs
 	observer bool
 	state    learnerState
+	// mem encodes the packets the core writes itself (the session answers).
+	mem *memory
+
+	// pendingRevalidations are the client connections waiting for the leader's answer about their
+	// session (Learner.pendingRevalidations; learnersession.go).
+	pendingRevalidations map[int64]*clientConn
 
 	newEpoch, newLeaderZxid int64
 
@@ -170,6 +186,8 @@ func (c *learnerCore) step(in learnerInput, view learnerView) *ready {
 		}
 		c.ackNewLeader(out)
 		out.add(effect{kind: effectReadHeld})
+	case learnerValidate:
+		c.validateSession(out, in)
 	}
 	return out
 }
@@ -501,14 +519,18 @@ func (c *learnerCore) upToDate(out *ready) {
 
 // broadcast is the rest of Follower.processPacket and Observer.processPacket, after UPTODATE: a
 // follower logs each PROPOSAL (the follower's core files it as pending) and commits each COMMIT;
-// an observer commits each INFORM; both answer the leader's SYNC. PING and REVALIDATE concern
-// sessions and are the driver's (learner.broadcastPacket).
+// an observer commits each INFORM; both answer the leader's SYNC, and its PING and REVALIDATE
+// (sessions: learnersession.go).
 func (c *learnerCore) broadcast(out *ready, in learnerInput) {
 	kind := "follower"
 	if c.observer {
 		kind = "observer"
 	}
 	switch {
+	case in.packetType == pktPing:
+		c.ping(out, in)
+	case in.packetType == pktRevalidate:
+		c.revalidate(out, in)
 	case in.packetType == pktSync:
 		out.add(effect{kind: effectSyncAnswered})
 	case c.observer && in.packetType == pktInform:

@@ -34,6 +34,12 @@ import (
 //	                        a packet of the sync
 //	newleader, uptodate, ping, sync
 //	                        NEWLEADER, UPTODATE, PING (which the sync ignores), SYNC
+//	ping ... [touched=(ID:MS,...)]
+//	                        a PING, with the session tracker's touch snapshot
+//	revalidate session=ID valid=BOOL [short]
+//	                        the leader's answer to a validation (short: 8 bytes, no verdict)
+//	validate session=ID [timeout=MS]
+//	                        Learner.validateSession for a new client connection
 //	continue [ok=BOOL] [reached=E:C] [failure=TEXT] [draw=N]
 //	                        resume after a ready that ended with "resume", with the world's answer
 //	sync-busy [busy=BOOL]   whether the sync processor has work in hand (the view)
@@ -79,7 +85,8 @@ func (env *learnerCoreEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		env.accepted, env.current, env.busy = 0, 0, false
 		d.MaybeScanArgs(t, "accepted", &env.accepted)
 		d.MaybeScanArgs(t, "current", &env.current)
-		env.core = &learnerCore{bugs: set, observer: d.HasArg("observer"), state: lsAwaitLeaderInfo}
+		env.core = &learnerCore{bugs: set, observer: d.HasArg("observer"), state: lsAwaitLeaderInfo,
+			mem: newMemory(proto.NewEncoder(nil), proto.NewDecoder(nil)), pendingRevalidations: map[int64]*clientConn{}}
 		return "ok\n"
 	case "leaderinfo", "diff", "trunc", "snap", "proposal", "inform", "commit", "newleader", "uptodate", "ping", "sync":
 		in = learnerInput{kind: learnerPacket, packetType: learnerCorePackets[d.Cmd]}
@@ -91,6 +98,30 @@ func (env *learnerCoreEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		if d.Cmd == "proposal" || d.Cmd == "inform" {
 			in.entry = &proto.TxnEntry{Header: proto.TxnHeader{Zxid: in.zxid, Type: proto.OpCreate}}
 		}
+		if d.HasArg("touched") {
+			var touched []string
+			d.ScanArgs(t, "touched", &touched)
+			for _, entry := range touched {
+				var touch sessionTouch
+				if _, err := fmt.Sscanf(entry, "%d:%d", &touch.id, &touch.timeoutMs); err != nil {
+					d.Fatalf(t, "touched %q: want ID:MS", entry)
+				}
+				in.touched = append(in.touched, touch)
+			}
+		}
+	case "revalidate":
+		var id int64
+		var valid bool
+		d.ScanArgs(t, "session", &id)
+		d.MaybeScanArgs(t, "valid", &valid)
+		in = learnerInput{kind: learnerPacket, packetType: pktRevalidate, payload: revalidateReplyData(id, valid)}
+		if d.HasArg("short") {
+			in.payload = in.payload[:8]
+		}
+	case "validate":
+		in = learnerInput{kind: learnerValidate, timeoutMs: 4000, client: &clientConn{}}
+		d.ScanArgs(t, "session", &in.session)
+		d.MaybeScanArgs(t, "timeout", &in.timeoutMs)
 	case "snapshot":
 		n := 16
 		d.MaybeScanArgs(t, "bytes", &n)
@@ -158,5 +189,8 @@ func (env *learnerCoreEnv) state() string {
 	fmt.Fprintf(&b, "state=%s epoch=%d accepted=%d current=%d\n", learnerStateNames[c.state], c.newEpoch, env.accepted, env.current)
 	fmt.Fprintf(&b, "snapshot-needed=%t sync-snapshot=%t write-to-txn-log=%t pre-zab1=%t\n", c.snapshotNeeded, c.syncSnapshot, c.writeToTxnLog, c.preZab1)
 	fmt.Fprintf(&b, "not-logged=%s committed=%s requests-to-ack=%s\n", zxids(notLogged), zxids(c.committed), zxids(c.requestsToAck))
+	if len(c.pendingRevalidations) > 0 {
+		fmt.Fprintf(&b, "pending-revalidations=%v\n", sortedKeys(c.pendingRevalidations))
+	}
 	return b.String()
 }

@@ -32,7 +32,9 @@ const (
 	// durable history is what it acknowledges: ProcessConsistency compares it with the leader's.
 	EventNewLeaderAck
 	// EventEstablished: a leader received NEWLEADER ACKs from a quorum (itself included) for Epoch
-	// and starts broadcast. Leadership: at most one server per epoch.
+	// and starts broadcast (Zxid is the new epoch's zxid, its commit frontier), or a standalone
+	// server started. Leadership: at most one server per epoch. Establishing commits the history the
+	// server holds, through Through.
 	EventEstablished
 	// EventPropose: a leader assigned Zxid to a transaction whose identity is Hash (see TxnHash).
 	EventPropose
@@ -154,7 +156,15 @@ type Event struct {
 	// Learner is, for EventLearnerSync, the sid of the learner the leader synchronizes.
 	Learner int64
 	Round   int64 // EventVote, EventElected: the election round
-	Count   int   // EventFsync: durable records; EventLost: records lost
+	// Through is, for EventEstablished, the last zxid of the history that establishing commits, as
+	// the server reads it from its own database: its tree's last processed zxid, or its txn log's
+	// last record if that is higher (0: an empty history). Every transaction of the server's
+	// history up to it is committed (Leader.startZkServer's lastCommitted, the new epoch's zxid,
+	// lies above them all). The server's tree keeps no list of the transactions it reflects (nor
+	// does Java's: a snapshot holds none), so the event names the range and a checker knows the
+	// transactions in it from the server's own EventLog and EventApply.
+	Through int64
+	Count   int // EventFsync: durable records; EventLost: records lost
 	Source  Source
 	// Txn is the transaction itself for EventPropose and EventCommit, so that a runner can keep the
 	// committed log that the client-visible checkers replay. It must not be modified.

@@ -90,18 +90,18 @@ func newZKServer(p *peer, kind serverKind) *zkServer {
 	zk := &zkServer{p: p, kind: kind}
 	switch kind {
 	case kindStandalone:
-		zk.sync = newSyncProcessor(p, zk.standaloneCommit)
+		zk.sync = newSyncProcessor(p, zk)
 	case kindLeader:
 		zk.commits = newCommitProcessor(zk, false)
-		zk.sync = newSyncProcessor(p, zk.leaderAck)
+		zk.sync = newSyncProcessor(p, zk)
 	case kindFollower:
 		// The early-sync self-test answers a sync like a read, in session order, without
 		// waiting for the leader's reply (which it never asks for).
 		zk.commits = newCommitProcessor(zk, !p.cfg.SelfTests.Has(SelfTestEarlySync))
-		zk.sync = newSyncProcessor(p, zk.followerAck)
+		zk.sync = newSyncProcessor(p, zk)
 	case kindObserver:
 		zk.commits = newCommitProcessor(zk, !p.cfg.SelfTests.Has(SelfTestEarlySync))
-		zk.sync = newSyncProcessor(p, func(*request) {})
+		zk.sync = newSyncProcessor(p, zk)
 	}
 	return zk
 }
@@ -110,7 +110,7 @@ func newZKServer(p *peer, kind serverKind) *zkServer {
 func (zk *zkServer) createSessionTracker() {
 	switch zk.kind {
 	case kindStandalone, kindLeader:
-		zk.global = newGlobalTracker(zk.p, zk.expireSession)
+		zk.global = newGlobalTracker(zk.p, zk)
 		zk.prep = newPreparer(zk)
 	default:
 		zk.learned = newLearnerTracker(zk.p)

@@ -1,6 +1,7 @@
 package zabmodel
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/zabsim/zabsim/clock"
@@ -192,6 +193,25 @@ const (
 	effectWalkNext
 	// effectWalkEnd unregisters the snapshot thread: the database runs none.
 	effectWalkEnd
+
+	// The leader's establishment and tick (leaderloop.go). Its start is effectStartup, its claim of
+	// the new epoch's zxid effectClaimZxid, its next tick effectTimer, giving up effectLeave.
+
+	// effectElectionVote sets the election's vote to the epoch zxid (QuorumPeer.updateElectionVote).
+	effectElectionVote
+	// effectSetZxid sets the server's last assigned zxid to zxid (ZooKeeperServer.setZxid).
+	effectSetZxid
+	// effectStartServing starts serving clients (the leader's QuorumPeer.setZooKeeperServer).
+	effectStartServing
+	// effectPing is LearnerHandler.ping of handler: a PING, or the handler's end if its learner's
+	// oldest unacknowledged proposal is older than syncLimit ticks.
+	effectPing
+
+	// The learner's session answers (learnersession.go) write with effectSend.
+
+	// effectSessionValidated tells client, waiting for the leader's verdict on its session zxid,
+	// whether it is valid (ServerCnxn's finishSessionInit).
+	effectSessionValidated
 )
 
 var effectNames = [...]string{
@@ -212,6 +232,8 @@ var effectNames = [...]string{
 	effectSyncAnswered: "sync-answered", effectLeave: "leave", effectWaitStart: "wait-start", effectWaitCancel: "wait-cancel", effectWaitWake: "wake",
 	effectWaitContinue: "go-on", effectHandlerShutdown: "handler-shutdown",
 	effectWalkNext: "walk-next", effectWalkEnd: "walk-end",
+	effectElectionVote: "vote", effectSetZxid: "set-zxid", effectStartServing: "serving", effectPing: "ping",
+	effectSessionValidated: "session-validated",
 }
 
 func (k effectKind) String() string {
@@ -229,6 +251,8 @@ type effect struct {
 	appended bool
 	// legacy is, for a truncation, 3.8.0's FileTxnLog.truncate; for a snapshot, an fsynced one.
 	legacy bool
+	// valid is, for effectSessionValidated, the leader's verdict.
+	valid bool
 	// event is, for effectObserve, the index of its event in the ready's events.
 	event int32
 	// zxid is the proposal sent (effectProposalSent), the point of effectForward, or for
@@ -244,6 +268,8 @@ type effect struct {
 	// encoded quorum packet.
 	handler *learnerHandler
 	packet  []byte
+	// client is the client connection a session's validation concerns.
+	client *clientConn
 }
 
 // ready is the output of one step of a core: the effects to apply, in order.
@@ -297,7 +323,7 @@ func (r *ready) String() string {
 			b = fmt.Appendf(b, " epoch-bytes=%d", e.zxid)
 		case effectSyncMode:
 			b = fmt.Appendf(b, " %s", syncMode(e.zxid))
-		case effectTruncateLog, effectClaimZxid, effectFollowerCommit, effectLearnerAck, effectThrow:
+		case effectTruncateLog, effectClaimZxid, effectFollowerCommit, effectLearnerAck, effectThrow, effectSetZxid:
 			b = fmt.Appendf(b, " %s", FormatZxid(e.zxid))
 			if e.label != "" {
 				b = fmt.Appendf(b, " (%s)", e.label)
@@ -313,8 +339,12 @@ func (r *ready) String() string {
 			b = fmt.Appendf(b, " %s", e.label)
 		case effectDraw:
 			b = fmt.Appendf(b, " n=%d", e.zxid)
-		case effectServe:
+		case effectServe, effectElectionVote:
 			b = fmt.Appendf(b, " epoch=%d", e.zxid)
+		case effectPing:
+			b = fmt.Appendf(b, " learner=%d", e.handler.sid)
+		case effectSessionValidated:
+			b = fmt.Appendf(b, " session=%#x valid=%t", e.zxid, e.valid)
 		case effectSnapshotSave:
 			if e.legacy {
 				b = append(b, " fsynced"...)
@@ -346,6 +376,9 @@ func (r *ready) String() string {
 			if ev.Zxid != 0 {
 				b = fmt.Appendf(b, " zxid=%s", FormatZxid(ev.Zxid))
 			}
+			if ev.Kind == EventEstablished {
+				b = fmt.Appendf(b, " through=%s", FormatZxid(ev.Through))
+			}
 		case effectNote:
 			b = fmt.Appendf(b, " %s: %s", e.label, e.text)
 		case effectFail:
@@ -357,6 +390,14 @@ func (r *ready) String() string {
 				b = fmt.Appendf(b, " SNAPSHOT bytes=%d", len(e.packet))
 			} else if qp, err := decodePacket(e.packet); err == nil {
 				b = fmt.Appendf(b, " %s zxid=%s", packetName(qp.Type), FormatZxid(qp.Zxid))
+				if qp.Type == pktPing && len(qp.Data) > 0 {
+					for _, touch := range parseTouchData(qp.Data) {
+						b = fmt.Appendf(b, " session=%#x/%dms", touch.id, touch.timeoutMs)
+					}
+				}
+				if qp.Type == pktRevalidate && len(qp.Data) >= 8 {
+					b = fmt.Appendf(b, " session=%#x", binary.BigEndian.Uint64(qp.Data))
+				}
 			}
 		case effectTimer:
 			b = fmt.Appendf(b, " after=%v", clock.Duration(e.zxid))

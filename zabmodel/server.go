@@ -101,7 +101,7 @@ func newPeer(cfg *Config, sid int64, h host, mem *memory, nodes map[int64]sim.No
 		panic(err) // The ensemble's configuration was validated: this is a bug.
 	}
 	p.election = election
-	p.cnx = newCnxManager(p.h, sid, nodes, p.onNotification)
+	p.cnx = newCnxManager(p.h, sid, nodes, p)
 	p.db = newZKDatabase(p)
 	p.clients = newClientListener(p)
 	return p
@@ -143,7 +143,10 @@ func (p *peer) runStandalone() {
 	zk := newZKServer(p, kindStandalone)
 	p.zk = zk
 	zk.hzxid = zk.loadData()
-	p.observe(Event{Kind: EventEstablished, Epoch: p.currentEpoch, Zxid: zk.hzxid})
+	// The standalone server's history is what it loaded: its tree, or its log where that reaches
+	// further (see heldHistory).
+	held := heldHistory{applied: p.db.lastProcessedZxid(), logged: p.db.disk().LastZxid()}
+	p.observe(Event{Kind: EventEstablished, Epoch: p.currentEpoch, Zxid: zk.hzxid, Through: held.through()})
 	zk.startup()
 	zk.startContainerManager() // ZooKeeperServerMain starts it after the server
 	p.startServing()

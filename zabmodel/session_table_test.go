@@ -88,7 +88,7 @@ func TestTheTrackerExpiresAClosingSessionWhoseBucketComesDue(t *testing.T) {
 	p := f.e.Server(1).p
 	require.NotNil(t, p)
 	var expired []int64
-	tracker := newGlobalTracker(p, func(id int64, _ int32) { expired = append(expired, id) })
+	tracker := newGlobalTracker(p, expireFunc(func(id int64, _ int32) { expired = append(expired, id) }))
 	defer tracker.shutdown()
 	closing := tracker.createSession(4000)
 	healthy := tracker.createSession(4000)

@@ -41,7 +41,7 @@ type globalTracker struct {
 	nextExpiry int64
 	timer      sim.TimerID
 	nextID     int64
-	expire     func(id int64, timeoutMs int32)
+	expire     sessionExpirer
 	stopped    bool
 }
 
@@ -53,7 +53,19 @@ type trackedSession struct {
 	owner     any
 }
 
-func newGlobalTracker(p *peer, expire func(int64, int32)) *globalTracker {
+// sessionExpirer is what the tracker calls to expire a session (ZooKeeperServer.expire): the
+// server, an interface rather than a function so that the world holds no closure and can be
+// copied (package modelcheck).
+type sessionExpirer interface {
+	expireSession(id int64, timeoutMs int32)
+}
+
+// expireFunc adapts a function, for tests.
+type expireFunc func(id int64, timeoutMs int32)
+
+func (f expireFunc) expireSession(id int64, timeoutMs int32) { f(id, timeoutMs) }
+
+func newGlobalTracker(p *peer, expire sessionExpirer) *globalTracker {
 	t := &globalTracker{
 		p: p, sessions: map[int64]*trackedSession{}, buckets: map[int64][]int64{},
 		nextID: initialSessionID(p, p.sid), expire: expire,
@@ -103,7 +115,7 @@ func (t *globalTracker) tick() {
 			}
 			s.closing = true
 			t.p.note("session", "expiring session %#x, timeout of %dms exceeded", id, s.timeoutMs)
-			t.expire(id, s.timeoutMs)
+			t.expire.expireSession(id, s.timeoutMs)
 		}
 	}
 	t.arm()

@@ -82,7 +82,7 @@ func (h *simHost) settle() {
 // boundary asks the ensemble's hook about one effect boundary, and ends the step there if it says
 // crash.
 func (h *simHost) boundary(name string, conn net.ConnID) {
-	if hook := h.s.ens.boundaryHook; hook != nil && name != "" && h.alive() && hook(h.s.sid, name, conn) {
+	if hook := h.s.ens.boundaryHook; hook != nil && name != "" && h.alive() && hook.CrashAt(h.s.sid, name, conn) {
 		h.note("fault", "crash at %s", name)
 		panic(&death{h: h})
 	}
@@ -94,13 +94,19 @@ func (h *simHost) halt(reason string) { panic(&death{h: h, exit: reason}) }
 // fail ends the step and the run: a broken assertion.
 func (h *simHost) fail(err error) { panic(&death{h: h, failure: err}) }
 
-// post runs fn as a step of its own at this instant: the host's own flush of held writes, the one
-// closure left in a server's pending events (the protocol code posts timers, setTimer).
-func (h *simHost) post(fn func()) {
+// postFlush runs the host's own flush of held writes as a step of its own at this instant (the
+// protocol code posts timers, setTimer). The flush is a typed timer, not a closure, so that a
+// server's pending events hold no closure and the world can be copied (package modelcheck).
+func (h *simHost) postFlush() {
 	if h.alive() {
-		h.w.AfterFunc(h.node, 0, func() { h.step(fn) })
+		h.w.SetTimer(h.node, 0, flushTimer{h}, 0)
 	}
 }
+
+// flushTimer is the step postFlush posts.
+type flushTimer struct{ h *simHost }
+
+func (t flushTimer) OnTimer(uint64) { t.h.step(t.h.flushHeld) }
 
 func (h *simHost) cancel(t sim.TimerID) { h.w.CancelTimer(t) }
 
@@ -128,7 +134,7 @@ func (h *simHost) between(lo, hi, step clock.Duration) clock.Duration {
 
 func (h *simHost) nodeName(n sim.NodeID) string { return h.w.Name(n) }
 
-func (h *simHost) clientAddress(n sim.NodeID) string { return h.s.ens.clientAddress(n) }
+func (h *simHost) clientAddress(n sim.NodeID) string { return h.s.ens.address(n) }
 
 func (h *simHost) disk() durable { return h.s.disk }
 
@@ -156,7 +162,7 @@ func (h *simHost) write(c net.ConnID, payload []byte) {
 		h.held = append(h.held, heldWrite{conn: c, payload: slices.Clone(payload)})
 		if !h.flushPosted {
 			h.flushPosted = true
-			h.post(h.flushHeld)
+			h.postFlush()
 		}
 		return
 	}

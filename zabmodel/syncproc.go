@@ -244,7 +244,12 @@ func (c *syncCore) shutdown(out *ready, view syncView) {
 type syncProcessor struct {
 	p    *peer
 	core syncCore
-	next func(*request) // SendAckRequestProcessor, AckRequestProcessor or the final stage
+	// zk is the server whose next stage takes what the processor logged: SendAckRequestProcessor,
+	// AckRequestProcessor or the final stage by its kind, nothing for an observer or once
+	// abandoned. A field and a flag rather than a function value, so that the world holds no
+	// closure and can be copied (package modelcheck).
+	zk        *zkServer
+	abandoned bool
 
 	// flushCovered is what the fsync in progress covers, for its completion (fsyncTimer); the
 	// processor's turns are syncTurnTimer.
@@ -255,8 +260,8 @@ type syncProcessor struct {
 	idleWaiters []timer
 }
 
-func newSyncProcessor(p *peer, next func(*request)) *syncProcessor {
-	sp := &syncProcessor{p: p, next: next}
+func newSyncProcessor(p *peer, zk *zkServer) *syncProcessor {
+	sp := &syncProcessor{p: p, zk: zk}
 	sp.core.snapCount = p.cfg.SnapCount
 	sp.core.randRoll = sp.drawRoll() // The threshold the processor starts with.
 	return sp
@@ -307,10 +312,25 @@ func (sp *syncProcessor) releaseIdleWaiters() {
 	}
 }
 
+// next passes a logged request on to the server's next stage.
+func (sp *syncProcessor) next(r *request) {
+	if sp.abandoned {
+		return
+	}
+	switch sp.zk.kind {
+	case kindStandalone:
+		sp.zk.standaloneCommit(r)
+	case kindLeader:
+		sp.zk.leaderAck(r)
+	case kindFollower:
+		sp.zk.followerAck(r)
+	}
+}
+
 // abandon stops passing requests on but lets the processor keep appending what it has queued, as
 // its own later events: the thread that was never told to stop (ZOOKEEPER-4712).
 func (sp *syncProcessor) abandon() {
-	sp.next = func(*request) {}
+	sp.abandoned = true
 	sp.run(syncInput{kind: syncAbandon})
 }
 

@@ -199,5 +199,5 @@ type loopbackTimer struct {
 }
 
 func (t *loopbackTimer) OnTimer(uint64)          { t.m.host.fire(t) }
-func (t *loopbackTimer) fire()                   { t.m.deliver(t.m.sid, t.payload) }
+func (t *loopbackTimer) fire()                   { t.m.deliver.onNotification(t.m.sid, t.payload) }
 func (t *loopbackTimer) TimerName(uint64) string { return "election loopback" }

@@ -118,6 +118,9 @@ func (c *Checker) commit(t txn, by, epoch int64) {
 	if c.config.OnCommit != nil {
 		c.config.OnCommit(t.zxid, t.hash)
 	}
+	if c.config.Listener != nil {
+		c.config.Listener.Committed(t.zxid, t.hash)
+	}
 	n := len(c.committedOrder)
 	if n == 0 || c.committedOrder[n-1].zxid < t.zxid {
 		c.committedOrder = append(c.committedOrder, t)

@@ -23,6 +23,13 @@ const DefaultMaxHistory = 1 << 24
 const counterLimit = 0xffffffff
 
 // Config describes the ensemble the checker watches.
+// Listener is told of each kept violation and each transaction as it becomes committed (see
+// Config.OnViolation and Config.OnCommit).
+type Listener interface {
+	Violated(Violation)
+	Committed(zxid int64, hash uint64)
+}
+
 type Config struct {
 	// Voters are the sids of the participants; a quorum is a majority of them.
 	Voters []int64
@@ -42,6 +49,10 @@ type Config struct {
 	// client-visible checkers replay. Calls may come out of zxid order when an establishment fills a
 	// hole.
 	OnCommit func(zxid int64, hash uint64)
+	// Listener, if set, is told what OnViolation and OnCommit are, after them. It is a value with
+	// methods rather than functions, so that a checker inside a world the model checker copies
+	// (package modelcheck) holds no closure.
+	Listener Listener
 	// Stopwatch, if set, reads a host monotonic clock; the checker uses it to estimate the host
 	// time it spends, timing one event in every HostTimeSampleEvery (two clock reads per event
 	// would cost a tenth of a run's time by themselves). Code inside a simulated world must leave

@@ -35,8 +35,9 @@
 // its logged records with higher zxids. A transaction is durable at a server if it is in the
 // fsynced prefix of its txn log or in the snapshot a restart would load (the highest zxid, the
 // latest among equals); older snapshots protect nothing. A transaction is committed by
-// EventCommit, and every transaction of a leader's history is committed when it establishes
-// itself. A quorum is a majority of the voters; observers never count, and because ZooKeeper 3.8.0
+// EventCommit, and when a leader establishes itself, every transaction of its history up to the
+// Through its EventEstablished reports (a report that stops short of the history is an EventStream
+// violation: establishing commits everything the leader holds). A quorum is a majority of the voters; observers never count, and because ZooKeeper 3.8.0
 // logs the synchronized proposals at NEWLEADER only for followers, an observer's NEWLEADER ACK
 // promises no durability.
 //

@@ -145,8 +145,10 @@ func (c *Checker) onCurrentEpoch(s *server, e zabmodel.Event) {
 	c.checkLeaderHistoryDurable(s, e.Epoch, "persisted currentEpoch")
 }
 
-// onEstablished checks Leadership and LeaderLogCompleteness, then commits the leader's history:
-// a quorum acknowledged NEWLEADER for all of it.
+// onEstablished checks Leadership and LeaderLogCompleteness, then commits what the leader reports
+// that its establishment commits: a quorum acknowledged NEWLEADER for its history, through
+// e.Through (the leader reads the range from its database; the transactions in it are those the
+// leader's own events put in its history).
 func (c *Checker) onEstablished(s *server, e zabmodel.Event) {
 	previous, ok := c.establishedBy[e.Epoch]
 	// A standalone server (ZooKeeperServerMain, a single voter) has no epochs to advance: every
@@ -177,8 +179,31 @@ func (c *Checker) onEstablished(s *server, e zabmodel.Event) {
 		// Only a standalone server holds zxids of the epoch it establishes: it goes on counting.
 		s.lastCounter = zabmodel.CounterOf(history.at(n - 1).zxid)
 	}
-	c.checkLeaderComplete(s, history, e.Epoch)
-	c.commitHistory(s, history, e.Epoch)
+	committed := c.reportedHistory(s, history, e)
+	c.checkLeaderComplete(s, committed, e.Epoch)
+	c.commitHistory(s, committed, e.Epoch)
+}
+
+// reportedHistory is the part of the leader's history that its establishment reports it commits
+// (e.Through). A report that stops short of the history the leader's events built is impossible
+// for a correct server (establishing commits everything it holds; NEWLEADER promised all of it to
+// the quorum): it is an EventStream violation, and only the reported part is committed. A report
+// beyond the history is not one: a tree's last processed zxid may be claimed above its last
+// transaction (a learner's setlastProcessedZxid at NEWLEADER), and nothing beyond the history
+// can be committed anyway.
+func (c *Checker) reportedHistory(s *server, history historyView, e zabmodel.Event) historyView {
+	committed := history.through(e.Through)
+	if n := committed.length(); n < history.length() {
+		beyond := history.at(n)
+		c.report(EventStream, finding{servers: []int64{s.sid}, zxids: []int64{beyond.zxid}, epoch: e.Epoch},
+			"Server %d established epoch %d reporting that it commits its history through %s, but "+
+				"its history (applied up to %s, logged up to %s) goes on to %s. Establishing commits "+
+				"everything the leader holds, which the quorum's NEWLEADER ACKs promised to keep: the "+
+				"leader's report of what it commits (Leader.startZkServer, the Through of its "+
+				"EventEstablished) is wrong.",
+			s.sid, e.Epoch, zx(e.Through), zx(lastZxid(history.applied)), zx(lastZxid(s.log)), zx(history.at(history.length()-1).zxid))
+	}
+	return committed
 }
 
 // checkLeaderComplete walks the committed transactions and the leader's history together, both

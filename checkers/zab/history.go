@@ -80,6 +80,11 @@ func (h historyView) at(i int) txn {
 	return h.tail[i-len(h.applied)]
 }
 
+// through returns the prefix of the history whose zxids are at most zxid.
+func (h historyView) through(zxid int64) historyView {
+	return historyView{applied: h.applied[:countUpTo(h.applied, zxid)], tail: h.tail[:countUpTo(h.tail, zxid)]}
+}
+
 // contains reports whether the history holds t exactly.
 func (h historyView) contains(t txn) bool { return contains(h.applied, t) || contains(h.tail, t) }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/zabsim/zabsim/zabmodel"
 )
@@ -182,5 +183,55 @@ func TestNoVoteCircle(t *testing.T) {
 		s := newScript().add(vote(1, 1, 4), vote(1, 2, 4), vote(1, 3, 4), vote(1, 2, 4))
 		v := s.requireViolation(t, threeVoters, NoVoteCircle)
 		assert.Equal(t, []int64{1, 2}, v.Servers)
+	})
+}
+
+// TestEstablishmentCommitsWhatTheLeaderReports: the checker commits what a leader's
+// EventEstablished reports (its history through Through), and a report that stops short of the
+// history the leader's own events built is an impossible event.
+func TestEstablishmentCommitsWhatTheLeaderReports(t *testing.T) {
+	// Leader 1 of epoch 1 commits 1:1 everywhere and 1:2 with server 2; 1:3 reaches only server
+	// 2's log. Server 2 then leads epoch 2 with server 3: its history is 1:1, 1:2 (applied) and
+	// 1:3 (logged only).
+	build := func() *script {
+		s := newScript().start(1, 1, 2, 3).write(1, z(1, 1), 2, 3).write(1, z(1, 2), 2)
+		s.propose(1, z(1, 3), 2).fsync(2)
+		s.add(zabmodel.Event{Kind: zabmodel.EventStopServing, Server: 2})
+		s.elect(2, 2, 3).log(3, z(1, 2)).log(3, z(1, 3)).fsync(3) // The DIFF.
+		return s.ackNewLeader(2, 2, 3)
+	}
+	committed := func(s *script) []int64 {
+		var zxids []int64
+		config := threeVoters
+		config.OnCommit = func(zxid int64, _ uint64) { zxids = append(zxids, zxid) }
+		violations, err := Check(config, s.events)
+		require.NoError(t, err)
+		require.Empty(t, violations)
+		return zxids
+	}
+	t.Run("the whole history, logged tail included", func(t *testing.T) {
+		s := build().establish(2, 2, 3)
+		require.Equal(t, z(1, 3), s.events[len(s.events)-3].Through, "the script reports the history's last zxid")
+		assert.Equal(t, []int64{z(1, 1), z(1, 2), z(1, 3)}, committed(s))
+	})
+	t.Run("a report beyond the history commits nothing more", func(t *testing.T) {
+		s := build().addExact(zabmodel.Event{Kind: zabmodel.EventEstablished, Server: 2, Epoch: 2, Through: z(2, 0)})
+		assert.Equal(t, []int64{z(1, 1), z(1, 2), z(1, 3)}, committed(s))
+	})
+	t.Run("a leader that under-reports", func(t *testing.T) {
+		s := build().addExact(zabmodel.Event{Kind: zabmodel.EventEstablished, Server: 2, Epoch: 2, Through: z(1, 2)})
+		v := s.requireViolation(t, threeVoters, EventStream)
+		assert.Equal(t, []int64{z(1, 3)}, v.Zxids)
+		assert.Equal(t, []int64{2}, v.Servers)
+	})
+	t.Run("a leader that under-reports a committed transaction", func(t *testing.T) {
+		// Reporting only 1:1 leaves out the committed 1:2 as well: what the leader says it
+		// commits must hold every committed transaction.
+		s := build().addExact(zabmodel.Event{Kind: zabmodel.EventEstablished, Server: 2, Epoch: 2, Through: z(1, 1)})
+		violations := s.check(t, threeVoters)
+		require.Len(t, violations, 2, "%v", violations)
+		assert.Equal(t, EventStream, violations[0].Invariant)
+		assert.Equal(t, LeaderLogCompleteness, violations[1].Invariant)
+		assert.Equal(t, []int64{z(1, 2)}, violations[1].Zxids)
 	})
 }

@@ -42,6 +42,21 @@ var mutations = []mutation{
 		},
 	},
 	{
+		// A leader whose report of what its establishment commits stops one transaction short of
+		// its history: the checker commits what the leader reports, so it must notice.
+		name: "under-report what establishment commits", expect: EventStream,
+		sites: func(_ *refModel, events []zabmodel.Event) []int {
+			return indexesOf(events, func(e zabmodel.Event) bool {
+				return e.Kind == zabmodel.EventEstablished && e.Through != 0
+			})
+		},
+		apply: func(_ *refModel, events []zabmodel.Event, site int) []zabmodel.Event {
+			e := events[site]
+			e.Through--
+			return replaceAt(events, site, e)
+		},
+	},
+	{
 		name: "two epoch quorums for one epoch", expect: Leadership,
 		sites: func(_ *refModel, events []zabmodel.Event) []int {
 			return indexesOf(events, isKind(zabmodel.EventEpochQuorum))

@@ -124,7 +124,8 @@ func (m *refModel) discover(leader *refServer, quorum []*refServer) {
 			m.synchronize(s, epoch)
 		}
 	}
-	m.emit(zabmodel.Event{Kind: zabmodel.EventEstablished, Server: leader.sid, Epoch: epoch})
+	// The leader reports that it commits its whole history, as Leader.startZkServer does.
+	m.emit(zabmodel.Event{Kind: zabmodel.EventEstablished, Server: leader.sid, Epoch: epoch, Through: lastTxnZxid(leader.history())})
 	leader.forwarding = true
 	m.emit(zabmodel.Event{Kind: zabmodel.EventServing, Server: leader.sid, Role: zabmodel.Leading, Epoch: epoch})
 	for _, s := range quorum {

@@ -102,6 +102,14 @@ func (s *refServer) history() []txn {
 	return out
 }
 
+// lastTxnZxid is the zxid of a history's last transaction, 0 if it is empty.
+func lastTxnZxid(history []txn) int64 {
+	if len(history) == 0 {
+		return 0
+	}
+	return history[len(history)-1].zxid
+}
+
 func (s *refServer) lastZxid() int64 {
 	h := s.history()
 	if len(h) == 0 {

@@ -17,18 +17,47 @@ type script struct {
 	now    clock.Time
 	// logLength tracks each server's txn log length, for the Count of EventFsync.
 	logLength map[int64]int
+	// held tracks the last zxid of each server's tree and txn log, for the Through of
+	// EventEstablished: what a correct server reports that its establishment commits.
+	held map[int64]scriptHeld
 }
 
-func newScript() *script { return &script{logLength: map[int64]int{}} }
+type scriptHeld struct{ applied, logged int64 }
 
+func newScript() *script { return &script{logLength: map[int64]int{}, held: map[int64]scriptHeld{}} }
+
+// add appends events as a correct server reports them: an EventEstablished without a Through gets
+// the server's whole history's (addExact keeps what it is given).
 func (s *script) add(events ...zabmodel.Event) *script {
+	for _, e := range events {
+		if e.Kind == zabmodel.EventEstablished && e.Through == 0 {
+			held := s.held[e.Server]
+			e.Through = max(held.applied, held.logged)
+		}
+		s.addExact(e)
+	}
+	return s
+}
+
+// addExact appends events as they are.
+func (s *script) addExact(events ...zabmodel.Event) *script {
 	for _, e := range events {
 		s.now = s.now.Add(clock.Millisecond)
 		e.Time = s.now
 		s.events = append(s.events, e)
-		if e.Kind == zabmodel.EventLog {
+		held := s.held[e.Server]
+		switch e.Kind {
+		case zabmodel.EventLog:
 			s.logLength[e.Server]++
+			held.logged = e.Zxid
+		case zabmodel.EventApply, zabmodel.EventTreeLoaded:
+			held.applied = e.Zxid
+		case zabmodel.EventTruncate, zabmodel.EventLost:
+			held.logged = e.Zxid
+		case zabmodel.EventLogDeleted:
+			held.logged = 0
 		}
+		s.held[e.Server] = held
 	}
 	return s
 }

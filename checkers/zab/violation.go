@@ -147,6 +147,9 @@ func (c *Checker) report(inv Invariant, f finding, format string, args ...any) {
 	if c.config.OnViolation != nil {
 		c.config.OnViolation(v)
 	}
+	if c.config.Listener != nil {
+		c.config.Listener.Violated(v)
+	}
 }
 
 // zx renders a zxid for explanations.

@@ -34,10 +34,11 @@ Models:
         within the bounds another timer (--early-timeouts; --timers bounds them all), a write, a crash now or at a server's next effect boundary
         (--crashes), a restart (--restarts). --bug switches bug-zoo bugs on. Every state is judged
         by checkers/zab; a path ends when every write is answered and nothing is due. States are
-        paths re-executed from the start (after a canonical warm-up to a serving ensemble unless
+        paths from the start (after a canonical warm-up to a serving ensemble unless
         --warmup=false), so this model is far slower than fle; bound it with --depth, and
-        prefer --strategy dfs for speed: it continues in a live world and re-executes a path only
-        when it backtracks (--no-reuse switches that and the recorded warm-up off). --reads adds
+        prefer --strategy dfs for speed: it continues in a live world, and a state's later
+        successors start from a copy of its world (--copy=false re-executes their paths instead;
+        --no-reuse switches copies, live worlds and the recorded warm-up off). --reads adds
         exists(/k0) calls with a watch; the client's history is judged at every state by the
         sweep's client-visible checkers (--selftest drop-watch, stale-read, ... make them fire;
         --selftest hide-timers makes the deadlock judge fire).
@@ -71,37 +72,38 @@ Examples:
 `
 
 type checkFlags struct {
-	model     string
-	servers   int
-	observers int
-	crashes   int
-	restarts  int
-	timeouts  int
-	abandons  int
-	zxids     string
-	epochs    string
-	strategy  string
-	workers   int
-	depth     int
-	maxStates int64
-	timeLimit time.Duration
-	out       string
-	writes    int
-	early     int
-	warmup    bool
-	bugs      string
-	selftest  string
-	counter   int64
-	timers    int
-	noCommute bool
-	coarse    bool
-	skips     int
-	noReuse   bool
-	reads     int
-	noSleep   bool
-	minTimers int
-	lockers   int
-	lockStart int
+	model      string
+	servers    int
+	observers  int
+	crashes    int
+	restarts   int
+	timeouts   int
+	abandons   int
+	zxids      string
+	epochs     string
+	strategy   string
+	workers    int
+	depth      int
+	maxStates  int64
+	timeLimit  time.Duration
+	out        string
+	writes     int
+	early      int
+	warmup     bool
+	bugs       string
+	selftest   string
+	counter    int64
+	timers     int
+	noCommute  bool
+	coarse     bool
+	skips      int
+	noReuse    bool
+	copyWorlds bool
+	reads      int
+	noSleep    bool
+	minTimers  int
+	lockers    int
+	lockStart  int
 }
 
 func newCheckFlags() (*flag.FlagSet, *checkFlags) {
@@ -134,6 +136,7 @@ func newCheckFlags() (*flag.FlagSet, *checkFlags) {
 	fs.IntVar(&f.minTimers, "min-timers", 0, "zab: timers a path fires at least before it may settle, so that time passes (pings, session expiries)")
 	fs.BoolVar(&f.noCommute, "no-commute", false, "zab: switch off the merging of commuting deliveries (a state is then its path)")
 	fs.BoolVar(&f.coarse, "coarse", false, "zab: run due events in their canonical order; explore only timers, writes and faults (not the full interleaving space)")
+	fs.BoolVar(&f.copyWorlds, "copy", true, "zab: copy worlds instead of re-executing paths (the world after the warm-up, a state's world for its later successors); --copy=false re-executes; same results")
 	fs.BoolVar(&f.noReuse, "no-reuse", false, "zab: re-execute every state from scratch (no recorded warm-up, no stepping in a live world); same results, slower")
 	fs.IntVar(&f.skips, "boundary-skips", 0, "zab: an armed crash may pass over up to this many effect boundaries (crash-at-boundary zkN +K)")
 	fs.Int64Var(&f.counter, "zxid-counter", 0, "zab: start every new leader's zxid counter here (to reach ZK-1277's overflow)")
@@ -183,8 +186,8 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 				return nil, opts, fmt.Errorf("--epochs: %w", err)
 			}
 		}
-		if f.bugs != "" || f.writes != 1 || f.early != 0 || f.counter != 0 || f.timers != 20 || f.noCommute || f.coarse || f.skips != 0 || f.noReuse || f.reads != 0 || f.minTimers != 0 || f.lockers != 0 || f.lockStart != 0 {
-			return nil, opts, errors.New("--bug, --writes, --reads, --lockers, --lock-start-by, --early-timeouts, --timers, --min-timers, --no-commute, --no-reuse, --coarse, --boundary-skips and --zxid-counter apply to --model zab only")
+		if f.bugs != "" || f.writes != 1 || f.early != 0 || f.counter != 0 || f.timers != 20 || f.noCommute || f.coarse || f.skips != 0 || f.noReuse || f.reads != 0 || f.minTimers != 0 || f.lockers != 0 || f.lockStart != 0 || !f.copyWorlds {
+			return nil, opts, errors.New("--bug, --writes, --reads, --lockers, --lock-start-by, --early-timeouts, --timers, --min-timers, --no-commute, --no-reuse, --copy, --coarse, --boundary-skips and --zxid-counter apply to --model zab only")
 		}
 		switch f.selftest {
 		case "":
@@ -202,7 +205,7 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 		cfg := modelcheck.ZABConfig{
 			Servers: f.servers, Writes: f.writes, Crashes: f.crashes, Restarts: f.restarts,
 			EarlyTimeouts: f.early, Warmup: f.warmup, ZxidCounter: f.counter, Timers: f.timers,
-			NoCommute: f.noCommute, Coarse: f.coarse, BoundarySkips: f.skips, NoReuse: f.noReuse, Reads: f.reads,
+			NoCommute: f.noCommute, Coarse: f.coarse, BoundarySkips: f.skips, NoReuse: f.noReuse, NoCopy: !f.copyWorlds, Reads: f.reads,
 			MinTimers: f.minTimers, Lockers: f.lockers, LockStartBy: f.lockStart,
 		}
 		// hide-timers breaks the checker's driver, the other names break the servers.
@@ -328,6 +331,9 @@ func writeCheckResult(env *environment, m modelcheck.Model, r modelcheck.Result)
 	fmt.Fprintf(w, "The depth of the complete state graph search is %d.\n", r.Depth)
 	fmt.Fprintf(w, "%d terminal states (%d of them cut by a bound).\n", r.Terminal, r.CutTerminal)
 	fmt.Fprintf(w, "Finished in %s: %.0f distinct states/s.\n", r.Elapsed.Round(time.Millisecond), r.PerSecond())
+	if c, ok := m.(interface{ CopyStatus() string }); ok {
+		fmt.Fprintf(w, "Copies of worlds: %s.\n", c.CopyStatus())
+	}
 	switch {
 	case r.Violation != nil:
 	case r.Complete:

@@ -35,6 +35,7 @@ func TestCheckRejectsBadBounds(t *testing.T) {
 		{[]string{"--model", "zab", "--reads", "-1"}, "reads -1: must be 0 to 100"},
 		{[]string{"--reads", "1"}, "apply to --model zab only"},
 		{[]string{"--no-reuse"}, "apply to --model zab only"},
+		{[]string{"--copy=false"}, "apply to --model zab only"},
 		{[]string{"--out", exists}, "exists; give a new file"},
 		{[]string{"17"}, `unexpected argument "17"`},
 	}

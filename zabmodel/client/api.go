@@ -115,13 +115,31 @@ func (c *Client) Create(path string, data []byte, acl []proto.ACL, mode proto.Cr
 // CreateTTL is Create with a time to live in milliseconds, sent as createTTL for a TTL mode. A
 // negative ttl with another mode is a plain Create.
 func (c *Client) CreateTTL(path string, data []byte, acl []proto.ACL, mode proto.CreateMode, ttl int64, cb func(CreateResult)) error {
+	return c.create(path, data, acl, mode, ttl, cb, nil)
+}
+
+// CreateWith is Create with a callback that is a value with a method rather than a function, so
+// that a request in flight holds no closure and a world holding the client can be copied
+// (package modelcheck). The calls, packets and deliveries are Create's.
+func (c *Client) CreateWith(path string, data []byte, acl []proto.ACL, mode proto.CreateMode, cb CreateCallback) error {
+	return c.create(path, data, acl, mode, -1, nil, cb)
+}
+
+func (c *Client) create(path string, data []byte, acl []proto.ACL, mode proto.CreateMode, ttl int64, cb func(CreateResult), typed CreateCallback) error {
 	if err := c.checkCreate(path, mode, ttl); err != nil {
 		return err
 	}
 	if c.goZookeeper() {
-		return c.submit(goZookeeperCreate(path, slices.Clone(data), slices.Clone(acl), mode, ttl, cb))
+		p := goZookeeperCreate(path, slices.Clone(data), slices.Clone(acl), mode, ttl, cb)
+		if typed != nil {
+			p.sink = createSink{cb: typed, withStat: false}
+		}
+		return c.submit(p)
 	}
 	p := &packet{deliver: deliverCreate(cb, true)}
+	if typed != nil {
+		p.sink = createSink{cb: typed, withStat: true}
+	}
 	switch {
 	case mode.IsTTL():
 		p.header.Type = proto.OpCreateTTL
@@ -149,12 +167,25 @@ func (c *Client) Delete(path string, version int32, cb func(Result)) error {
 // Exists reads a node's Stat. A non-nil watcher (the default watcher for Java's watch=true) is
 // registered as a data watch if the node exists and as an exist watch if the server answers NONODE.
 func (c *Client) Exists(path string, watcher Watcher, cb func(StatResult)) error {
+	return c.exists(path, watcher, deliverStat(cb), nil)
+}
+
+// ExistsWith is Exists with a callback that is a value with a method (see CreateWith).
+func (c *Client) ExistsWith(path string, watcher Watcher, cb StatCallback) error {
+	var sink resultSink
+	if cb != nil {
+		sink = statSink{cb: cb}
+	}
+	return c.exists(path, watcher, nil, sink)
+}
+
+func (c *Client) exists(path string, watcher Watcher, deliver func(*packet), sink resultSink) error {
 	if err := c.checkRead(path, watcher); err != nil {
 		return err
 	}
 	return c.submit(&packet{header: proto.RequestHeader{Type: proto.OpExists},
 		request: &proto.ExistsRequest{Path: path, Watch: watcher != nil},
-		watch:   watchOf(watcher, watchExist, path), deliver: deliverStat(cb)})
+		watch:   watchOf(watcher, watchExist, path), deliver: deliver, sink: sink})
 }
 
 // GetData reads a node's data and Stat; a non-nil watcher is registered as a data watch on success.

@@ -16,6 +16,7 @@ type itemKind uint8
 const (
 	itemEvent    itemKind = iota // a WatchedEvent with its materialized watchers
 	itemCallback                 // a finished packet's callback, or a local callback
+	itemPacket                   // a finished packet whose typed callback (packet.sink) waits
 	itemDeath                    // eventOfDeath
 )
 
@@ -24,6 +25,7 @@ type eventItem struct {
 	event    Event
 	watchers []Watcher
 	callback func()
+	packet   *packet // itemPacket: a finished packet whose sink takes its result
 }
 
 // eventThread is ClientCnxn.EventThread: one FIFO of watch events and callbacks, delivered in the
@@ -106,6 +108,8 @@ func (c *Client) drain() {
 			}
 		case itemCallback:
 			item.callback()
+		case itemPacket:
+			item.packet.sink.deliverPacket(item.packet)
 		case itemDeath:
 			t.killed = true
 		}

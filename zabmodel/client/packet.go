@@ -25,6 +25,10 @@ type packet struct {
 	// deliver turns the finished packet into the application's callback; nil means nobody waits
 	// (Java's cb == null), so nothing is queued for the EventThread.
 	deliver func(*packet)
+	// sink is deliver for a callback that is a value with a method (CreateWith, ExistsWith): a
+	// packet in flight then holds no closure, so that a world holding the client can be copied
+	// (package modelcheck). At most one of deliver and sink is set.
+	sink resultSink
 	// onFinish runs when the packet finishes, in the SendThread, as the application thread blocked
 	// in submitRequest wakes up (closeSession).
 	onFinish func(*packet)

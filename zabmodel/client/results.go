@@ -129,42 +129,72 @@ func deliverCreate(cb func(CreateResult), withStat bool) func(*packet) {
 	if cb == nil {
 		return nil
 	}
-	return func(p *packet) {
-		r := CreateResult{Err: p.err, Zxid: p.zxid}
-		r.Xid, r.Session = p.wire()
-		if p.err == proto.OK {
-			switch resp := p.response.(type) {
-			case *proto.Create2Response:
-				r.Path, r.Stat = resp.Path, resp.Stat
-			case *proto.CreateResponse:
-				r.Path = resp.Path
-			}
+	return func(p *packet) { cb(createResultOf(p, withStat)) }
+}
+
+func createResultOf(p *packet, withStat bool) CreateResult {
+	r := CreateResult{Err: p.err, Zxid: p.zxid}
+	r.Xid, r.Session = p.wire()
+	if p.err == proto.OK {
+		switch resp := p.response.(type) {
+		case *proto.Create2Response:
+			r.Path, r.Stat = resp.Path, resp.Stat
+		case *proto.CreateResponse:
+			r.Path = resp.Path
 		}
-		if !withStat {
-			r.Stat = proto.Stat{}
-		}
-		cb(r)
 	}
+	if !withStat {
+		r.Stat = proto.Stat{}
+	}
+	return r
 }
 
 func deliverStat(cb func(StatResult)) func(*packet) {
 	if cb == nil {
 		return nil
 	}
-	return func(p *packet) {
-		r := StatResult{Err: p.err, Zxid: p.zxid}
-		r.Xid, r.Session = p.wire()
-		switch resp := p.response.(type) {
-		case *proto.ExistsResponse:
-			r.Stat = statIfOK(p, resp.Stat)
-		case *proto.SetDataResponse:
-			r.Stat = statIfOK(p, resp.Stat)
-		case *proto.SetACLResponse:
-			r.Stat = statIfOK(p, resp.Stat)
-		}
-		cb(r)
-	}
+	return func(p *packet) { cb(statResultOf(p)) }
 }
+
+func statResultOf(p *packet) StatResult {
+	r := StatResult{Err: p.err, Zxid: p.zxid}
+	r.Xid, r.Session = p.wire()
+	switch resp := p.response.(type) {
+	case *proto.ExistsResponse:
+		r.Stat = statIfOK(p, resp.Stat)
+	case *proto.SetDataResponse:
+		r.Stat = statIfOK(p, resp.Stat)
+	case *proto.SetACLResponse:
+		r.Stat = statIfOK(p, resp.Stat)
+	}
+	return r
+}
+
+// resultSink turns a finished packet into a typed callback's call (packet.sink).
+type resultSink interface {
+	deliverPacket(p *packet)
+}
+
+// CreateCallback is a create's callback as a value with a method (CreateWith).
+type CreateCallback interface {
+	CreateDone(CreateResult)
+}
+
+// StatCallback is a stat callback as a value with a method (ExistsWith).
+type StatCallback interface {
+	StatDone(StatResult)
+}
+
+type createSink struct {
+	cb       CreateCallback
+	withStat bool
+}
+
+func (s createSink) deliverPacket(p *packet) { s.cb.CreateDone(createResultOf(p, s.withStat)) }
+
+type statSink struct{ cb StatCallback }
+
+func (s statSink) deliverPacket(p *packet) { s.cb.StatDone(statResultOf(p)) }
 
 func statIfOK(p *packet, s proto.Stat) proto.Stat {
 	if p.err != proto.OK {

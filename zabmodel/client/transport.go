@@ -294,6 +294,9 @@ func (c *Client) finishPacket(p *packet) {
 	if p.deliver != nil {
 		c.queueCallback(func() { p.deliver(p) })
 	}
+	if p.sink != nil {
+		c.events.push(eventItem{kind: itemPacket, packet: p})
+	}
 }
 
 // writable is the NIO write interest: once TCP is up the ConnectRequest may go, then nothing more
