@@ -85,16 +85,22 @@ func (m *ZABModel) copyWorld(zw *zabWorld) (*zabWorld, error) {
 	cp, err := deepcopy.Copy(c, zw)
 	m.putCopier(c)
 	if err != nil {
-		if errors.Is(err, deepcopy.ErrUncopyable) {
-			m.copyOffOnce.Do(func() {
-				m.copyOffReason = err.Error()
-				m.copyOff.Store(true)
-			})
-		}
+		m.noteRefusal(err)
 		return nil, fmt.Errorf("modelcheck: copying a world: %w", err)
 	}
 	m.copies.Add(1)
 	return cp, nil
+}
+
+// noteRefusal switches copies off for the model when err is the copier's refusal: every world of
+// one configuration holds the same kinds of values, so the next copy would be refused too.
+func (m *ZABModel) noteRefusal(err error) {
+	if errors.Is(err, deepcopy.ErrUncopyable) {
+		m.copyOffOnce.Do(func() {
+			m.copyOffReason = err.Error()
+			m.copyOff.Store(true)
+		})
+	}
 }
 
 // copyWorldFrozen returns a copy of zw, frozen for repeated copies: it must never be stepped.
@@ -103,12 +109,7 @@ func (m *ZABModel) copyWorldFrozen(zw *zabWorld) (*zabWorld, *deepcopy.Frozen[za
 	cp, f, err := deepcopy.CopyFrozen(c, zw)
 	m.putCopier(c)
 	if err != nil {
-		if errors.Is(err, deepcopy.ErrUncopyable) {
-			m.copyOffOnce.Do(func() {
-				m.copyOffReason = err.Error()
-				m.copyOff.Store(true)
-			})
-		}
+		m.noteRefusal(err)
 		return nil, nil, fmt.Errorf("modelcheck: copying a world: %w", err)
 	}
 	m.copies.Add(1)

@@ -204,7 +204,7 @@ func (a *app) issue(spec opSpec) {
 	}
 	ref := a.r.rec.Call(a.name, a.r.w.Now(), op)
 	if c := a.r.opts.Coverage; c != nil {
-		c.clientRequest(op.Session, op.Kind, a.r.w.Now())
+		c.clientRequest(op.Session, op.Kind, a.r.w.Now(), a.r.serverSid(a.c.Server()))
 	}
 	a.busy, a.current = true, ref
 	done := func(res result) { a.done(spec, ref, res) }
@@ -254,4 +254,14 @@ func (a *app) done(spec opSpec, ref checkers.OpRef, res result) {
 	}
 	a.r.opsCompleted++
 	a.r.w.AfterFunc(a.node, a.think(), a.tick)
+}
+
+// serverSid is the sid of the server on node, 0 when node is no server (for coverage only).
+func (r *runner) serverSid(node sim.NodeID) int64 {
+	for _, s := range r.ens.Servers() {
+		if s.Node() == node {
+			return s.Sid()
+		}
+	}
+	return 0
 }

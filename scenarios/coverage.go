@@ -54,6 +54,8 @@ type Coverage struct {
 	// established hold (coverage_pending.go).
 	pending               []*pendingProposal
 	departedNewLeaderAcks int
+	// sessionWrites is each client session's last proposed write (coverage_pending.go).
+	sessionWrites map[int64]sessionWrite
 }
 
 // Site is an effect boundary that a server reached in a run: the first hit of that boundary since
@@ -201,7 +203,7 @@ var historyKinds = func() []bool {
 
 // NewCoverage returns an empty coverage for one run.
 func NewCoverage() *Coverage {
-	return &Coverage{seen: map[uint64]int{}}
+	return &Coverage{seen: map[uint64]int{}, sessionWrites: map[int64]sessionWrite{}}
 }
 
 // Features returns the situations the run reached, in the order first reached, with the count

@@ -111,19 +111,44 @@ func TestCoverageSeesAMovedSessionsPendingWrite(t *testing.T) {
 	c.clientState(session, proto.StateDisconnected, clock.Time(1))
 	assert.Equal(t, windowMovedSession, c.siteWindow(2))
 	c.clientState(session, proto.StateSyncConnected, clock.Time(2))
-	c.clientRequest(session, proto.OpGetChildren2, clock.Time(3))
+	c.clientRequest(session, proto.OpGetChildren2, clock.Time(3), 2)
 	c.event(zabmodel.Event{Kind: zabmodel.EventCommit, Server: 1, Role: zabmodel.Leading, Zxid: 1<<32 | 1})
 	names := strings.Join(pendingFeatureNames(c), "\n")
 	assert.Contains(t, names, "session Disconnected while its create is pending at the leader")
 	assert.Contains(t, names, "session SyncConnected again while its create is still pending")
 	assert.Contains(t, names, "session sends getChildren2 after a disconnect while its create is still pending")
 	assert.Contains(t, names, "commit of a create whose session disconnected since it was proposed (a request since: 1)")
+	assert.Contains(t, names, "session sends a read after a disconnect to a server whose applied zxid < its last write (pending at the leader: true)")
 
 	clean := NewCoverage()
 	bringToBroadcast(clean)
 	propose(clean, 1<<32|1, session)
 	clean.event(zabmodel.Event{Kind: zabmodel.EventCommit, Server: 1, Role: zabmodel.Leading, Zxid: 1<<32 | 1})
+	clean.event(zabmodel.Event{Kind: zabmodel.EventApply, Server: 2, Role: zabmodel.Following, Zxid: 1<<32 | 1})
 	clean.clientState(session, proto.StateDisconnected, clock.Time(1))
-	clean.clientRequest(session, proto.OpGetChildren2, clock.Time(3))
-	assert.Empty(t, pendingFeatureNames(clean))
+	clean.clientRequest(session, proto.OpGetChildren2, clock.Time(3), 2)
+	assert.Equal(t, []string{"session sends a read after a disconnect to a server whose applied zxid = its last write (pending at the leader: false)"},
+		pendingFeatureNames(clean), "only the request after the disconnect, to a server that has the create")
+}
+
+// TestCoverageSeesASearchOnALaggingServer: a session whose create the leader committed, and which
+// reconnects to a follower that has not applied it yet, lists the children there: the situation
+// of a protected-mode search that cannot find its own node. The same request on the leader's
+// side of the apply, or without a disconnect, is not that situation.
+func TestCoverageSeesASearchOnALaggingServer(t *testing.T) {
+	const session = 0x100
+	c := NewCoverage()
+	bringToBroadcast(c)
+	propose(c, 1<<32|1, session)
+	c.clientRequest(session, proto.OpGetChildren2, clock.Time(1), 2)
+	c.event(zabmodel.Event{Kind: zabmodel.EventCommit, Server: 1, Role: zabmodel.Leading, Zxid: 1<<32 | 1})
+	assert.Empty(t, pendingFeatureNames(c), "no disconnect yet")
+	c.clientState(session, proto.StateDisconnected, clock.Time(2))
+	c.clientState(session, proto.StateSyncConnected, clock.Time(3))
+	c.clientRequest(session, proto.OpGetChildren2, clock.Time(4), 3)
+	assert.Equal(t, []string{"session sends a read after a disconnect to a server whose applied zxid < its last write (pending at the leader: false)"},
+		pendingFeatureNames(c))
+	propose(c, 1<<32|2, session)
+	c.clientRequest(session, proto.OpGetChildren2, clock.Time(5), 3)
+	assert.Len(t, pendingFeatureNames(c), 1, "a new write starts over: the session has not disconnected since it")
 }

@@ -18,9 +18,9 @@ import (
 //
 // Next proposes one of four things:
 //   - a fresh seed (the next of a counter): every proposal of the first FreshFirst, then a share
-//     that adapts between FreshPercent and 90% (FreshShare): the random swarm itself, so that
-//     the fuzzer does worse than the swarm by at most that share, and keeps finding new starting
-//     points;
+//     that adapts between FreshPercent and 90% (FreshShare), interleaved evenly (freshTurn): the
+//     random swarm itself, in the swarm's order, so that the fuzzer reaches each of the swarm's
+//     seeds at most 1/share times later, and keeps finding new starting points;
 //   - a site injection (siteMutation): a crash, pause or reset at exactly one boundary hit of a
 //     corpus entry's run or of a recent fresh seed's, the hit drawn by the rarity of its
 //     situation, so that the fault is sure to fire inside a window the run is known to open;
@@ -46,6 +46,8 @@ type Fuzzer struct {
 	siteCounts map[uint64]int
 	recent     []*FuzzEntry
 	learned    int // runs learned from
+	// freshCredit is the fresh proposals owed (see freshTurn).
+	freshCredit float64
 }
 
 // FuzzerOptions configure a Fuzzer.
@@ -135,7 +137,7 @@ func (f *Fuzzer) Add(e *FuzzEntry) { f.corpus = append(f.corpus, e) }
 // Next proposes the next run.
 func (f *Fuzzer) Next() FuzzCandidate {
 	f.runs++
-	if len(f.corpus) == 0 || f.runs <= f.opts.FreshFirst || f.rng.Choose(1000) < int(f.FreshShare()*1000) {
+	if len(f.corpus) == 0 || f.runs <= f.opts.FreshFirst || f.freshTurn() {
 		seed := f.nextSeed
 		f.nextSeed++
 		return FuzzCandidate{Seed: seed, Fresh: true, Mutation: "fresh"}
@@ -208,34 +210,66 @@ func (f *Fuzzer) siteMutation() (FuzzCandidate, bool) {
 	if parent == nil || len(parent.sites) == 0 {
 		return FuzzCandidate{}, false
 	}
+	groups := groupSites(parent.sites)
+	members := groups[f.drawByRarity(groups)].members
+	x := parent.sites[members[f.rng.Choose(len(members))]]
+	edit := Edit{Kind: EditInject, At: max(clock.Duration(x.at-clock.Time(warmup))-clock.Nanosecond, 0), Point: crashPointNames[x.point],
+		Target: "zk" + strconv.FormatInt(int64(x.server), 10), Param: uint32(f.rng.Choose(1 << 16))}
+	parent.picks++
+	return FuzzCandidate{Seed: parent.Seed, Script: ApplyEdits(parent.Script, []Edit{edit}), Edits: []Edit{edit}, Mutation: "site"}, true
+}
+
+// siteGroup is the hits (indexes into an entry's sites) of one situation.
+type siteGroup struct {
+	key     uint64
+	members []int32
+}
+
+// groupSites groups an entry's sites by situation (Site.Key), in the order first hit.
+func groupSites(sites []site) []siteGroup {
 	index := map[uint64]int{}
-	var keys []uint64
-	var members [][]int32
-	for i, x := range parent.sites {
+	var groups []siteGroup
+	for i, x := range sites {
 		j, ok := index[x.key]
 		if !ok {
-			j = len(keys)
+			j = len(groups)
 			index[x.key] = j
-			keys = append(keys, x.key)
-			members = append(members, nil)
+			groups = append(groups, siteGroup{key: x.key})
 		}
-		members[j] = append(members[j], int32(i))
+		groups[j].members = append(groups[j].members, int32(i))
 	}
-	weights := make([]int, len(keys))
+	return groups
+}
+
+// drawByRarity draws one of groups, each weighted by its situation's rarity across the campaign:
+// the runs learned over the runs that reached it, from 1 to maxSiteWeight.
+func (f *Fuzzer) drawByRarity(groups []siteGroup) int {
+	weights := make([]int, len(groups))
 	total := 0
-	for j, key := range keys {
-		weights[j] = min(max((f.learned+1)/(f.siteCounts[key]+1), 1), maxSiteWeight)
+	for j, g := range groups {
+		weights[j] = min(max((f.learned+1)/(f.siteCounts[g.key]+1), 1), maxSiteWeight)
 		total += weights[j]
 	}
 	pick, j := f.rng.Choose(total), 0
 	for ; pick >= weights[j]; j++ {
 		pick -= weights[j]
 	}
-	x := parent.sites[members[j][f.rng.Choose(len(members[j]))]]
-	edit := Edit{Kind: EditInject, At: max(clock.Duration(x.at-clock.Time(warmup))-clock.Nanosecond, 0), Point: crashPointNames[x.point],
-		Target: "zk" + strconv.FormatInt(int64(x.server), 10), Param: uint32(f.rng.Choose(1 << 16))}
-	parent.picks++
-	return FuzzCandidate{Seed: parent.Seed, Script: ApplyEdits(parent.Script, []Edit{edit}), Edits: []Edit{edit}, Mutation: "site"}, true
+	return j
+}
+
+// freshTurn says whether this proposal is a fresh seed: the shares (FreshShare) of the proposals
+// since the first FreshFirst accumulate as a credit, and a fresh seed spends a whole one. Unlike a
+// draw per proposal, this interleaves fresh seeds and mutations evenly, so that after r proposals
+// past the first FreshFirst at least the sum of their shares less one were fresh: the fuzzer
+// reaches the swarm's seed N by run FreshFirst + (N - FreshFirst) / share + 1 at the latest, never
+// later by chance, and a mutation can only bring a find forward.
+func (f *Fuzzer) freshTurn() bool {
+	f.freshCredit += f.FreshShare()
+	if f.freshCredit >= 1 {
+		f.freshCredit--
+		return true
+	}
+	return false
 }
 
 // maxFreshShare caps the adaptive share of fresh seeds, so that mutation keeps a tenth of the

@@ -29,7 +29,11 @@ func (t lockTracer) Request(session int64, req lockmodel.Request) func(lockmodel
 	}
 	ref := a.r.rec.Call(a.name, a.r.w.Now(), op)
 	if c := a.r.opts.Coverage; c != nil {
-		c.clientRequest(session, req.Kind, a.r.w.Now())
+		server := int64(0)
+		if a.c != nil {
+			server = a.r.serverSid(a.c.Server())
+		}
+		c.clientRequest(session, req.Kind, a.r.w.Now(), server)
 	}
 	la.outstanding = append(la.outstanding, ref)
 	return func(rep lockmodel.Reply) {

@@ -42,7 +42,7 @@ func newTransportFixture(t *testing.T, sids ...int64) *transportFixture {
 }
 
 // liveConns returns the number of established election connections each server holds.
-func (f *transportFixture) senders(sid int64) map[int64]net.ConnID { return f.m[sid].senders }
+func (f *transportFixture) senders(sid int64) map[int64]net.ConnID { return f.m[sid].core.senders }
 
 func TestTransportDeliversAndKeepsOnlyHigherSidConnections(t *testing.T) {
 	f := newTransportFixture(t, 1, 2, 3)

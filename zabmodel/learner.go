@@ -25,19 +25,16 @@ const (
 // leaderConnectDelayDuringRetry is Learner.leaderConnectDelayDuringRetryMs.
 const leaderConnectDelayDuringRetry = 100 * clock.Millisecond
 
-// learner is Learner with Follower and Observer: the connection to the leader and broadcast
-// (processPacket), and the driver of the core of discovery and synchronization (learnerCore,
-// learnercore.go), whose state it embeds.
+// learner is Learner with Follower and Observer: the driver of the core of the connection,
+// discovery, synchronization and broadcast (learnerCore: learnerconn.go, learnercore.go), whose
+// state it embeds. It owns the socket and the timers, and decodes what it reads.
 type learner struct {
 	learnerCore
-	p         *peer
-	zk        *zkServer
-	leaderSid int64
+	p  *peer
+	zk *zkServer
 
-	conn         net.ConnID
-	tries        int
-	connectStart clock.Time
-	readTimer    sim.TimerID
+	conn      net.ConnID
+	readTimer sim.TimerID
 
 	// busy says that the QuorumPeer thread is in a step that takes time (writing currentEpoch at
 	// NEWLEADER) and reads nothing; held keeps, in order, what arrives meanwhile.
@@ -51,66 +48,28 @@ func (p *peer) follow(leaderSid int64) {
 	if p.role == Observing {
 		kind = kindObserver
 	}
-	l := &learner{p: p, leaderSid: leaderSid}
+	l := &learner{p: p}
 	l.bugs, l.observer, l.mem, l.pendingRevalidations = p.cfg.Bugs, kind == kindObserver, p.mem, map[int64]*clientConn{}
+	l.self, l.leaderSid = p.sid, leaderSid
+	l.initTimeout, l.syncTimeout = p.cfg.ticks(p.cfg.InitLimit), p.cfg.ticks(p.cfg.SyncLimit)
 	l.zk = newZKServer(p, kind)
 	p.learner, p.zk = l, l.zk
-	l.connectStart = p.h.elapsed()
-	l.connect()
+	l.run(learnerInput{kind: learnerConnect, now: p.h.elapsed()})
 }
 
-func (l *learner) connectTimeout() clock.Duration { return l.p.cfg.ticks(l.p.cfg.InitLimit) }
-
-// connect is one try of LeaderConnector.connectToLeader.
-func (l *learner) connect() {
-	remaining := l.connectTimeout() - l.p.h.elapsed().Sub(l.connectStart)
-	if remaining <= 0 {
-		l.fail("connectToLeader exceeded on retries")
-		return
-	}
-	node, ok := l.p.nodes[l.leaderSid]
-	if !ok {
-		l.fail(fmt.Sprintf("no server %d to follow", l.leaderSid))
-		return
-	}
-	l.state = lsConnecting
-	l.conn = l.p.h.dial(node, QuorumPort, min(l.connectTimeout(), remaining), l)
+// knowsServer makes the driver the core's learnerView: the ensemble's configuration.
+func (l *learner) knowsServer(sid int64) bool {
+	_, ok := l.p.nodes[sid]
+	return ok
 }
 
-// Connected implements net.Handler: send FOLLOWERINFO or OBSERVERINFO (registerWithLeader).
-func (l *learner) Connected(net.ConnID) {
-	if l.state != lsConnecting {
-		return
-	}
-	l.state = lsAwaitLeaderInfo
-	t := pktFollowerInfo
-	if l.observer {
-		t = pktObserverInfo
-	}
-	l.send(&proto.QuorumPacket{Type: t, Zxid: MakeZxid(l.p.acceptedEpoch, 0), Data: learnerInfoData(l.p.sid)})
-	l.resetReadTimer(l.p.cfg.ticks(l.p.cfg.InitLimit))
-}
+// Connected implements net.Handler: the core writes FOLLOWERINFO or OBSERVERINFO
+// (registerWithLeader).
+func (l *learner) Connected(net.ConnID) { l.run(learnerInput{kind: learnerConnected}) }
 
-// Closed implements net.Handler.
+// Closed implements net.Handler: a failed try, or the end of the role.
 func (l *learner) Closed(_ net.ConnID, err error) {
-	if l.state == lsDead {
-		return
-	}
-	if l.state == lsConnecting {
-		l.retryConnect(err)
-		return
-	}
-	l.fail(fmt.Sprintf("connection to leader closed: %v", err))
-}
-
-func (l *learner) retryConnect(err error) {
-	l.tries++
-	remaining := l.connectTimeout() - l.p.h.elapsed().Sub(l.connectStart)
-	if remaining <= leaderConnectDelayDuringRetry || l.tries >= 5 {
-		l.fail(fmt.Sprintf("could not connect to leader %d after %d tries: %v", l.leaderSid, l.tries, err))
-		return
-	}
-	l.p.h.setTimer(leaderConnectDelayDuringRetry, &connectRetryTimer{l: l, generation: l.p.roleGeneration})
+	l.run(learnerInput{kind: learnerClosed, now: l.p.h.elapsed(), failure: fmt.Sprint(err)})
 }
 
 // send writes a packet to the leader, between the boundaries before and after the write.
@@ -126,11 +85,6 @@ func (l *learner) sendObserved(qp *proto.QuorumPacket, ev Event, observed bool) 
 	l.p.applySend(l.conn, qp.Type, l.p.mem.encodePacketScratch(qp), report)
 }
 
-func (l *learner) resetReadTimer(d clock.Duration) {
-	l.p.h.cancel(l.readTimer)
-	l.readTimer = l.p.h.setTimer(d, (*learnerReadTimer)(l))
-}
-
 func (l *learner) fail(reason string) {
 	if l.state == lsDead {
 		return
@@ -138,15 +92,12 @@ func (l *learner) fail(reason string) {
 	l.p.endRole(reason)
 }
 
-// shutdown is Learner.shutdown: the socket is closed, pending revalidations are dropped.
+// shutdown is Learner.shutdown: the core closes the socket and drops its pending revalidations.
 func (l *learner) shutdown() {
 	if l.state == lsDead {
 		return
 	}
-	l.state = lsDead
-	l.p.h.cancel(l.readTimer)
-	l.p.h.close(l.conn)
-	clear(l.pendingRevalidations)
+	l.run(learnerInput{kind: learnerShutdown})
 	// "If we haven't finished SNAP sync, force fully shutdown to avoid potential inconsistency":
 	// the database is cleared rather than fast-forwarded, and reloaded from disk by the next role.
 	l.zk.fullyShutDown = l.p.syncMode == syncModeSnap
@@ -161,11 +112,7 @@ func (l *learner) Received(_ net.ConnID, payload []byte) {
 		l.held = append(l.held, payload)
 		return
 	}
-	timeout := l.p.cfg.ticks(l.p.cfg.InitLimit)
-	if l.state == lsBroadcast || (l.state == lsSyncing && !l.preZab1) {
-		timeout = l.p.cfg.ticks(l.p.cfg.SyncLimit)
-	}
-	l.resetReadTimer(timeout)
+	l.run(learnerInput{kind: learnerRead})
 	var err error
 	if l.state == lsAwaitSnapshot {
 		err = l.snapshotArrived(payload)
@@ -206,7 +153,7 @@ func (l *learner) snapshotArrived(payload []byte) error {
 	return nil
 }
 
-// acceptedEpochValue, currentEpochValue and syncThreadBusy make the driver the core's learnerView.
+// acceptedEpochValue and currentEpochValue make the driver the core's learnerView.
 func (l *learner) acceptedEpochValue() int64 { return l.p.acceptedEpoch }
 func (l *learner) currentEpochValue() int64  { return l.p.currentEpoch }
 
@@ -286,12 +233,11 @@ func (l *learner) apply(e *effect, next *learnerInput) {
 		p.db.takeSnapshot(e.legacy)
 	case effectLogDelete:
 		p.db.clearLog()
-	case effectAppend:
+	case effectAppend, effectNewLeaderAppend, effectFsyncAll:
 		p.applyStorageEffect(*e)
-	case effectFsyncAll:
-		p.applyStorageEffect(*e)
-	case effectBoundary:
-		p.crashPoint(e.label)
+	case effectAskSyncBusy:
+		p.askBoundaries(e.kind, 0)
+		next.syncBusy = l.syncThreadBusy()
 	case effectStartup:
 		l.zk.startup()
 	case effectLogRequest:
@@ -331,6 +277,16 @@ func (l *learner) apply(e *effect, next *learnerInput) {
 		p.applySend(l.conn, int32(e.zxid), e.packet, nil)
 	case effectSessionValidated:
 		e.client.finishSessionInit(e.valid)
+	case effectDial:
+		l.conn = p.h.dial(p.nodes[l.leaderSid], QuorumPort, clock.Duration(e.zxid), l)
+	case effectConnectRetry:
+		p.h.setTimer(clock.Duration(e.zxid), &connectRetryTimer{l: l, generation: p.roleGeneration})
+	case effectReadTimeout:
+		p.h.cancel(l.readTimer)
+		l.readTimer = p.h.setTimer(clock.Duration(e.zxid), (*learnerReadTimer)(l))
+	case effectDisconnect:
+		p.h.cancel(l.readTimer)
+		p.h.close(l.conn)
 	default:
 		panic("zabmodel: the learner's core asked for " + e.kind.String())
 	}

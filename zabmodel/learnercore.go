@@ -2,6 +2,7 @@ package zabmodel
 
 import (
 	"fmt"
+	"github.com/zabsim/zabsim/clock"
 
 	"github.com/zabsim/zabsim/zabmodel/proto"
 	"github.com/zabsim/zabsim/zabmodel/storage"
@@ -21,8 +22,9 @@ import (
 // Ordering contract of a learner's ready: the effects are applied in the order listed, which is the
 // order of the QuorumPeer thread's statements in Learner.syncWithLeader, and the process may die at
 // any persistence boundary between them. At NEWLEADER, in the fixed build, every committed txn is
-// appended (effectAppend, then the newleader-appended boundary) and applied before one
-// effectFsyncAll, which precedes the currentEpoch write, which precedes the NEWLEADER ACK: nothing
+// appended (effectNewLeaderAppend, whose kind gives it the newleader-appended boundary) and
+// applied before one effectFsyncAll, which precedes effectAskSyncBusy (the newleader-before-epoch
+// boundary), the currentEpoch write and the NEWLEADER ACK, in that order: nothing
 // is acknowledged before it is durable (ZOOKEEPER-3911, -4646, -4643, -4785). The bug switches
 // restore the old orders: with ZK-4646 the txns are only handed to the sync processor
 // (effectSyncLog), whose ACKs race the QuorumPeer thread's; with ZK-4643 the epoch is written
@@ -53,6 +55,23 @@ const (
 	// learnerValidate is Learner.validateSession of session (timeoutMs) for client
 	// (learnersession.go).
 	learnerValidate
+
+	// The connection's inputs (learnerconn.go); now is the monotonic clock when one comes.
+
+	// learnerConnect is Learner.connectToLeader's start: the first try.
+	learnerConnect
+	// learnerConnectRetry is the next try, after effectConnectRetry's sleep.
+	learnerConnectRetry
+	// learnerConnected is the socket connected (sockConnect returned).
+	learnerConnected
+	// learnerClosed is the socket closed or refused, with failure as the reason.
+	learnerClosed
+	// learnerRead is a packet read from the leader, before it is handled.
+	learnerRead
+	// learnerReadTimeout is the socket's read timeout (effectReadTimeout) expiring.
+	learnerReadTimeout
+	// learnerShutdown is Learner.shutdown.
+	learnerShutdown
 )
 
 // learnerInput is one input of the learner's core.
@@ -63,11 +82,13 @@ type learnerInput struct {
 	entry      *proto.TxnEntry
 	payload    []byte
 	// The answers of a continue input: a truncation's outcome (ok, and the zxid the reloaded
-	// database reached), a snapshot's decoding error (failure), a draw.
-	ok      bool
-	reached int64
-	failure string
-	draw    int
+	// database reached), a snapshot's decoding error (failure), a draw, whether the sync thread
+	// has work in hand (syncBusy, the answer to effectAskSyncBusy).
+	ok       bool
+	reached  int64
+	failure  string
+	draw     int
+	syncBusy bool
 	// A PING's auth info and the session tracker's touch snapshot, taken as the PING is handled
 	// (learnersession.go); a validation's session, timeout and waiting client connection.
 	auth      []proto.ID
@@ -75,14 +96,18 @@ type learnerInput struct {
 	session   int64
 	timeoutMs int32
 	client    *clientConn
+	// now is the monotonic clock at an input of the connection.
+	now clock.Time
 }
 
 // learnerView is what the core reads of the rest of the server: its epochs (QuorumPeer's
-// acceptedEpoch and currentEpoch) and whether its sync processor has work in hand.
+// acceptedEpoch and currentEpoch). Whether its sync processor has work in hand is an answer the
+// core asks for (effectAskSyncBusy), since asking it marks the boundary after NEWLEADER's logging.
 type learnerView interface {
 	acceptedEpochValue() int64
 	currentEpochValue() int64
-	syncThreadBusy() bool
+	// knowsServer reports whether the ensemble's configuration has server sid.
+	knowsServer(sid int64) bool
 }
 
 // learnerResume says what a continue input resumes.
@@ -124,6 +149,14 @@ type learnerCore struct {
 	// (appendPendingAtNewLeader).
 	requestsToAck []int64
 
+	// The connection (learnerconn.go): this server's id and its leader's, the budget of a
+	// connection and of a read before the sync (initLimit ticks) and after it (syncLimit ticks),
+	// LeaderConnector's failed tries and the start of its first.
+	self, leaderSid          int64
+	initTimeout, syncTimeout clock.Duration
+	tries                    int
+	connectStart             clock.Time
+
 	resume  learnerResume
 	readies readyPool
 }
@@ -163,7 +196,7 @@ func (c *learnerCore) step(in learnerInput, view learnerView) *ready {
 			c.syncSnapshot = true
 			c.startSync(out)
 		case learnerResumeEpoch:
-			c.epochAndAck(out, view)
+			c.epochAndAck(out, in.syncBusy)
 		case learnerResumeDraw:
 			if in.draw == 1 {
 				out.note("sync", "the sync thread runs before the NEWLEADER ACK")
@@ -188,6 +221,9 @@ func (c *learnerCore) step(in learnerInput, view learnerView) *ready {
 		out.add(effect{kind: effectReadHeld})
 	case learnerValidate:
 		c.validateSession(out, in)
+	case learnerConnect, learnerConnectRetry, learnerConnected, learnerClosed, learnerRead,
+		learnerReadTimeout, learnerShutdown:
+		c.connectionStep(out, in, view)
 	}
 	return out
 }
@@ -383,14 +419,14 @@ func (c *learnerCore) newLeader(out *ready) {
 	case !c.observer:
 		c.persistCommitted(out, bugs.Has(BugZK4646))
 	}
-	out.add(effect{kind: effectBoundary, label: "newleader-before-epoch"})
 	// What follows depends on whether the sync thread has work in hand now, after the persistence.
+	out.add(effect{kind: effectAskSyncBusy})
 	c.yield(out, learnerResumeEpoch)
 }
 
 // epochAndAck is the end of the NEWLEADER case: the currentEpoch write and the ACK, which may race
 // the sync thread's ACKs.
-func (c *learnerCore) epochAndAck(out *ready, view learnerView) {
+func (c *learnerCore) epochAndAck(out *ready, syncBusy bool) {
 	if c.bugs.Has(BugZK4643) {
 		// 3.8.0 wrote currentEpoch first, so the QuorumPeer thread only queues the synced proposals
 		// to the SyncRequestProcessor thread (logRequest) and writes the ACK. The two threads run
@@ -398,7 +434,7 @@ func (c *learnerCore) epochAndAck(out *ready, view learnerView) {
 		// the ACK, or the sync thread's appends, fsync and ACKs of the proposals (then the
 		// LearnerHandler takes a proposal's ACK for the NEWLEADER ACK, as Leader
 		// .waitForNewLeaderAck allows with its "different epoch" message).
-		if view.syncThreadBusy() {
+		if syncBusy {
 			out.add(effect{kind: effectDraw, zxid: 2})
 			c.yield(out, learnerResumeDraw)
 			return
@@ -406,7 +442,7 @@ func (c *learnerCore) epochAndAck(out *ready, view learnerView) {
 		c.ackNewLeader(out)
 		return
 	}
-	if !view.syncThreadBusy() {
+	if !syncBusy {
 		out.add(effect{kind: effectSetEpoch, label: storage.CurrentEpochFile, zxid: c.newEpoch})
 		c.ackNewLeader(out)
 		return
@@ -449,8 +485,7 @@ func (c *learnerCore) persistCommitted(out *ready, async bool) {
 		if async {
 			out.add(effect{kind: effectSyncLog, entry: head})
 		} else {
-			out.add(effect{kind: effectAppend, entry: head, appended: true})
-			out.add(effect{kind: effectBoundary, label: "newleader-appended"})
+			out.add(effect{kind: effectNewLeaderAppend, entry: head, appended: true})
 		}
 		c.applyDuringSync(out, head)
 	}
@@ -474,8 +509,7 @@ func (c *learnerCore) appendPendingAtNewLeader(out *ready) {
 		if CounterOf(entry.Header.Zxid) != 0 {
 			out.add(effect{kind: effectPendingTxn, entry: entry})
 		}
-		out.add(effect{kind: effectAppend, entry: entry, appended: true})
-		out.add(effect{kind: effectBoundary, label: "newleader-appended"})
+		out.add(effect{kind: effectNewLeaderAppend, entry: entry, appended: true})
 		c.requestsToAck = append(c.requestsToAck, entry.Header.Zxid)
 	}
 	c.notLogged = nil

@@ -3,11 +3,14 @@ package zabmodel
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/datadriven"
 
+	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/zabmodel/proto"
 	"github.com/zabsim/zabsim/zabmodel/storage"
 )
@@ -23,9 +26,21 @@ import (
 //
 // The commands:
 //
-//	new [observer] [bugs=LIST] [accepted=N] [current=N]
+//	new [observer] [bugs=LIST] [accepted=N] [current=N] [connecting] [self=SID] [leader=SID]
+//	    [servers=(SID,...)] [init=DURATION] [sync=DURATION]
 //	                        a learner that has sent FOLLOWERINFO (or OBSERVERINFO), with those
-//	                        epochs and bug switches
+//	                        epochs and bug switches; with connecting, one that has not connected
+//	                        yet (self 1 and leader 2 of servers 1, 2, 3, initLimit 10 and
+//	                        syncLimit 5 ticks of 2 s unless given)
+//	connect now=DURATION    Learner.connectToLeader's first try, at that monotonic time
+//	connect-retry now=DURATION
+//	                        the next try, after the retry's sleep
+//	connected               the socket connected
+//	closed now=DURATION [err=TEXT]
+//	                        the socket closed or was refused
+//	read                    a packet arrives (before it is handled)
+//	read-timeout            the read timeout expires
+//	shutdown                Learner.shutdown
 //	leaderinfo zxid=E:C     LEADERINFO
 //	diff|trunc|snap zxid=E:C
 //	                        the sync mode
@@ -40,9 +55,10 @@ import (
 //	                        the leader's answer to a validation (short: 8 bytes, no verdict)
 //	validate session=ID [timeout=MS]
 //	                        Learner.validateSession for a new client connection
-//	continue [ok=BOOL] [reached=E:C] [failure=TEXT] [draw=N]
+//	continue [ok=BOOL] [reached=E:C] [failure=TEXT] [draw=N] [busy=BOOL]
 //	                        resume after a ready that ended with "resume", with the world's answer
-//	sync-busy [busy=BOOL]   whether the sync processor has work in hand (the view)
+//	                        (busy: whether the sync processor has work in hand, the answer to
+//	                        ask-sync-busy)
 //	epoch-written           the QuorumPeer thread's currentEpoch write completes
 //	sync-idle               the QuorumPeer thread's turn after the sync thread's (ZK-4643)
 //	state                   the core's state and syncWithLeader's lists
@@ -56,12 +72,12 @@ func TestLearnerCore(t *testing.T) {
 type learnerCoreEnv struct {
 	core              *learnerCore
 	accepted, current int64
-	busy              bool
+	servers           []int64
 }
 
-func (env *learnerCoreEnv) acceptedEpochValue() int64 { return env.accepted }
-func (env *learnerCoreEnv) currentEpochValue() int64  { return env.current }
-func (env *learnerCoreEnv) syncThreadBusy() bool      { return env.busy }
+func (env *learnerCoreEnv) acceptedEpochValue() int64  { return env.accepted }
+func (env *learnerCoreEnv) currentEpochValue() int64   { return env.current }
+func (env *learnerCoreEnv) knowsServer(sid int64) bool { return slices.Contains(env.servers, sid) }
 
 var learnerCorePackets = map[string]int32{
 	"leaderinfo": pktLeaderInfo, "diff": pktDiff, "trunc": pktTrunc, "snap": pktSnap, "proposal": pktProposal,
@@ -82,11 +98,21 @@ func (env *learnerCoreEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		if err != nil {
 			d.Fatalf(t, "bugs: %v", err)
 		}
-		env.accepted, env.current, env.busy = 0, 0, false
+		env.accepted, env.current = 0, 0
 		d.MaybeScanArgs(t, "accepted", &env.accepted)
 		d.MaybeScanArgs(t, "current", &env.current)
 		env.core = &learnerCore{bugs: set, observer: d.HasArg("observer"), state: lsAwaitLeaderInfo,
-			mem: newMemory(proto.NewEncoder(nil), proto.NewDecoder(nil)), pendingRevalidations: map[int64]*clientConn{}}
+			mem: newMemory(proto.NewEncoder(nil), proto.NewDecoder(nil)), pendingRevalidations: map[int64]*clientConn{},
+			self: 1, leaderSid: 2, initTimeout: 20 * clock.Second, syncTimeout: 10 * clock.Second}
+		if d.HasArg("connecting") {
+			env.core.state = lsConnecting
+		}
+		d.MaybeScanArgs(t, "self", &env.core.self)
+		d.MaybeScanArgs(t, "leader", &env.core.leaderSid)
+		env.servers = []int64{1, 2, 3}
+		d.MaybeScanArgs(t, "servers", &env.servers)
+		env.core.initTimeout = scanDuration(t, d, "init", env.core.initTimeout)
+		env.core.syncTimeout = scanDuration(t, d, "sync", env.core.syncTimeout)
 		return "ok\n"
 	case "leaderinfo", "diff", "trunc", "snap", "proposal", "inform", "commit", "newleader", "uptodate", "ping", "sync":
 		in = learnerInput{kind: learnerPacket, packetType: learnerCorePackets[d.Cmd]}
@@ -131,15 +157,28 @@ func (env *learnerCoreEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		d.MaybeScanArgs(t, "ok", &in.ok)
 		d.MaybeScanArgs(t, "failure", &in.failure)
 		d.MaybeScanArgs(t, "draw", &in.draw)
+		d.MaybeScanArgs(t, "busy", &in.syncBusy)
 		if d.HasArg("reached") {
 			var z string
 			d.ScanArgs(t, "reached", &z)
 			in.reached = parseCoreZxid(t, d, z)
 		}
-	case "sync-busy":
-		env.busy = true
-		d.MaybeScanArgs(t, "busy", &env.busy)
-		return "ok\n"
+	case "connect", "connect-retry":
+		in = learnerInput{kind: learnerConnect, now: clock.Time(scanDuration(t, d, "now", 0))}
+		if d.Cmd == "connect-retry" {
+			in.kind = learnerConnectRetry
+		}
+	case "connected":
+		in = learnerInput{kind: learnerConnected}
+	case "closed":
+		in = learnerInput{kind: learnerClosed, now: clock.Time(scanDuration(t, d, "now", 0)), failure: "connection refused"}
+		d.MaybeScanArgs(t, "err", &in.failure)
+	case "read":
+		in = learnerInput{kind: learnerRead}
+	case "read-timeout":
+		in = learnerInput{kind: learnerReadTimeout}
+	case "shutdown":
+		in = learnerInput{kind: learnerShutdown}
 	case "epoch-written":
 		in = learnerInput{kind: learnerEpochWritten}
 	case "sync-idle":
@@ -187,10 +226,27 @@ func (env *learnerCoreEnv) state() string {
 		notLogged[i] = e.Header.Zxid
 	}
 	fmt.Fprintf(&b, "state=%s epoch=%d accepted=%d current=%d\n", learnerStateNames[c.state], c.newEpoch, env.accepted, env.current)
+	if c.tries > 0 || c.connectStart != 0 {
+		fmt.Fprintf(&b, "connect-tries=%d connect-start=%v\n", c.tries, clock.Duration(c.connectStart))
+	}
 	fmt.Fprintf(&b, "snapshot-needed=%t sync-snapshot=%t write-to-txn-log=%t pre-zab1=%t\n", c.snapshotNeeded, c.syncSnapshot, c.writeToTxnLog, c.preZab1)
 	fmt.Fprintf(&b, "not-logged=%s committed=%s requests-to-ack=%s\n", zxids(notLogged), zxids(c.committed), zxids(c.requestsToAck))
 	if len(c.pendingRevalidations) > 0 {
 		fmt.Fprintf(&b, "pending-revalidations=%v\n", sortedKeys(c.pendingRevalidations))
 	}
 	return b.String()
+}
+
+// scanDuration reads the duration argument key (a Go duration such as 1.5s), or def without one.
+func scanDuration(t *testing.T, d *datadriven.TestData, key string, def clock.Duration) clock.Duration {
+	if !d.HasArg(key) {
+		return def
+	}
+	var text string
+	d.ScanArgs(t, key, &text)
+	v, err := time.ParseDuration(text)
+	if err != nil {
+		d.Fatalf(t, "%s: %v", key, err)
+	}
+	return clock.Duration(v.Nanoseconds())
 }

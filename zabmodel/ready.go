@@ -99,7 +99,7 @@ const (
 	effectSnapshotFile
 
 	// The learner's effects (learnercore.go). Its appends, fsyncs, snapshots and log deletion are
-	// the storage effects above; a boundary named in scripts is effectBoundary.
+	// the storage effects above, its NEWLEADER logging effectNewLeaderAppend.
 
 	// effectSetEpoch writes the epoch file label with value zxid and adopts it
 	// (QuorumPeer.setAcceptedEpoch or setCurrentEpoch: the file between its three boundaries, then
@@ -136,8 +136,17 @@ const (
 	// effectPendingTxn files entry as pending in the follower's core, without logging it
 	// (FollowerZooKeeperServer.appendRequest's pendingTxns).
 	effectPendingTxn
-	// effectBoundary is the boundary named label, between the effects around it.
-	effectBoundary
+	// effectNewLeaderAppend appends entry to the txn log as the QuorumPeer thread's own logging at
+	// NEWLEADER does (Learner.syncWithLeader's NEWLEADER case with ZOOKEEPER-3911's fix, or 3.8.5's
+	// FollowerZooKeeperServer.appendRequest), unsynced, like effectAppend; the fsync of them all
+	// (effectFsyncAll) follows the last. Its own kind gives it the boundary newleader-appended
+	// after the append's own.
+	effectNewLeaderAppend
+	// effectAskSyncBusy is the QuorumPeer thread done with NEWLEADER's logging (what it logs
+	// itself, or hands to the sync thread): the driver answers whether the sync thread has work
+	// in hand, which decides whether its writes race the epoch write and the ACK that follow. The
+	// core resumes with the answer. Its boundary before it is newleader-before-epoch.
+	effectAskSyncBusy
 	// effectSyncLog hands entry to the sync processor (SyncRequestProcessor.processRequest).
 	effectSyncLog
 	// effectDraw asks the world for a choice in [0, zxid); the core resumes with it.
@@ -193,6 +202,15 @@ const (
 	effectWalkNext
 	// effectWalkEnd unregisters the snapshot thread: the database runs none.
 	effectWalkEnd
+	// effectSnapshotOpen is the thread's start of the file of zxid (FileTxnSnapLog.save opening
+	// the stream FileSnap.serialize writes to). The model writes nothing yet: a file exists only
+	// once the walk is over (a partial one is skipped on load anyway). Its boundary before it is
+	// before-snapshot.
+	effectSnapshotOpen
+	// effectSerializeStep is one step of FileSnap.serialize's walk: the driver draws how many
+	// nodes it writes, in [0, zxid), and the core resumes with the draw. Its boundary before it
+	// is snapshot-serializing.
+	effectSerializeStep
 
 	// The leader's establishment and tick (leaderloop.go). Its start is effectStartup, its claim of
 	// the new epoch's zxid effectClaimZxid, its next tick effectTimer, giving up effectLeave.
@@ -212,6 +230,39 @@ const (
 	// effectSessionValidated tells client, waiting for the leader's verdict on its session zxid,
 	// whether it is valid (ServerCnxn's finishSessionInit).
 	effectSessionValidated
+
+	// The learner's connection (learnerconn.go). FOLLOWERINFO is written with effectSend, giving up
+	// is effectLeave.
+
+	// effectDial connects to the leader's quorum port with a connect timeout of zxid nanoseconds
+	// (LeaderConnector's sockConnect); the socket's connection or failure comes back as an input.
+	effectDial
+	// effectConnectRetry sleeps zxid nanoseconds (leaderConnectDelayDuringRetryMs) before the next
+	// try, a timer of the role that armed it.
+	effectConnectRetry
+	// effectReadTimeout sets the socket's read timeout to zxid nanoseconds from now (setSoTimeout),
+	// in place of the one armed before.
+	effectReadTimeout
+	// effectDisconnect cancels the read timeout and closes the socket (Learner.shutdown).
+	effectDisconnect
+
+	// The election transport (election_transport.go).
+
+	// effectElectionDial connects to peer zxid's election port with the 5 s cnxTO timeout; the
+	// driver reports the connection's id back at once (cnxDialed).
+	effectElectionDial
+	// effectElectionWrite writes packet to the election connection zxid.
+	effectElectionWrite
+	// effectElectionClose closes the election connection zxid.
+	effectElectionClose
+	// effectElectionDeliver hands packet, read from peer zxid, to the election.
+	effectElectionDeliver
+	// effectElectionLoopback hands packet, sent by the election to this server itself, to the
+	// election as a step of its own at this instant.
+	effectElectionLoopback
+
+	// effectKinds counts the kinds above; it is no effect.
+	effectKinds
 )
 
 var effectNames = [...]string{
@@ -225,15 +276,20 @@ var effectNames = [...]string{
 	effectSetEpoch: "set-epoch", effectAckEpoch: "ackepoch", effectSyncMode: "sync-mode",
 	effectTruncateLog: "truncate-log", effectClaimZxid: "claim", effectSessionTracker: "session-tracker",
 	effectLoadSnapshot: "load-snapshot", effectApplySync: "apply", effectThrow: "throw", effectStartup: "startup",
-	effectLogRequest: "log-request", effectPendingTxn: "pending", effectBoundary: "boundary",
-	effectSyncLog: "sync-log", effectDraw: "draw", effectHoldReads: "hold-reads", effectWhenSyncIdle: "when-sync-idle",
+	effectLogRequest: "log-request", effectPendingTxn: "pending", effectNewLeaderAppend: "newleader-append",
+	effectAskSyncBusy: "ask-sync-busy",
+	effectSyncLog:     "sync-log", effectDraw: "draw", effectHoldReads: "hold-reads", effectWhenSyncIdle: "when-sync-idle",
 	effectEpochWrite: "epoch-write", effectLearnerAck: "ack", effectReadHeld: "read-held", effectServe: "serve",
 	effectObserverCommit: "observer-commit", effectFollowerCommit: "commit",
 	effectSyncAnswered: "sync-answered", effectLeave: "leave", effectWaitStart: "wait-start", effectWaitCancel: "wait-cancel", effectWaitWake: "wake",
 	effectWaitContinue: "go-on", effectHandlerShutdown: "handler-shutdown",
-	effectWalkNext: "walk-next", effectWalkEnd: "walk-end",
-	effectElectionVote: "vote", effectSetZxid: "set-zxid", effectStartServing: "serving", effectPing: "ping",
+	effectWalkNext: "walk-next", effectWalkEnd: "walk-end", effectSnapshotOpen: "snapshot-open",
+	effectSerializeStep: "serialize",
+	effectElectionVote:  "vote", effectSetZxid: "set-zxid", effectStartServing: "serving", effectPing: "ping",
 	effectSessionValidated: "session-validated",
+	effectDial:             "dial", effectConnectRetry: "connect-retry", effectReadTimeout: "read-timeout",
+	effectDisconnect: "disconnect", effectElectionDial: "dial-peer", effectElectionWrite: "write",
+	effectElectionClose: "close", effectElectionDeliver: "deliver", effectElectionLoopback: "loopback",
 }
 
 func (k effectKind) String() string {
@@ -307,7 +363,7 @@ func (r *ready) String() string {
 	for _, e := range r.effects {
 		b = append(b, e.kind.String()...)
 		switch e.kind {
-		case effectAppend:
+		case effectAppend, effectNewLeaderAppend:
 			b = fmt.Appendf(b, " %s", FormatZxid(e.entry.Header.Zxid))
 			if !e.appended {
 				b = append(b, " (refused)"...)
@@ -335,9 +391,9 @@ func (r *ready) String() string {
 			b = fmt.Appendf(b, " %s bytes=%d", FormatZxid(e.zxid), len(e.packet))
 		case effectLoadSnapshot:
 			b = fmt.Appendf(b, " %s bytes=%d", FormatZxid(e.zxid), len(e.packet))
-		case effectBoundary:
-			b = fmt.Appendf(b, " %s", e.label)
-		case effectDraw:
+		case effectSnapshotOpen:
+			b = fmt.Appendf(b, " %s", FormatZxid(e.zxid))
+		case effectDraw, effectSerializeStep:
 			b = fmt.Appendf(b, " n=%d", e.zxid)
 		case effectServe, effectElectionVote:
 			b = fmt.Appendf(b, " epoch=%d", e.zxid)
@@ -399,8 +455,21 @@ func (r *ready) String() string {
 					b = fmt.Appendf(b, " session=%#x", binary.BigEndian.Uint64(qp.Data))
 				}
 			}
-		case effectTimer:
+		case effectTimer, effectConnectRetry, effectReadTimeout:
 			b = fmt.Appendf(b, " after=%v", clock.Duration(e.zxid))
+		case effectDial:
+			b = fmt.Appendf(b, " timeout=%v", clock.Duration(e.zxid))
+		case effectElectionDial:
+			b = fmt.Appendf(b, " sid=%d", e.zxid)
+		case effectElectionWrite, effectElectionClose:
+			b = fmt.Appendf(b, " conn=%d", e.zxid)
+			if e.kind == effectElectionWrite {
+				b = fmt.Appendf(b, " %s", electionPayloadText(e.packet))
+			}
+		case effectElectionDeliver:
+			b = fmt.Appendf(b, " from=%d %s", e.zxid, electionPayloadText(e.packet))
+		case effectElectionLoopback:
+			b = fmt.Appendf(b, " %s", electionPayloadText(e.packet))
 		case effectQueuePacket:
 			qp, err := decodePacket(e.packet)
 			if err != nil {
@@ -451,44 +520,63 @@ func (rp *readyPool) put(r *ready) {
 }
 
 // effectBoundaries are the boundaries the driver asks the hook about before and after each kind
-// of effect. The historical names keep their meaning: "log-appended" is the boundary between a
-// turn's appends and the fsync that covers them (the fsync follows every turn that appended), and
-// "fsynced-before-ack" the one between an fsync's completion and the acknowledgements it releases.
-var effectBoundaries = [effectSnapshotFile + 1][2][]string{
-	effectAppend:         {{"before-append"}, {"after-append"}},
-	effectFsyncStart:     {{"log-appended", "before-fsync"}, nil},
-	effectFsyncDone:      {nil, {"fsynced-before-ack"}},
-	effectFsyncAll:       {{"before-fsync"}, {"after-fsync"}},
-	effectTruncate:       {{"before-truncate"}, {"after-truncate"}},
-	effectSnapshotDelete: {{"before-snapshot-delete"}, {"after-snapshot-delete"}},
-	effectLogDelete:      {{"before-log-delete"}, {"after-log-delete"}},
-	effectSnapshotSave:   {{"before-snapshot"}, {"after-snapshot"}},
+// of effect; every boundary a server asks is one of this table's, asked by a driver around the
+// effect of its kind, except an epoch file's (named by the file, epochFilePoints) and a quorum
+// packet's send (named by its type, sendBoundary). The historical names keep their meaning:
+// "log-appended" is the boundary between a turn's appends and the fsync that covers them (the
+// fsync follows every turn that appended), "fsynced-before-ack" the one between an fsync's
+// completion and the acknowledgements it releases, "newleader-appended" the one after each record
+// the QuorumPeer thread appends itself at NEWLEADER, "newleader-before-epoch" the one between
+// NEWLEADER's logging and the currentEpoch write and ACK that follow it, "before-snapshot" the one
+// before a snapshot (the snapshot thread's at its start) and "snapshot-serializing" the one
+// before each step of the snapshot thread's walk.
+var effectBoundaries = [effectKinds][2][]string{
+	effectAppend:          {{"before-append"}, {"after-append"}},
+	effectNewLeaderAppend: {{"before-append"}, {"after-append", "newleader-appended"}},
+	effectFsyncStart:      {{"log-appended", "before-fsync"}, nil},
+	effectFsyncDone:       {nil, {"fsynced-before-ack"}},
+	effectFsyncAll:        {{"before-fsync"}, {"after-fsync"}},
+	effectTruncate:        {{"before-truncate"}, {"after-truncate"}},
+	effectSnapshotDelete:  {{"before-snapshot-delete"}, {"after-snapshot-delete"}},
+	effectLogDelete:       {{"before-log-delete"}, {"after-log-delete"}},
+	effectSnapshotSave:    {{"before-snapshot"}, {"after-snapshot"}},
+	// The snapshot thread's file: before-snapshot when the thread opens it, snapshot-serializing
+	// before each step of its walk, after-snapshot once it is written at the walk's end.
+	effectSnapshotOpen:  {{"before-snapshot"}, nil},
+	effectSerializeStep: {{"snapshot-serializing"}, nil},
+	effectSnapshotFile:  {nil, {"after-snapshot"}},
+	effectAskSyncBusy:   {{"newleader-before-epoch"}, nil},
 	// An epoch file's three boundaries are named by the file (epochFilePoints): before its write,
-	// between the temporary file and the rename, and after it.
-	effectEpochFile: {nil, nil},
-	// The snapshot thread asks before-snapshot when it starts and snapshot-serializing at each step
-	// of its walk (snapthread.go); its file's write ends the walk.
-	effectSnapshotFile:   {nil, {"after-snapshot"}},
-	effectHandOn:         {nil, nil},
-	effectPost:           {nil, nil},
-	effectNone:           {nil, nil},
-	effectSnapshotThread: {nil, nil}, // The thread asks its own (snapthread.go).
-	// A queued packet's write asks its own boundaries (before-send: and after-send: of its type),
-	// in the learner handler's sender, which writes it when its turn comes.
-	effectQueuePacket: {nil, nil},
+	// between the temporary file and the rename, and after it. A queued packet's write asks its
+	// own boundaries (before-send: and after-send: of its type), in the learner handler's sender,
+	// which writes it when its turn comes.
+}
+
+// refusedBoundaries are the boundaries asked after an append the log refused (a zxid not above its
+// last one), in place of the effect's after-boundaries: a refused append changed nothing, but the
+// QuorumPeer thread's NEWLEADER logging goes on to its next record all the same.
+var refusedBoundaries = [effectKinds][]string{
+	effectNewLeaderAppend: {"newleader-appended"},
+}
+
+// askBoundaries asks the hook about the boundaries of an effect of kind k: before it (which 0) or
+// after it (which 1).
+func (p *peer) askBoundaries(k effectKind, which int) {
+	for _, name := range effectBoundaries[k][which] {
+		p.crashPoint(name)
+	}
 }
 
 // applyStorageEffect is the driver of the storage effects: it applies one append or fsync to the
-// durable storage between its boundaries. Code not yet converted to a core (the learner's NEWLEADER
-// logging, ZKDatabase's shutdown flush) applies its storage effects through it too, so that every
-// persistence boundary is asked in one place. It returns whether an append was taken.
+// durable storage between its boundaries. Code not yet converted to a core (ZKDatabase's
+// truncation, reload and shutdown flush, QuorumPeer's epoch files) applies its storage effects
+// through it too, so that every persistence boundary is asked in one place. It returns whether an
+// append was taken.
 func (p *peer) applyStorageEffect(e effect) bool {
-	for _, name := range effectBoundaries[e.kind][0] {
-		p.crashPoint(name)
-	}
+	p.askBoundaries(e.kind, 0)
 	ok := true
 	switch e.kind {
-	case effectAppend:
+	case effectAppend, effectNewLeaderAppend:
 		ok = p.db.appendRecord(e.entry)
 	case effectFsyncDone:
 		d := p.h.disk()
@@ -534,11 +622,12 @@ func (p *peer) applyStorageEffect(e effect) bool {
 		panic(fmt.Sprintf("zabmodel: %v is not a storage effect", e.kind))
 	}
 	if !ok {
-		return false // A refused append changed nothing: there is no boundary after it.
+		for _, name := range refusedBoundaries[e.kind] {
+			p.crashPoint(name)
+		}
+		return false
 	}
-	for _, name := range effectBoundaries[e.kind][1] {
-		p.crashPoint(name)
-	}
+	p.askBoundaries(e.kind, 1)
 	return ok
 }
 
@@ -558,4 +647,13 @@ func (p *peer) applySend(conn net.ConnID, kind int32, packet []byte, ev *Event) 
 		p.observe(*ev)
 	}
 	p.boundary(sendBoundary(kind, 1), conn)
+}
+
+// electionPayloadText renders an election transport's message for the datadriven tests: an
+// initial message as the identity it carries, anything else as its bytes, quoted.
+func electionPayloadText(b []byte) string {
+	if len(b) == 16 && int64(binary.BigEndian.Uint64(b)) == electionProtocolVersion {
+		return fmt.Sprintf("identity=%d", int64(binary.BigEndian.Uint64(b[8:])))
+	}
+	return fmt.Sprintf("%q", b)
 }

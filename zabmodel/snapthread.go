@@ -25,7 +25,8 @@ const (
 // crash.
 //
 // The walk is a sequence of events: at each one the process may crash (boundary
-// "snapshot-serializing"), and the file exists only once the walk is over. One simplification:
+// "snapshot-serializing", before each effectSerializeStep; "before-snapshot" comes before the
+// thread's effectSnapshotOpen), and the file exists only once the walk is over. One simplification:
 // Java's thread keeps walking the DataTree object it started with even after ZKDatabase.clear
 // replaced it (a TRUNC reload, a learner leaving between SNAP and NEWLEADER); here the thread ends
 // with the database's tree. That race needs a walk longer than an election and a resync, and its
@@ -35,8 +36,9 @@ const (
 // inputs are the thread's start, each step of the walk (a timer the previous step armed) and the
 // answer to its draw; zkDatabase is its driver (runSnapshotThread).
 //
-// Ordering contract: at a step, the boundary snapshot-serializing precedes the draw of how many
-// nodes to write; the walk ends (effectWalkEnd, the thread unregistered) in the same step as its
+// Ordering contract: the start opens the file (effectSnapshotOpen) before the walk's first step is
+// armed; at a step, the boundary snapshot-serializing precedes the draw of how many nodes to write
+// (both are effectSerializeStep's); the walk ends (effectWalkEnd, the thread unregistered) in the same step as its
 // file is written (effectSnapshotFile), right before it: nothing of the server runs between them.
 type snapshotThread struct {
 	tree   *tree
@@ -74,6 +76,7 @@ func (st *snapshotThread) step(kind snapshotInputKind, draw int, view snapshotVi
 	out := st.readies.get()
 	switch kind {
 	case snapshotStart:
+		out.add(effect{kind: effectSnapshotOpen, zxid: st.zxid})
 		out.add(effect{kind: effectWalkNext})
 	case snapshotStep:
 		if !view.walking(st) {
@@ -83,8 +86,7 @@ func (st *snapshotThread) step(kind snapshotInputKind, draw int, view snapshotVi
 			out.add(effect{kind: effectWalkEnd})
 			break
 		}
-		out.add(effect{kind: effectBoundary, label: "snapshot-serializing"})
-		out.add(effect{kind: effectDraw, zxid: snapshotStepNodes})
+		out.add(effect{kind: effectSerializeStep, zxid: snapshotStepNodes})
 		out.resume, st.resumeWrite = true, true
 	case snapshotContinue:
 		if !st.resumeWrite {
@@ -115,7 +117,6 @@ func (db *zkDatabase) startSnapshotThread() {
 	if db.tree == nil {
 		return
 	}
-	db.p.crashPoint("before-snapshot")
 	st := &snapshotThread{tree: db.tree, zxid: db.tree.lastProcessedZxid(), db: db}
 	st.writer = db.tree.t.NewSnapshotWriter(sessionList(db.sessions), true)
 	db.snapThread = st
@@ -140,9 +141,10 @@ func (db *zkDatabase) runSnapshotThread(st *snapshotThread, kind snapshotInputKi
 				p.h.setTimer(p.h.between(snapshotStepLatency/2, snapshotStepLatency*5, 50*clock.Microsecond), st)
 			case effectWalkEnd:
 				db.snapThread = nil
-			case effectBoundary:
-				p.crashPoint(e.label)
-			case effectDraw:
+			case effectSnapshotOpen:
+				p.askBoundaries(e.kind, 0)
+			case effectSerializeStep:
+				p.askBoundaries(e.kind, 0)
 				draw = p.h.choose(int(e.zxid))
 			case effectSnapshotFile:
 				p.applyStorageEffect(*e)

@@ -367,9 +367,7 @@ func (sp *syncProcessor) apply(e effect) (roll int, drew bool) {
 	case effectFsyncDone, effectFsyncAll:
 		p.applyStorageEffect(e)
 	case effectFsyncStart:
-		for _, name := range effectBoundaries[e.kind][0] {
-			p.crashPoint(name)
-		}
+		p.askBoundaries(e.kind, 0)
 		sp.flushCovered = p.h.disk().Len()
 		p.h.setTimer(p.fsyncLatency(), (*fsyncTimer)(sp))
 	case effectSnapshotThread:

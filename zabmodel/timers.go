@@ -21,7 +21,7 @@ func (t *epochWriteTimer) TimerName(uint64) string { return "learner epoch-write
 type learnerReadTimer learner
 
 func (t *learnerReadTimer) OnTimer(uint64)          { t.p.h.fire(t) }
-func (t *learnerReadTimer) fire()                   { (*learner)(t).fail("read timed out") }
+func (t *learnerReadTimer) fire()                   { (*learner)(t).run(learnerInput{kind: learnerReadTimeout}) }
 func (t *learnerReadTimer) TimerName(uint64) string { return "learner read-timeout" }
 
 // connectRetryTimer is the learner's next try to connect to its leader, in the role it was armed in.
@@ -33,8 +33,8 @@ type connectRetryTimer struct {
 func (t *connectRetryTimer) OnTimer(uint64) { t.l.p.h.fire(t) }
 
 func (t *connectRetryTimer) fire() {
-	if t.l.state == lsConnecting && t.l.p.roleGeneration == t.generation {
-		t.l.connect()
+	if t.l.p.roleGeneration == t.generation {
+		t.l.run(learnerInput{kind: learnerConnectRetry, now: t.l.p.h.elapsed()})
 	}
 }
 
@@ -216,5 +216,5 @@ type loopbackTimer struct {
 }
 
 func (t *loopbackTimer) OnTimer(uint64)          { t.m.host.fire(t) }
-func (t *loopbackTimer) fire()                   { t.m.deliver.onNotification(t.m.sid, t.payload) }
+func (t *loopbackTimer) fire()                   { t.m.deliver.onNotification(t.m.core.sid, t.payload) }
 func (t *loopbackTimer) TimerName(uint64) string { return "election loopback" }

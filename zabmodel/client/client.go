@@ -318,6 +318,10 @@ func (c *Client) LastZxid() int64 { return c.lastZxid }
 // Node returns the node the client runs on.
 func (c *Client) Node() sim.NodeID { return c.node }
 
+// Server returns the node of the server the client is connected or connecting to (the last one it
+// tried), 0 before its first attempt. It reads the client's state only, for a harness's coverage.
+func (c *Client) Server() sim.NodeID { return c.server }
+
 // DefaultWatcher returns the watcher given to New. Passing it where a Watcher is expected is the
 // equivalent of Java's watch=true.
 func (c *Client) DefaultWatcher() Watcher { return c.watches.defaultWatcher }
