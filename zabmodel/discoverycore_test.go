@@ -53,7 +53,7 @@ func (env *discoveryCoreEnv) thread(t *testing.T, d *datadriven.TestData) (*lear
 	d.ScanArgs(t, "learner", &sid)
 	h, ok := env.handlers[sid]
 	if !ok {
-		h = &learnerHandler{sid: sid}
+		h = &learnerHandler{handlerCore: handlerCore{sid: sid}}
 		env.handlers[sid] = h
 	}
 	return h, sid

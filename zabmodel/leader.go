@@ -1,7 +1,6 @@
 package zabmodel
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/zabsim/zabsim/clock"
@@ -203,10 +202,9 @@ func (l *leader) Accept(c net.ConnID, from sim.NodeID) net.Handler {
 	if l.stopped {
 		return nil
 	}
-	h := &learnerHandler{l: l, conn: c, node: from}
+	h := newLearnerHandler(l, c, from)
 	l.handlers = append(l.handlers, h)
-	h.tickOfNextAckDeadline = l.tick + l.p.cfg.InitLimit + l.p.cfg.SyncLimit
-	h.resetReadTimer(l.p.cfg.ticks(l.p.cfg.InitLimit))
+	h.handlerRun(handlerInput{kind: handlerAccepted})
 	return h
 }
 
@@ -278,31 +276,9 @@ func (l *leader) startForwarding(h *learnerHandler, lastSeenZxid int64) int64 {
 	return l.lastProposed
 }
 
-// learnerRequest is LearnerHandler's REQUEST case: a client request forwarded by a learner.
-func (l *leader) learnerRequest(h *learnerHandler, qp proto.QuorumPacket) error {
-	session, cxid, op, body, err := parseRequestData(qp.Data)
-	if err != nil {
-		return err
-	}
-	r := &request{sessionID: session, cxid: cxid, op: op, body: body, auth: qp.AuthInfo, owner: h}
-	if op == proto.OpSync {
-		r.learnerSync = h
-	}
-	if op == proto.OpCreateSession && len(body) >= 4 {
-		r.createTimeoutMs = int32(uint32(body[0])<<24 | uint32(body[1])<<16 | uint32(body[2])<<8 | uint32(body[3]))
-	}
-	l.zk.submit(r)
-	return nil
-}
-
-// revalidateSession is LearnerMaster.revalidateSession: the learner's client reconnected there.
-func (l *leader) revalidateSession(h *learnerHandler, qp proto.QuorumPacket) error {
-	if len(qp.Data) < 12 {
-		return fmt.Errorf("%w: REVALIDATE of %d bytes", errPacket, len(qp.Data))
-	}
-	id := int64(uint64(qp.Data[0])<<56 | uint64(qp.Data[1])<<48 | uint64(qp.Data[2])<<40 | uint64(qp.Data[3])<<32 |
-		uint64(qp.Data[4])<<24 | uint64(qp.Data[5])<<16 | uint64(qp.Data[6])<<8 | uint64(qp.Data[7]))
-	timeout := int32(uint32(qp.Data[8])<<24 | uint32(qp.Data[9])<<16 | uint32(qp.Data[10])<<8 | uint32(qp.Data[11]))
+// revalidateSession is LearnerMaster.revalidateSession of session id with its timeout: the
+// learner's client reconnected there (the handler's core parsed the REVALIDATE).
+func (l *leader) revalidateSession(h *learnerHandler, id int64, timeout int32) {
 	valid := l.zk.global != nil && l.zk.global.touch(id, timeout)
 	if valid {
 		if err := l.zk.global.setOwner(id, h); err != nil {
@@ -310,7 +286,6 @@ func (l *leader) revalidateSession(h *learnerHandler, qp proto.QuorumPacket) err
 		}
 	}
 	h.queuePacket(l.p.mem.encodePacket(&proto.QuorumPacket{Type: pktRevalidate, Zxid: -1, Data: revalidateReplyData(id, valid)}))
-	return nil
 }
 
 // touch is LearnerMaster.touch: a learner reported activity of a session.

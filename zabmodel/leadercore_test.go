@@ -95,7 +95,7 @@ func (env *leaderCoreEnv) handle(t *testing.T, d *datadriven.TestData) string {
 	case "learner":
 		var sid int64
 		d.ScanArgs(t, "sid", &sid)
-		h := &learnerHandler{l: env.leader, sid: sid, observer: d.HasArg("observer"), forwarding: !d.HasArg("syncing")}
+		h := &learnerHandler{l: env.leader, handlerCore: handlerCore{sid: sid, observer: d.HasArg("observer")}, forwarding: !d.HasArg("syncing")}
 		d.MaybeScanArgs(t, "deadline", &h.tickOfNextAckDeadline)
 		if d.HasArg("dead") {
 			h.state = hsDead

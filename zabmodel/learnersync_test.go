@@ -59,7 +59,7 @@ func TestSyncDecision(t *testing.T) {
 				d.ScanArgs(t, "learner", &sid)
 				d.ScanArgs(t, "peer", &peer)
 				out := &ready{}
-				needSnap := decideSync(src, mem, &learnerHandler{sid: sid}, parseCoreZxid(t, d, peer), out)
+				needSnap := decideSync(src, mem, &learnerHandler{handlerCore: handlerCore{sid: sid}}, parseCoreZxid(t, d, peer), out)
 				return out.String() + fmt.Sprintf("snapshot needed: %t\n", needSnap)
 			}
 			d.Fatalf(t, "unknown command %q", d.Cmd)

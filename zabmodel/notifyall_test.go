@@ -15,7 +15,7 @@ func wakeOrder(t *testing.T, seed uint64) (order string, inline bool) {
 	leader := f.establishedLeader()
 	var waiters []*quorumWaiter
 	for i := range 4 {
-		waiters = append(waiters, &quorumWaiter{wait: waitEpoch, handler: &learnerHandler{sid: int64(i)}})
+		waiters = append(waiters, &quorumWaiter{wait: waitEpoch, handler: &learnerHandler{handlerCore: handlerCore{sid: int64(i)}}})
 	}
 	leader.p.h.(*simHost).step(func() {
 		wakeAll(leader.p.h, waiters, func(w *quorumWaiter) timer { return &orderTimer{h: leader.p.h, order: &order, sid: w.handler.sid} })

@@ -261,6 +261,47 @@ const (
 	// election as a step of its own at this instant.
 	effectElectionLoopback
 
+	// The learner handler's thread (handlercore.go, snapstream.go). Its read timeout is
+	// effectReadTimeout, its shutdown's close effectDisconnect (which also cancels the armed read),
+	// its packets effectQueuePacket, the SNAP stream's steps effectWalkNext (the stream is the
+	// timer) and their draws effectDraw.
+
+	// effectHandlerRead arms the thread's read of the next buffered packet, a step of its own after
+	// a delay the driver draws (learnerHandler.readDelay).
+	effectHandlerRead
+	// effectReadTimeoutCancel cancels the socket's read timeout: the thread waits, it does not read.
+	effectReadTimeoutCancel
+	// effectStartupPoll arms waitForStartup's next look after a delay the driver draws (0 to 20 ms).
+	effectStartupPoll
+	// effectHandlerWrite is a write of the handler's own thread (LEADERINFO, SNAP, the snapshot),
+	// not through the queue: the sender writes it in turn (senderWrite). zxid holds its type, or
+	// snapshotPayload.
+	effectHandlerWrite
+	// effectSenderStart starts the handler's sender: the queued packets go out.
+	effectSenderStart
+	// effectSenderClose closes the handler's sender: nothing more is queued or written.
+	effectSenderClose
+	// effectWaitCall is the thread's call of the leader's quorum wait event (a discoveryWait) with
+	// what it read: zxid is the learner's last accepted epoch (getEpochToPropose), its current
+	// epoch (waitForEpochAck, with the last zxid of its ACKEPOCH, handlerCore.peerLastZxid) or the
+	// zxid of its NEWLEADER ACK (waitForNewLeaderAck). The core resumes after it.
+	effectWaitCall
+	// effectProcessAck is Leader.processAck of the learner's ACK of zxid; the core resumes after it.
+	effectProcessAck
+	// effectTouch is LearnerMaster.touch of session zxid with a timeout of event ms (a PING's).
+	effectTouch
+	// effectRevalidate is LearnerMaster.revalidateSession of session zxid with a timeout of event
+	// ms: the leader queues its answer to the handler.
+	effectRevalidate
+	// effectSubmit submits req, a client request the learner forwarded (REQUEST), to the leader's
+	// request processors; the core resumes after it.
+	effectSubmit
+	// effectRemoveHandler removes the handler from the leader's learners.
+	effectRemoveHandler
+	// effectForgetAcks drops the learner's acknowledgements (leader.forgetAcks): its connection
+	// ended.
+	effectForgetAcks
+
 	// effectKinds counts the kinds above; it is no effect.
 	effectKinds
 )
@@ -290,6 +331,10 @@ var effectNames = [...]string{
 	effectDial:             "dial", effectConnectRetry: "connect-retry", effectReadTimeout: "read-timeout",
 	effectDisconnect: "disconnect", effectElectionDial: "dial-peer", effectElectionWrite: "write",
 	effectElectionClose: "close", effectElectionDeliver: "deliver", effectElectionLoopback: "loopback",
+	effectHandlerRead: "read-next", effectReadTimeoutCancel: "read-timeout-cancel", effectStartupPoll: "startup-poll",
+	effectHandlerWrite: "handler-write", effectSenderStart: "sender-start", effectSenderClose: "sender-close",
+	effectWaitCall: "wait-call", effectProcessAck: "process-ack", effectTouch: "touch", effectRevalidate: "revalidate",
+	effectSubmit: "submit", effectRemoveHandler: "remove-handler", effectForgetAcks: "forget-acks",
 }
 
 func (k effectKind) String() string {
@@ -418,7 +463,13 @@ func (r *ready) String() string {
 			b = fmt.Appendf(b, " %v %s", discoveryWait(e.zxid), waiterThread(e.handler))
 		case effectHandlerShutdown:
 			b = fmt.Appendf(b, " %s: %s", waiterThread(e.handler), e.text)
-		case effectHandOn, effectFinal, effectCommitRequest:
+		case effectWaitCall:
+			b = fmt.Appendf(b, " %v %s", discoveryWait(e.event), FormatZxid(e.zxid))
+		case effectProcessAck:
+			b = fmt.Appendf(b, " %s", FormatZxid(e.zxid))
+		case effectTouch, effectRevalidate:
+			b = fmt.Appendf(b, " session=%#x/%dms", e.zxid, e.event)
+		case effectHandOn, effectFinal, effectCommitRequest, effectSubmit:
 			if e.req.entry != nil {
 				b = fmt.Appendf(b, " %s", FormatZxid(e.req.zxid()))
 			} else {
@@ -441,7 +492,7 @@ func (r *ready) String() string {
 			b = fmt.Appendf(b, " %s: %s", e.label, e.text)
 		case effectExit:
 			b = fmt.Appendf(b, " %s", e.text)
-		case effectSend:
+		case effectSend, effectHandlerWrite:
 			if kind := int32(e.zxid); kind == snapshotPayload {
 				b = fmt.Appendf(b, " SNAPSHOT bytes=%d", len(e.packet))
 			} else if qp, err := decodePacket(e.packet); err == nil {

@@ -3,7 +3,6 @@ package zabmodel
 import (
 	"fmt"
 
-	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/zabmodel/datatree"
 	"github.com/zabsim/zabsim/zabmodel/proto"
 )
@@ -20,8 +19,17 @@ import (
 // digest with a SNAP, at worst logs digest mismatches until it has applied every transaction of
 // the walk. Each step here is an event, so commits land between any two nodes.
 //
-// The stream is its own timer (timers.go): its first firing begins the stream (SNAP), the later
-// ones step the walk.
+// The stream is part of the handler's core (handlercore.go): its state is the walk, its inputs
+// the stream's timer (handlerSnapStep: its first firing begins the stream, the later ones step
+// the walk) and the continue inputs after its writes and its draw. Its effects: the SNAP's note
+// and write (effectHandlerWrite, after which the core resumes), the draw of how many nodes a step
+// writes (effectDraw, snapshotStepNodes), the walk's next step after a latency the driver draws
+// (effectWalkNext, the stream itself being the timer), the EventLearnerSync that bounds the fuzzy
+// part, the snapshot's write, and NEWLEADER with the sender's start (sendNewLeader).
+//
+// Ordering contract: SNAP is written before the walk starts; the snapshot is written only once
+// the walk is over, after the EventLearnerSync; NEWLEADER is queued and the sender started after
+// the snapshot's write, unless the handler ended meanwhile.
 type snapStream struct {
 	h      *learnerHandler
 	writer *datatree.SnapshotWriter
@@ -29,68 +37,71 @@ type snapStream struct {
 	begun bool
 }
 
-// streamSnap starts the SNAP for h's learner; NEWLEADER follows once the snapshot is written.
-func (h *learnerHandler) streamSnap() {
-	s := &snapStream{h: h}
-	s.schedule()
-}
-
-func (s *snapStream) schedule() {
-	p := s.h.p()
-	p.h.setTimer(p.h.between(snapshotStepLatency/2, snapshotStepLatency*5, 50*clock.Microsecond), s)
-}
-
-// live reports whether the handler still streams: its connection and its leader are up. Java's
-// handler thread writes the snapshot itself, so it learns of a connection the learner ended (see
-// learnerHandler.Closed) from its own next write, which fails with an IOException (the learner's
-// kernel answered the first write after the end with a reset): run() ends, and its finally shuts
-// the handler down without reading what is still buffered.
-func (s *snapStream) live() bool {
-	h := s.h
-	if h.state != hsAwaitEpochQuorum || h.l.stopped {
+// snapLive reports whether the handler still streams: its connection and its leader are up.
+// Java's handler thread writes the snapshot itself, so it learns of a connection the learner
+// ended (see learnerHandler.Closed) from its own next write, which fails with an IOException (the
+// learner's kernel answered the first write after the end with a reset): run() ends, and its
+// finally shuts the handler down without reading what is still buffered.
+func (c *handlerCore) snapLive(out *ready, v handlerView) bool {
+	if c.state != hsAwaitEpochQuorum || v.leaderStopped() {
 		return false
 	}
-	if h.closedErr != nil {
-		h.shutdown(fmt.Sprintf("writing the snapshot: connection closed: %v", h.closedErr))
+	if c.closedErr != nil {
+		c.shutdown(out, fmt.Sprintf("writing the snapshot: connection closed: %v", c.closedErr))
 		return false
 	}
 	return true
 }
 
-// begin writes SNAP with the zxid the tree has now, and the session table and ACL cache.
-func (s *snapStream) begin() {
-	if !s.live() {
-		return
+// snapStep is the stream's timer: SNAP with the zxid the tree has now (the session table and ACL
+// cache follow with the walk), or the walk's next step.
+func (c *handlerCore) snapStep(out *ready, v handlerView) handlerInput {
+	if c.snap.begun {
+		return c.snapWalk(out, v)
 	}
-	h, p := s.h, s.h.p()
-	zxid := p.db.lastProcessedZxid()
-	p.note("sync", "sending SNAP at %s to %d", FormatZxid(zxid), h.sid)
-	h.write(p.mem.encodePacket(&proto.QuorumPacket{Type: pktSnap, Zxid: zxid}), pktSnap)
-	if !s.live() {
-		return // A boundary of the write ended the connection or the process.
+	if !c.snapLive(out, v) {
+		return handlerInput{}
 	}
-	s.writer = p.db.tree.t.NewSnapshotWriter(sessionList(p.db.sessions), false)
-	s.begun = true
-	s.step()
+	zxid := v.syncSource().lastProcessedZxid()
+	out.note("sync", fmt.Sprintf("sending SNAP at %s to %d", FormatZxid(zxid), c.sid))
+	out.add(effect{kind: effectHandlerWrite, zxid: int64(pktSnap), packet: c.mem.encodePacket(&proto.QuorumPacket{Type: pktSnap, Zxid: zxid})})
+	out.resume = true
+	return handlerInput{kind: handlerAfterSnap}
 }
 
-// step writes the next few nodes, or, with the walk over, the rest of the stream.
-func (s *snapStream) step() {
-	if !s.live() {
-		return
+// snapBegun starts the walk once SNAP is written, unless a boundary of the write ended the
+// connection or the process.
+func (c *handlerCore) snapBegun(out *ready, v handlerView) handlerInput {
+	if !c.snapLive(out, v) {
+		return handlerInput{}
 	}
-	h, p := s.h, s.h.p()
-	if !s.writer.Step(1 + p.h.choose(snapshotStepNodes)) {
-		s.schedule()
-		return
+	c.snap.writer = v.snapshotWriter()
+	c.snap.begun = true
+	return c.snapWalk(out, v)
+}
+
+// snapWalk asks how many nodes the walk's next step writes.
+func (c *handlerCore) snapWalk(out *ready, v handlerView) handlerInput {
+	if !c.snapLive(out, v) {
+		return handlerInput{}
+	}
+	out.add(effect{kind: effectDraw, zxid: snapshotStepNodes})
+	out.resume = true
+	return handlerInput{kind: handlerSnapDrawn}
+}
+
+// snapDrawn writes the next draw+1 nodes, or, with the walk over, the rest of the stream.
+func (c *handlerCore) snapDrawn(out *ready, draw int, v handlerView) handlerInput {
+	s := c.snap
+	if !s.writer.Step(1 + draw) {
+		out.add(effect{kind: effectWalkNext})
+		return handlerInput{}
 	}
 	// The leader's applied history now bounds what the snapshot holds: the checker learns where
 	// the fuzzy part ends (a learner may apply again, and mismatch digests on, what lies between
 	// the SNAP's zxid and here).
-	p.observe(Event{Kind: EventLearnerSync, Learner: h.sid, Zxid: p.db.lastProcessedZxid(), Source: SourceSnap})
-	h.write(s.writer.Finish(), snapshotPayload)
-	if !s.live() {
-		return
-	}
-	h.sendNewLeader()
+	out.observe(Event{Kind: EventLearnerSync, Learner: c.sid, Zxid: v.syncSource().lastProcessedZxid(), Source: SourceSnap})
+	out.add(effect{kind: effectHandlerWrite, zxid: int64(snapshotPayload), packet: s.writer.Finish()})
+	out.resume = true
+	return handlerInput{kind: handlerAfterSnapshot}
 }

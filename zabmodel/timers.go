@@ -66,16 +66,18 @@ func (t *leaderTickTimer) TimerName(uint64) string { return "leader tick" }
 // handlerReadTimer is a learner handler's socket read timeout.
 type handlerReadTimer learnerHandler
 
-func (t *handlerReadTimer) OnTimer(uint64)          { t.l.p.h.fire(t) }
-func (t *handlerReadTimer) fire()                   { (*learnerHandler)(t).readTimedOut() }
+func (t *handlerReadTimer) OnTimer(uint64) { t.l.p.h.fire(t) }
+func (t *handlerReadTimer) fire() {
+	(*learnerHandler)(t).handlerRun(handlerInput{kind: handlerReadTimeout})
+}
 func (t *handlerReadTimer) TimerName(uint64) string { return "handler read-timeout" }
 
 // handlerReadStep is a learner handler's thread reading the next packet of its receive buffer
-// (readStep): a step of its own, at a drawn moment after the packet arrived (readDelay).
+// (handlerRead): a step of its own, at a drawn moment after the packet arrived (readDelay).
 type handlerReadStep learnerHandler
 
 func (t *handlerReadStep) OnTimer(uint64) { t.l.p.h.fire(t) }
-func (t *handlerReadStep) fire()          { (*learnerHandler)(t).readStep() }
+func (t *handlerReadStep) fire()          { (*learnerHandler)(t).handlerRun(handlerInput{kind: handlerRead}) }
 
 // TimerName names the learner, or the connection while its FOLLOWERINFO is unread.
 func (t *handlerReadStep) TimerName(uint64) string {
@@ -89,8 +91,10 @@ func (t *handlerReadStep) TimerName(uint64) string {
 // (waitForStartup).
 type startupPollTimer learnerHandler
 
-func (t *startupPollTimer) OnTimer(uint64)          { t.l.p.h.fire(t) }
-func (t *startupPollTimer) fire()                   { (*learnerHandler)(t).waitForStartup() }
+func (t *startupPollTimer) OnTimer(uint64) { t.l.p.h.fire(t) }
+func (t *startupPollTimer) fire() {
+	(*learnerHandler)(t).handlerRun(handlerInput{kind: handlerStartupPoll})
+}
 func (t *startupPollTimer) TimerName(uint64) string { return "handler startup-poll" }
 
 // senderTurnTimer is a learner handler's sender thread's next turn (effectTimer).
@@ -198,13 +202,7 @@ func (t *electionStartTimer) TimerName(uint64) string { return "peer start-elect
 // the walk.
 func (s *snapStream) OnTimer(uint64) { s.h.l.p.h.fire(s) }
 
-func (s *snapStream) fire() {
-	if s.begun {
-		s.step()
-		return
-	}
-	s.begin()
-}
+func (s *snapStream) fire() { s.h.handlerRun(handlerInput{kind: handlerSnapStep}) }
 
 func (s *snapStream) TimerName(uint64) string { return "handler snap-stream" }
 
