@@ -464,7 +464,11 @@ func (r *ready) String() string {
 		case effectHandlerShutdown:
 			b = fmt.Appendf(b, " %s: %s", waiterThread(e.handler), e.text)
 		case effectWaitCall:
-			b = fmt.Appendf(b, " %v %s", discoveryWait(e.event), FormatZxid(e.zxid))
+			if discoveryWait(e.event) == waitNewLeaderAck {
+				b = fmt.Appendf(b, " %v zxid=%s", discoveryWait(e.event), FormatZxid(e.zxid))
+			} else {
+				b = fmt.Appendf(b, " %v epoch=%d", discoveryWait(e.event), e.zxid)
+			}
 		case effectProcessAck:
 			b = fmt.Appendf(b, " %s", FormatZxid(e.zxid))
 		case effectTouch, effectRevalidate:
