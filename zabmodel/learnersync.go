@@ -11,7 +11,8 @@ import (
 // never writes, and returns a ready: the notes and the EventLearnerSync of the decision, the
 // packets queued for the learner (DIFF or TRUNC, then a PROPOSAL and a COMMIT per txn to send), and
 // Leader.startForwarding from the point the queued packets reach (effectForward). The learner
-// handler (learnerhandler.go) is its driver.
+// handler's core (handlercore.go) takes it into its own ready, which the handler (learnerhandler.go)
+// applies.
 //
 // Ordering contract: the packets are queued in the order the learner must receive them, before
 // effectForward, whose packets (what the leader committed or proposed after that point) follow
