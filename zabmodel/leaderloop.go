@@ -68,7 +68,7 @@ func (c *leaderCore) onTick(out *ready) {
 		synced := []int64{c.self}
 		for _, h := range c.handlers {
 			// SyncedLearnerTracker.addAck counts only voting members: observers keep no leader.
-			if h.synced() && c.cfg.IsVoter(h.sid) {
+			if h.handlerCore.synced(c.tick) && c.cfg.IsVoter(h.sid) {
 				synced = append(synced, h.sid)
 			}
 		}

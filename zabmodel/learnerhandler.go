@@ -100,9 +100,6 @@ func (h *learnerHandler) shutdown(reason string) {
 	h.handlerRun(handlerInput{kind: handlerShutdown, reason: reason})
 }
 
-// synced is LearnerHandler.synced.
-func (h *learnerHandler) synced() bool { return h.handlerCore.synced(h.l.tick) }
-
 // handlerRun is the driver of the handler's core: it steps the core with in and applies what it
 // returns, stepping it again with the continue input as long as a ready asks to resume.
 func (h *learnerHandler) handlerRun(in handlerInput) {
