@@ -118,7 +118,7 @@ func TestNamedLockScriptsTakeEffect(t *testing.T) {
 // opt-in check finds it and marks its result as beyond ZooKeeper's guarantees.
 func TestSyncIsNotAQuorumOperation(t *testing.T) {
 	script := namedScript(t, "zk-1675-sync-not-quorum")
-	const seed = 494 // 507 until a learner handler's reads became steps of their own
+	const seed = 1821 // 507 until a learner handler's reads became steps of their own, 494 until a quarter of the handler threads woke late and snapshot walks stalled (1821 is the first of the script's seeds that shows it now)
 	plain, err := Run(Options{Seed: seed, Script: script})
 	require.NoError(t, err)
 	require.False(t, plain.Failed(), "the default checks do not flag it: %s", plain.Explain())
