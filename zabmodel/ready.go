@@ -315,6 +315,17 @@ const (
 	// after every effect that could keep the thread busy, and in the order the steps asked.
 	effectPostIdle
 
+	// Leader.lead's start and Leader.shutdown (leaderloop.go). The leader's own getEpochToPropose
+	// is effectWaitCall, the handlers' shutdowns effectHandlerShutdown, the waits' ends
+	// effectWaitCancel.
+
+	// effectListen opens the leader's quorum port (LearnerCnxAcceptor): learners may connect.
+	effectListen
+	// effectUnlisten closes the quorum port: no learner connects any more.
+	effectUnlisten
+	// effectTimerCancel cancels the core's next turn, armed by effectTimer.
+	effectTimerCancel
+
 	// effectKinds counts the kinds above; it is no effect.
 	effectKinds
 )
@@ -349,6 +360,7 @@ var effectNames = [...]string{
 	effectWaitCall: "wait-call", effectProcessAck: "process-ack", effectTouch: "touch", effectRevalidate: "revalidate",
 	effectSubmit: "submit", effectRemoveHandler: "remove-handler", effectForgetAcks: "forget-acks",
 	effectFastForward: "fast-forward", effectPostIdle: "post-idle",
+	effectListen: "listen", effectUnlisten: "unlisten", effectTimerCancel: "timer-cancel",
 }
 
 func (k effectKind) String() string {
