@@ -522,6 +522,9 @@ func (r *ready) String() string {
 			if ev.Kind == EventEstablished {
 				b = fmt.Appendf(b, " through=%s", FormatZxid(ev.Through))
 			}
+			if (ev.Kind == EventTreeLoaded || ev.Kind == EventApply) && ev.Source != SourceNone {
+				b = fmt.Appendf(b, " source=%s", ev.Source)
+			}
 		case effectNote:
 			b = fmt.Appendf(b, " %s: %s", e.label, e.text)
 		case effectFail:
