@@ -114,7 +114,8 @@ func (c *syncCore) step(in syncInput, view syncView) *ready {
 	out := c.readies.get()
 	switch in.kind {
 	case syncStart:
-		c.drawThreshold(out, resumeStart)
+		out.add(c.thresholdDraw())
+		c.yield(out, resumeStart)
 	case syncRequest:
 		if c.stopped {
 			break
@@ -160,11 +161,10 @@ func (c *syncCore) step(in syncInput, view syncView) *ready {
 	return out
 }
 
-// drawThreshold asks the world for the randomized part of the snapshot threshold (Java's
+// thresholdDraw asks the world for the randomized part of the snapshot threshold (Java's
 // ThreadLocalRandom.nextInt(snapCount / 2)), which the core takes when it resumes.
-func (c *syncCore) drawThreshold(out *ready, then syncResume) {
-	out.add(effect{kind: effectDraw, zxid: int64(max(c.snapCount/2, 1))})
-	c.yield(out, then)
+func (c *syncCore) thresholdDraw() effect {
+	return effect{kind: effectDraw, zxid: int64(max(c.snapCount/2, 1))}
 }
 
 // releaseIdle posts the idle waiters once the thread has nothing queued, appended, in an fsync or
@@ -281,7 +281,7 @@ func (c *syncCore) drain(out *ready, view syncView) {
 			// SyncRequestProcessor.run redraws the threshold, rolls the log and starts the
 			// snapshot thread, which walks the live tree while this processor and the commits go
 			// on; the turn resumes with the new threshold.
-			out.add(effect{kind: effectDraw, zxid: int64(max(c.snapCount/2, 1))})
+			out.add(c.thresholdDraw())
 			out.add(effect{kind: effectSnapshotThread})
 			c.yield(out, resumeRolled)
 			return
