@@ -86,7 +86,7 @@ func readOrder(t *testing.T, seed uint64) (order string, first, second int64) {
 // always gives the same one.
 func TestTwoHandlersReadInEitherOrder(t *testing.T) {
 	inOrder, reversed := 0, 0
-	for seed := uint64(1); seed <= 30; seed++ {
+	for seed := uint64(1); seed <= 200; seed++ {
 		order, a, b := readOrder(t, seed)
 		switch order {
 		case string(rune('0'+a)) + string(rune('0'+b)):

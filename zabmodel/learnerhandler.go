@@ -142,7 +142,7 @@ func (h *learnerHandler) applyHandlerEffect(out *ready, e *effect, next *handler
 		delay := p.h.between(0, 20*clock.Millisecond, clock.Millisecond)
 		p.h.setTimer(delay, (*startupPollTimer)(h))
 	case effectWalkNext:
-		p.h.setTimer(p.h.between(snapshotStepLatency/2, snapshotStepLatency*5, 50*clock.Microsecond), h.snap)
+		p.h.setTimer(walkPause(p.h), h.snap)
 	case effectDraw:
 		next.draw = p.h.choose(int(e.zxid))
 	case effectQueuePacket:

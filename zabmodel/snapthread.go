@@ -6,14 +6,36 @@ import (
 )
 
 // How a walk of the live tree (the snapshot thread's, or a SNAP's) is cut into steps: each step
-// writes between 1 and snapshotStepNodes nodes and the next one comes 0.1 to 1 ms later, so that
+// writes between 1 and snapshotStepNodes nodes, and the next one comes after walkPause, so that
 // commits land between any two nodes, while a walk of the largest trees the workloads build (a
 // few thousand nodes) lasts tens of milliseconds, not the seconds that would make every SNAP's
 // learner and every restore live with a fuzzy tree for hundreds of transactions.
 const (
 	snapshotStepNodes   = 32
 	snapshotStepLatency = 200 * clock.Microsecond
+	// walkStallOdds is one in how many of a walk's steps stall (walkPause).
+	walkStallOdds = 8
+	// walkStallMin and walkStallMax bound a stalled step's pause.
+	walkStallMin = clock.Millisecond
+	walkStallMax = 10 * clock.Millisecond
 )
+
+// walkPause draws how long after a step of a walk (or after its start, when the session table
+// and the ACL cache are written) the next step comes. Mostly 0.1 to 1 ms; one step in
+// walkStallOdds stalls for 1 to 10 ms, as Java's walk does when FileSnap's buffered stream flushes
+// onto a busy disk, when a SNAP's socket buffer is full because the learner reads slowly, or at a
+// safepoint. Every change applied during a stall lies between what the walk has written and what
+// it will write: the fuzzy part of the snapshot, where replays over a node the snapshot already
+// holds and a node whose ACL the written cache lacks come from. Without stalls the walk of the
+// small trees most runs build ended within one step of its start, so that part was nearly empty.
+// The model checker's chooser answers 0 to every draw, so there each step stalls by walkStallMin;
+// the checker abstracts time away and orders the step against every other enabled event anyway.
+func walkPause(h host) clock.Duration {
+	if h.choose(walkStallOdds) == 0 {
+		return h.between(walkStallMin, walkStallMax, 100*clock.Microsecond)
+	}
+	return h.between(snapshotStepLatency/2, snapshotStepLatency*5, 50*clock.Microsecond)
+}
 
 // snapshotThread is SyncRequestProcessor's "Snapshot Thread": ZooKeeperServer.takeSnapshot,
 // FileTxnSnapLog.save and FileSnap.serialize running beside the request processors, which keep
@@ -138,7 +160,7 @@ func (db *zkDatabase) runSnapshotThread(st *snapshotThread, kind snapshotInputKi
 			e := &out.effects[i]
 			switch e.kind {
 			case effectWalkNext:
-				p.h.setTimer(p.h.between(snapshotStepLatency/2, snapshotStepLatency*5, 50*clock.Microsecond), st)
+				p.h.setTimer(walkPause(p.h), st)
 			case effectWalkEnd:
 				db.snapThread = nil
 			case effectSnapshotOpen:
