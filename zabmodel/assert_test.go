@@ -129,7 +129,7 @@ func TestAnAppendTheLogRefusesAgainstTheCoresExpectationFailsTheRun(t *testing.T
 	require.NotZero(t, last, "the log holds the create")
 	// A core whose view of the log was stale: it expects the log to take a zxid it already holds.
 	stale := &proto.TxnEntry{Header: proto.TxnHeader{Zxid: last, Type: proto.OpCreateSession}, Txn: &proto.CreateSessionTxn{TimeoutMilliseconds: 1}}
-	leader.p.h.(*simHost).step(func() { sp.apply(effect{kind: effectAppend, entry: stale, appended: true}) })
+	leader.p.h.(*simHost).step(func() { sp.apply(&ready{}, &effect{kind: effectAppend, entry: stale, appended: true}, &syncInput{}) })
 	got := f.assertionOf()
 	require.NotNil(t, got, "the run ends on the assertion: %v", f.w.Outcome())
 	assert.Equal(t, InvariantCoreView, got.Invariant)
@@ -141,7 +141,7 @@ func TestAnAppendTheCoreExpectsTheLogToTakeHoldsTheRun(t *testing.T) {
 	leader := f.establishedLeader()
 	sp := leader.p.zk.sync
 	next := &proto.TxnEntry{Header: proto.TxnHeader{Zxid: leader.Disk().LastZxid() + 1, Type: proto.OpCreateSession}, Txn: &proto.CreateSessionTxn{TimeoutMilliseconds: 1}}
-	leader.p.h.(*simHost).step(func() { sp.apply(effect{kind: effectAppend, entry: next, appended: true}) })
+	leader.p.h.(*simHost).step(func() { sp.apply(&ready{}, &effect{kind: effectAppend, entry: next, appended: true}, &syncInput{}) })
 	assert.Nil(t, f.assertionOf(), "the log took it as expected: %v", f.w.Outcome())
 	assert.Equal(t, next.Header.Zxid, leader.Disk().LastZxid())
 }

@@ -78,7 +78,7 @@ func (zk *zkServer) processTxn(r *request, source Source) applyResult {
 		zk.prep.applied(h.Zxid)
 	}
 	if zk.kind != kindStandalone {
-		db.addCommittedProposal(newCommittedProposal(zk.p, r.entry))
+		db.addCommittedProposal(newCommittedProposal(zk.p.mem, r.entry))
 	}
 	return res
 }

@@ -135,11 +135,7 @@ func (p *peer) lead() {
 	p.leader, p.zk = l, zk
 	zk.hzxid = zk.loadData()
 	l.leaderSummary = stateSummary{currentEpoch: p.currentEpoch, lastZxid: p.db.lastProcessedZxid()}
-	if err := p.h.listen(QuorumPort, l); err != nil {
-		panic("zabmodel: " + err.Error()) // The port is the process's own: a bug.
-	}
-	l.epoch = -1
-	l.discoveryRun(discoveryInput{kind: discoveryCall, wait: waitEpoch, sid: p.sid, lastAcceptedEpoch: p.acceptedEpoch})
+	l.run(leaderInput{kind: leaderLead, zxid: p.acceptedEpoch})
 }
 
 func (l *leader) fail(reason string) {
@@ -178,24 +174,9 @@ func (l *leader) startZkServer() {
 // onTick is one turn of lead()'s loop, a step of the leader's core (leaderloop.go).
 func (l *leader) onTick() { l.run(leaderInput{kind: leaderTick}) }
 
-// shutdown is Leader.shutdown: stop accepting, close every learner connection.
-func (l *leader) shutdown() {
-	if l.stopped {
-		return
-	}
-	l.stopped = true
-	l.p.h.cancel(l.tickTimer)
-	l.p.h.unlisten(QuorumPort)
-	for _, h := range slices.Clone(l.handlers) {
-		h.shutdown("leader shutting down")
-	}
-	for _, ws := range [][]*quorumWaiter{l.epochWaiters, l.ackEpochWaiters, l.newLeaderWaiters} {
-		for _, w := range ws {
-			w.done = true
-			l.p.h.cancel(w.timer)
-		}
-	}
-}
+// shutdown is Leader.shutdown, a step of the leader's core (leaderloop.go): stop accepting,
+// close every learner connection, end the quorum waits.
+func (l *leader) shutdown() { l.run(leaderInput{kind: leaderShutdown}) }
 
 // Accept implements net.Listener: LearnerCnxAcceptor.
 func (l *leader) Accept(c net.ConnID, from sim.NodeID) net.Handler {

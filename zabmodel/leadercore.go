@@ -43,6 +43,11 @@ const (
 	leaderEstablish
 	// leaderTick is one turn of lead()'s loop (leaderloop.go).
 	leaderTick
+	// leaderLead is Leader.lead up to its first wait (leaderloop.go): zxid is the server's
+	// acceptedEpoch, which the leader's own getEpochToPropose takes.
+	leaderLead
+	// leaderShutdown is Leader.shutdown (leaderloop.go).
+	leaderShutdown
 )
 
 // leaderInput is one input of the leader's core.
@@ -109,6 +114,10 @@ func (c *leaderCore) step(in leaderInput) *ready {
 		c.establish(out, in.zxid, in.held)
 	case leaderTick:
 		c.onTick(out)
+	case leaderLead:
+		c.lead(out, in.zxid)
+	case leaderShutdown:
+		c.shutdown(out)
 	case leaderContinue:
 		if n := len(c.committing); n > 0 {
 			lp := c.committing[n-1]
@@ -314,6 +323,20 @@ func (l *leader) apply(out *ready, e *effect) {
 		e.handler.ping()
 	case effectLeave:
 		l.fail(e.text)
+	case effectListen:
+		if err := p.h.listen(QuorumPort, l); err != nil {
+			panic("zabmodel: " + err.Error()) // The port is the process's own: a bug.
+		}
+	case effectWaitCall:
+		l.discoveryRun(discoveryInput{kind: discoveryCall, wait: discoveryWait(e.event), sid: p.sid, lastAcceptedEpoch: e.zxid})
+	case effectTimerCancel:
+		p.h.cancel(l.tickTimer)
+	case effectUnlisten:
+		p.h.unlisten(QuorumPort)
+	case effectHandlerShutdown:
+		e.handler.shutdown(e.text)
+	case effectWaitCancel:
+		p.h.cancel(out.waiters[e.event].timer)
 	default:
 		panic("zabmodel: the leader's core asked for " + e.kind.String())
 	}

@@ -3,6 +3,7 @@ package zabmodel
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -42,7 +43,14 @@ import (
 //	learner sid=N ... [deadline=T] [dead]
 //	                             the handler's tickOfNextAckDeadline, or a handler that ended
 //	tick                         one turn of lead()'s loop (half a tick)
-//	stop                         the leader shut down
+//	stop                         Leader.shutdown
+//
+// and for Leader.lead's start and its shutdown (leaderloop.go; script lead-shutdown.txt):
+//
+//	lead accepted=E              Leader.lead up to its first wait, with the server's acceptedEpoch
+//	waiting learner=N|leader wait=epoch|epoch-ack|newleader-ack
+//	                             a thread waiting in that quorum wait (its waiter, as the quorum
+//	                             waits' core leaves it)
 func TestLeaderCore(t *testing.T) {
 	datadriven.Walk(t, filepath.Join("testdata", "core", "leader"), func(t *testing.T, path string) {
 		var env leaderCoreEnv
@@ -112,7 +120,35 @@ func (env *leaderCoreEnv) handle(t *testing.T, d *datadriven.TestData) string {
 	case "tick":
 		in.kind = leaderTick
 	case "stop":
-		env.core.stopped = true // What Leader.shutdown leaves.
+		in.kind = leaderShutdown
+	case "lead":
+		d.ScanArgs(t, "accepted", &in.zxid)
+		in.kind = leaderLead
+	case "waiting":
+		var thread, wait string
+		d.ScanArgs(t, "learner", &thread)
+		d.ScanArgs(t, "wait", &wait)
+		w := &quorumWaiter{}
+		if thread != "leader" {
+			sid, err := strconv.ParseInt(thread, 10, 64)
+			if err != nil {
+				d.Fatalf(t, "learner=%s: want a sid or leader", thread)
+			}
+			w.handler = env.handler(t, d, sid)
+		}
+		switch wait {
+		case "epoch":
+			w.wait = waitEpoch
+			env.core.epochWaiters = append(env.core.epochWaiters, w)
+		case "epoch-ack":
+			w.wait = waitEpochAck
+			env.core.ackEpochWaiters = append(env.core.ackEpochWaiters, w)
+		case "newleader-ack":
+			w.wait = waitNewLeaderAck
+			env.core.newLeaderWaiters = append(env.core.newLeaderWaiters, w)
+		default:
+			d.Fatalf(t, "wait=%s: want epoch, epoch-ack or newleader-ack", wait)
+		}
 		return "ok\n"
 	case "propose":
 		var zxid string
@@ -165,7 +201,12 @@ func (env *leaderCoreEnv) state() string {
 	c := env.core
 	var b strings.Builder
 	fmt.Fprintf(&b, "last-proposed=%s last-committed=%s\n", FormatZxid(c.lastProposed), FormatZxid(c.lastCommitted))
-	fmt.Fprintf(&b, "established=%t tick=%d half-tick-next=%t stopped=%t\n", c.established, c.tick, c.tickSkip, c.stopped)
+	fmt.Fprintf(&b, "established=%t tick=%d half-tick-next=%t stopped=%t epoch=%d\n", c.established, c.tick, c.tickSkip, c.stopped, c.epoch)
+	for _, ws := range [][]*quorumWaiter{c.epochWaiters, c.ackEpochWaiters, c.newLeaderWaiters} {
+		for _, w := range ws {
+			fmt.Fprintf(&b, "waiter %v %s done=%t\n", w.wait, waiterThread(w.handler), w.done)
+		}
+	}
 	for _, zxid := range sortedKeys(c.outstanding) {
 		fmt.Fprintf(&b, "outstanding %s acks=%v\n", FormatZxid(zxid), c.outstanding[zxid].acks)
 	}

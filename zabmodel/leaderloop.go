@@ -83,3 +83,42 @@ func (c *leaderCore) onTick(out *ready) {
 	}
 	out.add(effect{kind: effectTimer, zxid: int64(c.cfg.TickTime / 2)})
 }
+
+// lead is Leader.lead up to its first wait, once the driver has loaded the database
+// (ZooKeeperServer.loadData) and the leader's state summary: the quorum port opens
+// (LearnerCnxAcceptor), and the leader's own thread calls getEpochToPropose with the server's
+// acceptedEpoch, as the first member of the connecting set.
+//
+// Ordering contract: the port opens before the leader's own call of getEpochToPropose, so that a
+// learner's FOLLOWERINFO can only come after it (the accepts are later steps of the world).
+func (c *leaderCore) lead(out *ready, acceptedEpoch int64) {
+	out.add(effect{kind: effectListen})
+	c.epoch = -1
+	out.add(effect{kind: effectWaitCall, event: int32(waitEpoch), zxid: acceptedEpoch})
+}
+
+// shutdown is Leader.shutdown: the loop's next turn is cancelled, the quorum port closes (the
+// LearnerCnxAcceptor stops accepting), every learner handler shuts down in the order they
+// connected, and every thread still waiting in a quorum wait has its wait ended and its deadline
+// cancelled (the leader's own thread, whose wait Java's shutdown interrupts, included).
+//
+// Ordering contract: the port closes before the handlers shut down, so that no new handler joins
+// the ones being shut down; the waits end last, after every handler that could have called one.
+func (c *leaderCore) shutdown(out *ready) {
+	if c.stopped {
+		return
+	}
+	c.stopped = true
+	out.add(effect{kind: effectTimerCancel})
+	out.add(effect{kind: effectUnlisten})
+	for _, h := range c.handlers {
+		out.add(effect{kind: effectHandlerShutdown, handler: h, text: "leader shutting down"})
+	}
+	for _, ws := range [][]*quorumWaiter{c.epochWaiters, c.ackEpochWaiters, c.newLeaderWaiters} {
+		for _, w := range ws {
+			w.done = true
+			out.waiters = append(out.waiters, w)
+			out.add(effect{kind: effectWaitCancel, event: int32(len(out.waiters) - 1)})
+		}
+	}
+}

@@ -29,6 +29,33 @@ type memory struct {
 	// encoded holds the encodings that outlive the scratch encoder (packets queued for several
 	// learners, proposals' data), each its own bytes (package slab).
 	encoded slab.Bytes
+
+	// hashes remembers the TxnHash of recent transactions; see txnHash.
+	hashes [txnHashCacheSize]cachedTxnHash
+}
+
+// txnHashCacheSize is how many transactions' hashes a server remembers, indexed by zxid. A server
+// hashes one transaction when it proposes it, logs it, applies it and keeps it in its committed
+// log, a few events apart, with at most a few hundred other transactions in between.
+const txnHashCacheSize = 256
+
+type cachedTxnHash struct {
+	entry *proto.TxnEntry
+	hash  uint64
+}
+
+// txnHash returns TxnHash(entry), computed once per transaction object. The cache is keyed by the
+// object itself, not by its zxid: two servers, or a truncated and a new transaction with one zxid,
+// never share an object. An entry is never modified after it is built except by the tree's apply
+// of a failed multi, which rewrites sub-txn types in a way that TxnHash ignores by design.
+func (m *memory) txnHash(entry *proto.TxnEntry) uint64 {
+	slot := &m.hashes[uint64(entry.Header.Zxid)%txnHashCacheSize]
+	if slot.entry == entry {
+		return slot.hash
+	}
+	hash := txnHashWith(m.scratch, entry)
+	slot.entry, slot.hash = entry, hash
+	return hash
 }
 
 func newMemory(scratch *proto.Encoder, decoder *proto.Decoder) *memory {

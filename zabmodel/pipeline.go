@@ -125,40 +125,18 @@ func (zk *zkServer) startup() {
 	zk.running = true
 }
 
-// shutdown is ZooKeeperServer.shutdown(false) with the subclass order of 3.8.0's fixed code: the sync
-// processor is stopped (flushing what it holds) before the tree is fast-forwarded to the log.
+// shutdown is ZooKeeperServer.shutdown(false): the session tracker and the container manager
+// stop, then the sync processor's core orders its stop against the fast-forward of the tree
+// (syncCore.stop): 3.8.0's fixed code stops the processor first; a learner's server under
+// ZOOKEEPER-4712 fast-forwards while the processor, never told to stop, races it.
 func (zk *zkServer) shutdown() {
 	zk.running = false
 	zk.containers.stop()
 	if zk.global != nil {
 		zk.global.shutdown()
 	}
-	bugs := zk.p.cfg.Bugs
 	learnerRole := zk.kind == kindFollower || zk.kind == kindObserver
-	if learnerRole && bugs.Has(BugZK4712) {
-		// LearnerZooKeeperServer.shutdown in 3.8.0: super.shutdown() fast-forwards the database
-		// first, and the sync processor is only told to stop afterwards; meanwhile it goes on
-		// appending what it had queued. The two threads race: while the QuorumPeer thread shuts
-		// the request processors down and reads the log, the SyncRequestProcessor thread may
-		// already have appended its queue (then the fast-forward sees it and memory matches the
-		// disk), or still be in an fsync or not yet scheduled (then it appends after the
-		// fast-forward, and the disk holds txns the tree lacks). Which thread gets there first is
-		// the scheduler's choice, drawn here whenever the sync thread has a queue to append.
-		if zk.sync.core.pending() > 0 && zk.p.h.choose(2) == 1 {
-			zk.p.note("sync", "the sync thread appends its queue before the fast-forward")
-			zk.sync.shutdown()
-			zk.fastForward()
-			return
-		}
-		if zk.sync.core.pending() > 0 {
-			zk.p.note("sync", "the fast-forward comes before the sync thread appends its queue")
-		}
-		zk.fastForward()
-		zk.sync.abandon()
-		return
-	}
-	zk.sync.shutdown()
-	zk.fastForward()
+	zk.sync.stop(learnerRole && zk.p.cfg.Bugs.Has(BugZK4712))
 }
 
 // fastForward is the database part of ZooKeeperServer.shutdown(fullyShutDown): a full shutdown

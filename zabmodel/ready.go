@@ -45,8 +45,9 @@ const (
 	effectFsyncDone
 	// effectFsyncAll makes the whole log durable at once (ZKDatabase.commit called synchronously).
 	effectFsyncAll
-	// effectSnapshotThread redraws the snapshot threshold and starts the snapshot thread
-	// (SyncRequestProcessor.run's "roll the log" branch); the core resumes with the draw.
+	// effectSnapshotThread starts the snapshot thread (SyncRequestProcessor.run's "roll the log"
+	// branch). The effectDraw of the new snapshot threshold precedes it in the same ready, and the
+	// core resumes with that draw.
 	effectSnapshotThread
 	// effectHandOn passes req to the next request processor; the core resumes after it.
 	effectHandOn
@@ -302,6 +303,29 @@ const (
 	// ended.
 	effectForgetAcks
 
+	// The sync processor's stop and its idle waiters (syncproc.go).
+
+	// effectFastForward is the database part of ZooKeeperServer.shutdown: the tree is
+	// fast-forwarded to the txn log (or the database cleared, on a full shutdown). It follows the
+	// processor's shutdown appends and fsync, or, under ZOOKEEPER-4712, precedes what the
+	// processor still appends.
+	effectFastForward
+	// effectPostIdle posts the ready's posts[event], a step of another thread that waited for the
+	// sync thread to be idle, as a step of its own at this instant. These come last in a ready,
+	// after every effect that could keep the thread busy, and in the order the steps asked.
+	effectPostIdle
+
+	// Leader.lead's start and Leader.shutdown (leaderloop.go). The leader's own getEpochToPropose
+	// is effectWaitCall, the handlers' shutdowns effectHandlerShutdown, the waits' ends
+	// effectWaitCancel.
+
+	// effectListen opens the leader's quorum port (LearnerCnxAcceptor): learners may connect.
+	effectListen
+	// effectUnlisten closes the quorum port: no learner connects any more.
+	effectUnlisten
+	// effectTimerCancel cancels the core's next turn, armed by effectTimer.
+	effectTimerCancel
+
 	// effectKinds counts the kinds above; it is no effect.
 	effectKinds
 )
@@ -335,6 +359,8 @@ var effectNames = [...]string{
 	effectHandlerWrite: "handler-write", effectSenderStart: "sender-start", effectSenderClose: "sender-close",
 	effectWaitCall: "wait-call", effectProcessAck: "process-ack", effectTouch: "touch", effectRevalidate: "revalidate",
 	effectSubmit: "submit", effectRemoveHandler: "remove-handler", effectForgetAcks: "forget-acks",
+	effectFastForward: "fast-forward", effectPostIdle: "post-idle",
+	effectListen: "listen", effectUnlisten: "unlisten", effectTimerCancel: "timer-cancel",
 }
 
 func (k effectKind) String() string {
@@ -386,6 +412,8 @@ type ready struct {
 	events []Event
 	// waiters are the waiters of the quorum waits' effects, by index.
 	waiters []*quorumWaiter
+	// posts are the steps of effectPostIdle, by index.
+	posts []timer
 	// resume says that the core stopped after the last effect, which the rest of its work depends
 	// on: the driver applies the effects, then steps the core again with a continue input.
 	resume bool
@@ -463,6 +491,10 @@ func (r *ready) String() string {
 			b = fmt.Appendf(b, " %v %s", discoveryWait(e.zxid), waiterThread(e.handler))
 		case effectHandlerShutdown:
 			b = fmt.Appendf(b, " %s: %s", waiterThread(e.handler), e.text)
+		case effectPostIdle:
+			if namer, ok := r.posts[e.event].(interface{ TimerName(uint64) string }); ok {
+				b = fmt.Appendf(b, " %s", namer.TimerName(0))
+			}
 		case effectWaitCall:
 			if discoveryWait(e.event) == waitNewLeaderAck {
 				b = fmt.Appendf(b, " %v zxid=%s", discoveryWait(e.event), FormatZxid(e.zxid))
@@ -489,6 +521,9 @@ func (r *ready) String() string {
 			}
 			if ev.Kind == EventEstablished {
 				b = fmt.Appendf(b, " through=%s", FormatZxid(ev.Through))
+			}
+			if (ev.Kind == EventTreeLoaded || ev.Kind == EventApply) && ev.Source != SourceNone {
+				b = fmt.Appendf(b, " source=%s", ev.Source)
 			}
 		case effectNote:
 			b = fmt.Appendf(b, " %s: %s", e.label, e.text)
@@ -570,7 +605,8 @@ func (rp *readyPool) put(r *ready) {
 	clear(r.effects)
 	clear(r.events)
 	clear(r.waiters)
-	r.effects, r.events, r.waiters, r.resume = r.effects[:0], r.events[:0], r.waiters[:0], false
+	clear(r.posts)
+	r.effects, r.events, r.waiters, r.posts, r.resume = r.effects[:0], r.events[:0], r.waiters[:0], r.posts[:0], false
 	rp.free = append(rp.free, r)
 }
 

@@ -42,9 +42,6 @@ type peer struct {
 	// syncMode is QuorumPeer.syncMode: how the last synchronization with a leader began, until its
 	// NEWLEADER. It outlives the role, as the QuorumPeer field does.
 	syncMode syncMode
-
-	// hashes remembers the TxnHash of recent transactions; see txnHash.
-	hashes [txnHashCacheSize]cachedTxnHash
 }
 
 // syncMode is QuorumPeer.SyncMode.
@@ -66,29 +63,8 @@ func (m syncMode) String() string {
 	return fmt.Sprintf("syncMode(%d)", m)
 }
 
-// txnHashCacheSize is how many transactions' hashes a server remembers, indexed by zxid. A server
-// hashes one transaction when it proposes it, logs it, applies it and keeps it in its committed
-// log, a few events apart, with at most a few hundred other transactions in between.
-const txnHashCacheSize = 256
-
-type cachedTxnHash struct {
-	entry *proto.TxnEntry
-	hash  uint64
-}
-
-// txnHash returns TxnHash(entry), computed once per transaction object. The cache is keyed by the
-// object itself, not by its zxid: two servers, or a truncated and a new transaction with one zxid,
-// never share an object. An entry is never modified after it is built except by the tree's apply
-// of a failed multi, which rewrites sub-txn types in a way that TxnHash ignores by design.
-func (p *peer) txnHash(entry *proto.TxnEntry) uint64 {
-	slot := &p.hashes[uint64(entry.Header.Zxid)%txnHashCacheSize]
-	if slot.entry == entry {
-		return slot.hash
-	}
-	hash := txnHashWith(p.mem.scratch, entry)
-	slot.entry, slot.hash = entry, hash
-	return hash
-}
+// txnHash returns TxnHash(entry), computed once per transaction object (memory.txnHash).
+func (p *peer) txnHash(entry *proto.TxnEntry) uint64 { return p.mem.txnHash(entry) }
 
 // newPeer makes a new incarnation of server sid of an ensemble configured by cfg, whose servers'
 // nodes are nodes, acting through h.

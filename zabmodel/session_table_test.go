@@ -28,7 +28,7 @@ func TestTheSessionTableIsTheDatabasesNotTheTrees(t *testing.T) {
 	db.applyTxn(next(proto.OpCreateSession, 0x41, &proto.CreateSessionTxn{TimeoutMilliseconds: 4000}), SourceCommit)
 	assert.NotContains(t, db.sessions, int64(0x41), "the tree's apply does not keep sessions")
 
-	db.processTransaction(next(proto.OpCreateSession, 0x42, &proto.CreateSessionTxn{TimeoutMilliseconds: 5000}), SourceStartup)
+	db.processTransaction(new(ready), next(proto.OpCreateSession, 0x42, &proto.CreateSessionTxn{TimeoutMilliseconds: 5000}), SourceStartup)
 	assert.Equal(t, int32(5000), db.sessions[0x42], "log replay does")
 
 	p.zk.processTxn(p.mem.requestFromTxn(next(proto.OpCreateSession, 0x43, &proto.CreateSessionTxn{TimeoutMilliseconds: 6000})), SourceCommit)

@@ -13,20 +13,25 @@ package zabmodel
 type syncInputKind uint8
 
 const (
+	// syncStart is the processor's construction: it draws the snapshot threshold it starts with
+	// (effectDraw), as SyncRequestProcessor's constructor does with ThreadLocalRandom.
+	syncStart syncInputKind = iota + 1
 	// syncRequest is processRequest: a request joins the queue.
-	syncRequest syncInputKind = iota + 1
+	syncRequest
 	// syncTurn is the processor's thread coming round to its queue (the effectPost it asked for).
 	syncTurn
 	// syncFlushed is the completion of the fsync the core started, with the records it covers.
 	syncFlushed
-	// syncContinue resumes the core after a ready that ended with resume; roll is the snapshot
-	// threshold the driver drew (rolled) if that ready ended with effectSnapshotThread.
+	// syncContinue resumes the core after a ready that ended with resume; draw is the world's
+	// answer if that ready asked for one (effectDraw).
 	syncContinue
-	// syncShutdown is SyncRequestProcessor.shutdown.
-	syncShutdown
-	// syncAbandon is a processor whose successor was cut off and which was never told to stop
-	// (ZOOKEEPER-4712): it goes on with what it has queued.
-	syncAbandon
+	// syncStop is the processor's part of ZooKeeperServer.shutdown: SyncRequestProcessor.shutdown
+	// before the fast-forward of the tree (effectFastForward), or, with race (a learner's server
+	// under ZOOKEEPER-4712), the processor that is never told to stop racing the fast-forward.
+	syncStop
+	// syncWhenIdle is another thread's step (waiter) that the scheduler puts off until this thread
+	// is idle (see syncProcessor.whenIdle).
+	syncWhenIdle
 )
 
 // syncInput is one input of the sync processor's core.
@@ -34,8 +39,12 @@ type syncInput struct {
 	kind    syncInputKind
 	req     *request
 	covered int
-	roll    int
-	rolled  bool
+	// draw is the world's answer to the effectDraw that ended the ready before a syncContinue.
+	draw int
+	// race is syncStop's ZOOKEEPER-4712: the processor is not stopped before the fast-forward.
+	race bool
+	// waiter is syncWhenIdle's step of another thread.
+	waiter timer
 }
 
 // syncView is what the core reads of its durable storage (it never writes it): the last logged
@@ -51,8 +60,11 @@ type syncResume uint8
 
 const (
 	resumeNothing syncResume = iota
+	resumeStart              // the threshold drawn at construction
 	resumeTurn               // the loop draining the queue
+	resumeRolled             // the loop draining the queue, with the threshold drawn at a snapshot
 	resumeFlush              // the hand-on of a completed fsync's batch
+	resumeRace               // ZOOKEEPER-4712's draw of which thread goes first at shutdown
 )
 
 // syncCore is SyncRequestProcessor's state. Its step reads the view and its own memory only; its
@@ -69,7 +81,15 @@ type syncCore struct {
 	scheduled bool // a turn is posted
 	flushing  bool // an fsync is in progress (at most one)
 	stopped   bool
+	// abandoned is the ZOOKEEPER-4712 processor that the fast-forward went before: it goes on
+	// appending what it has queued, and its driver hands nothing on.
+	abandoned bool
 	randRoll  int
+
+	// idleWaiters are the steps of other threads that the scheduler put off until this thread had
+	// written, fsynced and passed on all its work (syncWhenIdle); the core posts them
+	// (effectPostIdle) at the end of the first step that leaves it idle.
+	idleWaiters []timer
 
 	// flushBatch[flushNext:] are the requests a completed fsync still hands on; spareBatch is the
 	// array of the batch before, which the next batch reuses.
@@ -88,10 +108,14 @@ func (c *syncCore) pending() int { return len(c.queue) - c.queueHead }
 func (c *syncCore) busy() bool { return c.pending() > 0 || c.flushing || len(c.toFlush) > 0 }
 
 // step takes one input and returns what must happen; the ready is the driver's until it gives it
-// back with done.
+// back with done. A step whose ready does not resume ends by posting the idle waiters if the
+// thread is idle then (releaseIdle): the driver applies the ready's other effects first.
 func (c *syncCore) step(in syncInput, view syncView) *ready {
 	out := c.readies.get()
 	switch in.kind {
+	case syncStart:
+		out.add(c.thresholdDraw())
+		c.yield(out, resumeStart)
 	case syncRequest:
 		if c.stopped {
 			break
@@ -104,16 +128,20 @@ func (c *syncCore) step(in syncInput, view syncView) *ready {
 			c.drain(out, view)
 		}
 	case syncContinue:
-		if in.rolled {
-			c.randRoll = in.roll
-		}
-		switch c.resume {
+		what := c.resume
+		c.resume = resumeNothing
+		switch what {
+		case resumeStart:
+			c.randRoll = in.draw
+		case resumeRolled:
+			c.randRoll = in.draw
+			c.drain(out, view)
 		case resumeTurn:
-			c.resume = resumeNothing
 			c.drain(out, view)
 		case resumeFlush:
-			c.resume = resumeNothing
 			c.handOnBatch(out)
+		case resumeRace:
+			c.raceDecided(out, view, in.draw == 1)
 		}
 	case syncFlushed:
 		out.add(effect{kind: effectFsyncDone, zxid: int64(in.covered)})
@@ -122,14 +150,92 @@ func (c *syncCore) step(in syncInput, view syncView) *ready {
 			c.flushNext = len(c.flushBatch)
 		}
 		c.handOnBatch(out)
-	case syncShutdown:
-		c.shutdown(out, view)
-	case syncAbandon:
-		if c.pending() > 0 {
-			c.schedule(out)
-		}
+	case syncStop:
+		c.stop(out, view, in.race)
+	case syncWhenIdle:
+		c.idleWaiters = append(c.idleWaiters, in.waiter)
+	}
+	if !out.resume {
+		c.releaseIdle(out)
 	}
 	return out
+}
+
+// thresholdDraw asks the world for the randomized part of the snapshot threshold (Java's
+// ThreadLocalRandom.nextInt(snapCount / 2)), which the core takes when it resumes.
+func (c *syncCore) thresholdDraw() effect {
+	return effect{kind: effectDraw, zxid: int64(max(c.snapCount/2, 1))}
+}
+
+// releaseIdle posts the idle waiters once the thread has nothing queued, appended, in an fsync or
+// posted: it is blocked in queuedRequests.take().
+func (c *syncCore) releaseIdle(out *ready) {
+	if len(c.idleWaiters) == 0 || c.busy() || c.scheduled {
+		return
+	}
+	for _, t := range c.idleWaiters {
+		out.posts = append(out.posts, t)
+		out.add(effect{kind: effectPostIdle, event: int32(len(out.posts) - 1)})
+	}
+	clear(c.idleWaiters)
+	c.idleWaiters = c.idleWaiters[:0]
+}
+
+// stop is the processor's part of ZooKeeperServer.shutdown(false), with the subclass order of
+// 3.8.0's fixed code: the processor is stopped (flushing what it holds) before the tree is
+// fast-forwarded to the log. With race, LearnerZooKeeperServer.shutdown in 3.8.0
+// (ZOOKEEPER-4712): super.shutdown() fast-forwards the database first, and the sync processor is
+// only told to stop afterwards; meanwhile it goes on appending what it had queued. The two
+// threads race: while the QuorumPeer thread shuts the request processors down and reads the log,
+// the SyncRequestProcessor thread may already have appended its queue (then the fast-forward sees
+// it and memory matches the disk), or still be in an fsync or not yet scheduled (then it appends
+// after the fast-forward, and the disk holds txns the tree lacks). Which thread gets there first
+// is the scheduler's choice, drawn (effectDraw n=2) whenever the sync thread has a queue to
+// append; the core resumes with it (raceDecided).
+func (c *syncCore) stop(out *ready, view syncView, race bool) {
+	switch {
+	case !race:
+		c.stopFirst(out, view)
+	case c.pending() > 0:
+		out.add(effect{kind: effectDraw, zxid: 2})
+		c.yield(out, resumeRace)
+	default:
+		c.abandon(out)
+	}
+}
+
+// raceDecided goes on with ZOOKEEPER-4712's draw: syncFirst if the sync thread appends its queue
+// before the fast-forward.
+func (c *syncCore) raceDecided(out *ready, view syncView, syncFirst bool) {
+	if syncFirst {
+		out.note("sync", "the sync thread appends its queue before the fast-forward")
+		c.stopFirst(out, view)
+		return
+	}
+	c.abandon(out)
+}
+
+// stopFirst is SyncRequestProcessor.shutdown followed by the fast-forward: the waiters the
+// processor's last step leaves idle are posted, the others are dropped with the thread.
+func (c *syncCore) stopFirst(out *ready, view syncView) {
+	c.shutdown(out, view)
+	c.releaseIdle(out)
+	clear(c.idleWaiters)
+	c.idleWaiters = nil
+	out.add(effect{kind: effectFastForward})
+}
+
+// abandon is the fast-forward going first: the processor, which stops passing requests on,
+// keeps appending what it has queued, as its own later steps.
+func (c *syncCore) abandon(out *ready) {
+	if c.pending() > 0 {
+		out.note("sync", "the fast-forward comes before the sync thread appends its queue")
+	}
+	out.add(effect{kind: effectFastForward})
+	c.abandoned = true
+	if c.pending() > 0 {
+		c.schedule(out)
+	}
 }
 
 // done gives a ready back once the driver has applied it.
@@ -172,10 +278,12 @@ func (c *syncCore) drain(out *ready, view syncView) {
 		}
 		c.toFlush = append(c.toFlush, r)
 		if appended && txns > c.snapCount/2+c.randRoll {
-			// SyncRequestProcessor.run rolls the log and starts the snapshot thread, which walks
-			// the live tree while this processor and the commits go on.
+			// SyncRequestProcessor.run redraws the threshold, rolls the log and starts the
+			// snapshot thread, which walks the live tree while this processor and the commits go
+			// on; the turn resumes with the new threshold.
+			out.add(c.thresholdDraw())
 			out.add(effect{kind: effectSnapshotThread})
-			c.yield(out, resumeTurn)
+			c.yield(out, resumeRolled)
 			return
 		}
 	}
@@ -246,31 +354,20 @@ type syncProcessor struct {
 	core syncCore
 	// zk is the server whose next stage takes what the processor logged: SendAckRequestProcessor,
 	// AckRequestProcessor or the final stage by its kind, nothing for an observer or once
-	// abandoned. A field and a flag rather than a function value, so that the world holds no
-	// closure and can be copied (package modelcheck).
-	zk        *zkServer
-	abandoned bool
+	// abandoned (syncCore.abandoned). A field rather than a function value, so that the world
+	// holds no closure and can be copied (package modelcheck).
+	zk *zkServer
 
 	// flushCovered is what the fsync in progress covers, for its completion (fsyncTimer); the
 	// processor's turns are syncTurnTimer.
 	flushCovered int
-
-	// idleWaiters are the steps of other threads that the scheduler put off until this thread had
-	// written, fsynced and passed on all its work (see whenIdle).
-	idleWaiters []timer
 }
 
 func newSyncProcessor(p *peer, zk *zkServer) *syncProcessor {
 	sp := &syncProcessor{p: p, zk: zk}
 	sp.core.snapCount = p.cfg.SnapCount
-	sp.core.randRoll = sp.drawRoll() // The threshold the processor starts with.
+	sp.run(syncInput{kind: syncStart}) // The threshold the processor starts with.
 	return sp
-}
-
-// drawRoll draws the randomized snapshot threshold, as Java does with ThreadLocalRandom.
-func (sp *syncProcessor) drawRoll() int {
-	half := sp.p.cfg.SnapCount / 2
-	return sp.p.h.choose(max(half, 1))
 }
 
 // LastZxid and TxnsSinceSnapshot make the driver the core's syncView.
@@ -285,36 +382,19 @@ func (sp *syncProcessor) busy() bool { return sp.core.busy() }
 // processRequest queues a request for the processor's next turn.
 func (sp *syncProcessor) processRequest(r *request) { sp.run(syncInput{kind: syncRequest, req: r}) }
 
-// shutdown stops the processor, flushing what it holds (see syncCore.shutdown).
-func (sp *syncProcessor) shutdown() {
-	sp.run(syncInput{kind: syncShutdown})
-	sp.idleWaiters = nil
-}
+// stop is the processor's part of ZooKeeperServer.shutdown, the fast-forward of the tree included
+// (see syncCore.stop); race is ZOOKEEPER-4712's processor that is not stopped first.
+func (sp *syncProcessor) stop(race bool) { sp.run(syncInput{kind: syncStop, race: race}) }
 
-// whenIdle runs fn (a timer that fires at once) as a step of its own once this thread has appended, fsynced and passed on (to
-// SendAckRequestProcessor: the ACKs) everything it holds now, or at once if it holds nothing. It
-// is how another thread of the server runs when the scheduler lets this one go first.
-func (sp *syncProcessor) whenIdle(fn timer) {
-	sp.idleWaiters = append(sp.idleWaiters, fn)
-	sp.releaseIdleWaiters()
-}
-
-// releaseIdleWaiters posts the waiting steps once the thread has nothing queued, appended, in an
-// fsync or posted: it is blocked in queuedRequests.take().
-func (sp *syncProcessor) releaseIdleWaiters() {
-	if len(sp.idleWaiters) == 0 || sp.core.busy() || sp.core.scheduled {
-		return
-	}
-	waiters := sp.idleWaiters
-	sp.idleWaiters = nil
-	for _, t := range waiters {
-		sp.p.h.setTimer(0, t) // A post: a step of its own at this instant.
-	}
-}
+// whenIdle runs fn (a timer that fires at once) as a step of its own once this thread has
+// appended, fsynced and passed on (to SendAckRequestProcessor: the ACKs) everything it holds now,
+// or at once if it holds nothing. It is how another thread of the server runs when the scheduler
+// lets this one go first.
+func (sp *syncProcessor) whenIdle(fn timer) { sp.run(syncInput{kind: syncWhenIdle, waiter: fn}) }
 
 // next passes a logged request on to the server's next stage.
 func (sp *syncProcessor) next(r *request) {
-	if sp.abandoned {
+	if sp.core.abandoned {
 		return
 	}
 	switch sp.zk.kind {
@@ -327,61 +407,57 @@ func (sp *syncProcessor) next(r *request) {
 	}
 }
 
-// abandon stops passing requests on but lets the processor keep appending what it has queued, as
-// its own later events: the thread that was never told to stop (ZOOKEEPER-4712).
-func (sp *syncProcessor) abandon() {
-	sp.abandoned = true
-	sp.run(syncInput{kind: syncAbandon})
-}
-
 // run steps the core with in and applies what it returns, stepping it again as long as a ready
-// asks to resume.
+// asks to resume, with the world's answer to the ready's draw.
 func (sp *syncProcessor) run(in syncInput) {
 	for {
 		out := sp.core.step(in, sp)
-		resume, roll, rolled := out.resume, 0, false
+		resume := out.resume
+		next := syncInput{kind: syncContinue}
 		for i := range out.effects {
-			if r, drew := sp.apply(out.effects[i]); drew {
-				roll, rolled = r, true
-			}
+			sp.apply(out, &out.effects[i], &next)
 		}
 		sp.core.done(out)
 		if !resume {
-			sp.releaseIdleWaiters()
 			return
 		}
-		in = syncInput{kind: syncContinue, roll: roll, rolled: rolled}
+		in = next
 	}
 }
 
-// apply is the driver of one effect of the sync processor's core. It returns the snapshot
-// threshold it drew, if the effect asked for one.
-func (sp *syncProcessor) apply(e effect) (roll int, drew bool) {
+// apply is the driver of one effect of the sync processor's core; next is the continue input,
+// which gathers the world's answer to a draw.
+func (sp *syncProcessor) apply(out *ready, e *effect, next *syncInput) {
 	p := sp.p
 	switch e.kind {
 	case effectAppend:
-		if ok := p.applyStorageEffect(e); ok != e.appended {
+		if ok := p.applyStorageEffect(*e); ok != e.appended {
 			p.assert(false, InvariantCoreView, "the log %s an append of %s the sync processor expected it to %s",
 				tookOrRefused(ok), FormatZxid(e.entry.Header.Zxid), tookOrRefused(e.appended))
 		}
 	case effectFsyncDone, effectFsyncAll:
-		p.applyStorageEffect(e)
+		p.applyStorageEffect(*e)
 	case effectFsyncStart:
 		p.askBoundaries(e.kind, 0)
 		sp.flushCovered = p.h.disk().Len()
 		p.h.setTimer(p.fsyncLatency(), (*fsyncTimer)(sp))
+	case effectDraw:
+		next.draw = p.h.choose(int(e.zxid))
 	case effectSnapshotThread:
-		roll = sp.drawRoll()
 		p.db.startSnapshotThread()
-		return roll, true
 	case effectHandOn:
 		sp.next(e.req)
 	case effectPost:
 		p.h.setTimer(0, (*syncTurnTimer)(sp))
+	case effectPostIdle:
+		p.h.setTimer(0, out.posts[e.event]) // A post: a step of its own at this instant.
+	case effectNote:
+		p.h.note(e.label, "%s", e.text)
+	case effectFastForward:
+		sp.zk.fastForward()
 	default:
 		panic("zabmodel: the sync processor's core asked for " + e.kind.String())
 	}
-	return 0, false
 }
 
 func tookOrRefused(ok bool) string {

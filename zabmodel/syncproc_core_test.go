@@ -26,14 +26,16 @@ import (
 //	new [snap-count=N] [roll=R] [last=E:C] [txns=T]
 //	                      a fresh core: its snapshot threshold is snap-count/2 + roll; the log's
 //	                      last zxid is E:C and T txns were appended since the last snapshot
+//	start                 the processor's construction (it draws the roll it starts with)
 //	request zxid=E:C      a txn request (a proposal to log)
 //	request cxid=N        a request without a txn (a read or a sync)
 //	turn                  the processor's thread comes round to its queue (the post it asked for)
-//	continue [roll=R]     resume after a ready that ended with "resume" (roll: the threshold drawn
-//	                      for a snapshot-thread effect)
+//	continue [draw=R]     resume after a ready that ended with "resume" (draw: the world's answer
+//	                      to the ready's draw)
 //	flushed covered=N     the fsync the core started completes, covering N records
-//	shutdown              SyncRequestProcessor.shutdown
-//	abandon               the ZOOKEEPER-4712 processor that is never told to stop
+//	stop [race]           ZooKeeperServer.shutdown's stop of the processor and fast-forward; race:
+//	                      ZOOKEEPER-4712's processor that is not told to stop first
+//	when-idle name=X      another thread's step X waits until the processor is idle
 //	state                 the core's queue, fsync batch and flags
 func TestSyncProcessorCore(t *testing.T) {
 	datadriven.Walk(t, filepath.Join("testdata", "core", "syncproc"), func(t *testing.T, path string) {
@@ -62,6 +64,7 @@ func (env *syncCoreEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		d.MaybeScanArgs(t, "snap-count", &snapCount)
 		d.MaybeScanArgs(t, "roll", &roll)
 		d.MaybeScanArgs(t, "last", &last)
+		env.txns = 0
 		d.MaybeScanArgs(t, "txns", &env.txns)
 		env.core = &syncCore{snapCount: snapCount, randRoll: roll}
 		env.last = parseCoreZxid(t, d, last)
@@ -82,19 +85,20 @@ func (env *syncCoreEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		in = syncInput{kind: syncRequest, req: r}
 	case "turn":
 		in = syncInput{kind: syncTurn}
+	case "start":
+		in = syncInput{kind: syncStart}
 	case "continue":
 		in = syncInput{kind: syncContinue}
-		if d.HasArg("roll") {
-			d.ScanArgs(t, "roll", &in.roll)
-			in.rolled = true
-		}
+		d.MaybeScanArgs(t, "draw", &in.draw)
 	case "flushed":
 		in = syncInput{kind: syncFlushed}
 		d.ScanArgs(t, "covered", &in.covered)
-	case "shutdown":
-		in = syncInput{kind: syncShutdown}
-	case "abandon":
-		in = syncInput{kind: syncAbandon}
+	case "stop":
+		in = syncInput{kind: syncStop, race: d.HasArg("race")}
+	case "when-idle":
+		var name string
+		d.ScanArgs(t, "name", &name)
+		in = syncInput{kind: syncWhenIdle, waiter: namedStep(name)}
 	case "state":
 		return env.state()
 	default:
@@ -136,7 +140,8 @@ func (env *syncCoreEnv) state() string {
 		return "[" + strings.Join(parts, " ") + "]"
 	}
 	fmt.Fprintf(&b, "queue=%s to-flush=%s batch=%s\n", list(c.queue[c.queueHead:]), list(c.toFlush), list(c.flushBatch[c.flushNext:]))
-	fmt.Fprintf(&b, "scheduled=%t flushing=%t stopped=%t busy=%t\n", c.scheduled, c.flushing, c.stopped, c.busy())
+	fmt.Fprintf(&b, "scheduled=%t flushing=%t stopped=%t abandoned=%t busy=%t\n", c.scheduled, c.flushing, c.stopped, c.abandoned, c.busy())
+	fmt.Fprintf(&b, "roll=%d idle-waiters=%d\n", c.randRoll, len(c.idleWaiters))
 	fmt.Fprintf(&b, "log last=%s txns-since-snapshot=%d\n", FormatZxid(env.last), env.txns)
 	return b.String()
 }
@@ -150,3 +155,10 @@ func parseCoreZxid(t *testing.T, d *datadriven.TestData, s string) int64 {
 	}
 	return MakeZxid(e, c)
 }
+
+// namedStep is another thread's step in the core tests: a timer that only has a name.
+type namedStep string
+
+func (s namedStep) OnTimer(uint64)          {}
+func (s namedStep) fire()                   {}
+func (s namedStep) TimerName(uint64) string { return string(s) }

@@ -30,9 +30,9 @@ func newProposal(p *peer, entry *proto.TxnEntry) *proposal {
 // sends it. Its entry is either applied already (a failed multi's sub-txns typed error, and a
 // second apply would rewrite nothing more) or never applied (read back from the txn log for a
 // DIFF), so encoding it later gives the bytes encoding it now would.
-func newCommittedProposal(p *peer, entry *proto.TxnEntry) *proposal {
-	pr := p.mem.proposals.New()
-	*pr = proposal{zxid: entry.Header.Zxid, hash: p.txnHash(entry), entry: entry}
+func newCommittedProposal(m *memory, entry *proto.TxnEntry) *proposal {
+	pr := m.proposals.New()
+	*pr = proposal{zxid: entry.Header.Zxid, hash: m.txnHash(entry), entry: entry}
 	return pr
 }
 
@@ -46,26 +46,18 @@ func (pr *proposal) encoded(m *memory) []byte {
 }
 
 // zkDatabase is ZKDatabase: the in-memory tree, the sessions with their timeouts, the committed-log
-// window, and the way to and from the disk (FileTxnSnapLog). It lives as long as the process: an
-// election inside a running server keeps it.
+// window (dbCore, zkdbcore.go, whose driver it is), and the way to and from the disk
+// (FileTxnSnapLog). It lives as long as the process: an election inside a running server keeps it.
 type zkDatabase struct {
-	p           *peer
-	tree        *tree
-	committed   []*proposal // the committed log window, in zxid order
-	initialized bool
-	// sessions is ZKDatabase.sessionsWithTimeouts, the session table: snapshots load and write it,
-	// log replay keeps it (FileTxnSnapLog.processTransaction), and so does the role's session
-	// tracker for committed txns (ZooKeeperServer.processTxnForSessionEvents); the tree does not.
-	sessions map[int64]int32
+	p *peer
+	dbCore
 
 	// txnsSinceSnapshot counts appends since the last snapshot, for SyncRequestProcessor.
 	txnsSinceSnapshot int
-	// snapThread is the snapshot thread walking the tree, if one runs (snapthread.go).
-	snapThread *snapshotThread
 }
 
 func newZKDatabase(p *peer) *zkDatabase {
-	return &zkDatabase{p: p, sessions: map[int64]int32{}}
+	return &zkDatabase{p: p, dbCore: dbCore{cfg: p.cfg, mem: p.mem, sid: p.sid, sessions: map[int64]int32{}}}
 }
 
 func (db *zkDatabase) disk() durable { return db.p.h.disk() }
@@ -84,78 +76,53 @@ func (db *zkDatabase) digest() int64 {
 	return db.tree.digest()
 }
 
-func (db *zkDatabase) clear() {
-	db.tree = nil
-	db.committed = nil
-	db.sessions = map[int64]int32{}
-	db.initialized = false
-	db.snapThread = nil // See snapshotThread: the walk ends with the tree it walks.
-}
-
 // loadDataBase is ZKDatabase.loadDataBase: the newest snapshot, then every logged txn after it,
-// applied and added to the committed log. It returns the last processed zxid.
+// applied and added to the committed log (a step of the database's core, dbLoad). It returns the
+// last processed zxid.
 func (db *zkDatabase) loadDataBase(source Source) int64 {
-	db.clear()
-	snap, ok := db.disk().LatestSnapshot()
-	if ok {
-		t, sessions, err := deserializeTree(snap.Data, snap.Zxid, db.p.cfg)
-		if err != nil {
-			// A corrupt snapshot would be corruption of synced data, outside the fault model.
-			panic(fmt.Sprintf("zabmodel: server %d: snapshot at %s does not load: %v", db.p.sid, FormatZxid(snap.Zxid), err))
-		}
-		db.tree, db.sessions = t, sessions
-		if source == SourceStartup && !db.p.cfg.Bugs.Has(BugSnapLogGap) && db.disk().Len() > 0 && db.disk().LastZxid() < snap.Zxid {
-			// The log ends below the snapshot: every logged txn is in it, and the log may end in
-			// another history, since a SNAP's snapshot is written before the old log is deleted
-			// (see learner.newLeader) and a crash can fall between the two. Finish the deletion,
-			// or the log's jump to the next txn appended would serve a DIFF over the gap, which is
-			// the snap-log-gap finding again (seed 4015563 of the sweep from 4000001).
-			db.clearLog()
-		}
-	} else {
-		db.tree = newTree(db.p.cfg)
-	}
-	db.p.observe(Event{Kind: EventTreeLoaded, Zxid: db.tree.lastProcessedZxid(), Digest: db.tree.digest(), Source: source})
-	db.replayLog(source)
-	db.initialized = true
+	db.run(dbInput{kind: dbLoad, source: source})
 	return db.tree.lastProcessedZxid()
 }
 
-// replayLog applies every logged txn above the tree's last processed zxid (FileTxnSnapLog.restore's
-// and fastForwardFromEdits' loop), each through processTransaction.
-func (db *zkDatabase) replayLog(source Source) {
-	previous := db.tree.lastProcessedZxid()
-	for _, r := range db.disk().Records(previous) {
-		entry := decodeLogRecord(r)
-		db.p.assert(r.Zxid > previous && entry.Header.Zxid == r.Zxid, InvariantReplayedLog,
-			"the record after %s is %s and holds the txn %s", FormatZxid(previous), FormatZxid(r.Zxid), FormatZxid(entry.Header.Zxid))
-		previous = r.Zxid
-		db.processTransaction(entry, source)
-		db.addCommittedProposal(newCommittedProposal(db.p, entry))
-	}
-}
-
 // fastForward is ZKDatabase.fastForwardDataBase, run when a server leaves its role: the logged txns
-// the tree has not applied yet are applied.
-func (db *zkDatabase) fastForward() {
-	if db.tree == nil {
-		return
+// the tree has not applied yet are applied (a step of the database's core, dbFastForward).
+func (db *zkDatabase) fastForward() { db.run(dbInput{kind: dbFastForward}) }
+
+// run is the driver of the database's core: it steps the core with in and applies what it
+// returns, stepping it again as long as a ready asks to resume.
+func (db *zkDatabase) run(in dbInput) {
+	for {
+		out := db.step(in, db.disk())
+		resume := out.resume
+		db.applyEffects(out)
+		if !resume {
+			return
+		}
+		in = dbInput{kind: dbContinue}
 	}
-	db.replayLog(SourceFastForward)
 }
 
-// processTransaction is FileTxnSnapLog.processTransaction: a replayed createSession or closeSession
-// updates the session table, then the tree applies the txn.
-func (db *zkDatabase) processTransaction(entry *proto.TxnEntry, source Source) {
-	switch entry.Header.Type {
-	case proto.OpCreateSession:
-		if cs, ok := entry.Txn.(*proto.CreateSessionTxn); ok {
-			db.sessions[entry.Header.ClientID] = cs.TimeoutMilliseconds
+// applyEffects applies a ready of the database's core in order and gives it back.
+func (db *zkDatabase) applyEffects(out *ready) {
+	p := db.p
+	for i := range out.effects {
+		e := &out.effects[i]
+		switch e.kind {
+		case effectObserve:
+			p.observe(out.events[e.event])
+		case effectNote:
+			p.h.note(e.label, "%s", e.text)
+		case effectFail:
+			p.h.fail(&AssertionError{Server: p.sid, Invariant: e.label, Detail: e.text})
+		case effectExit:
+			p.exit("%s", e.text)
+		case effectLogDelete:
+			p.applyStorageEffect(*e)
+		default:
+			panic("zabmodel: the database's core asked for " + e.kind.String())
 		}
-	case proto.OpCloseSession:
-		delete(db.sessions, entry.Header.ClientID)
 	}
-	db.applyTxn(entry, source)
+	db.done(out)
 }
 
 func decodeLogRecord(r storage.Record) *proto.TxnEntry {
@@ -166,43 +133,12 @@ func decodeLogRecord(r storage.Record) *proto.TxnEntry {
 	return &entry
 }
 
-// applyTxn is ZKDatabase.processTxn: the tree applies the txn (DataTree.processTxn). The session
-// table is not its business: a path that applies a createSession or closeSession without the
-// session tracker or processTransaction leaves the table as it was, as in ZooKeeper.
+// applyTxn is ZKDatabase.processTxn (dbCore.applyTxn), with its events applied at once.
 func (db *zkDatabase) applyTxn(entry *proto.TxnEntry, source Source) applyResult {
-	hash := db.p.txnHash(entry) // Before the apply, which may rewrite a failed multi's sub-txn types.
-	res := db.tree.apply(entry)
-	db.p.observe(Event{Kind: EventApply, Zxid: entry.Header.Zxid, Hash: hash, Digest: db.tree.digest(), Source: source})
-	if fault := res.res.Fault; fault != nil {
-		db.p.observe(Event{Kind: EventTxnThrew, Zxid: entry.Header.Zxid, Digest: db.tree.digest(), Source: source})
-		db.p.note("apply", "processTxn of %s threw: %v", FormatZxid(entry.Header.Zxid), fault)
-		if source == SourceStartup {
-			// QuorumPeer.loadDataBase: the RuntimeException leaves FileTxnSnapLog.restore and
-			// QuorumPeer.start, and the process exits; every start replays the same log again.
-			db.p.exit("Unable to load database on disk: processTxn of %s threw: %v", FormatZxid(entry.Header.Zxid), fault)
-		}
-	}
-	if res.digestMismatch {
-		var expected int64
-		if entry.Digest != nil {
-			expected = entry.Digest.TreeDigest
-		}
-		db.p.observe(Event{Kind: EventDigestMismatch, Zxid: entry.Header.Zxid, Hash: uint64(expected), Digest: db.tree.digest()})
-		db.p.note("digest", "digest mismatch at %s", FormatZxid(entry.Header.Zxid))
-	}
+	out := db.readies.get()
+	res, _ := db.dbCore.applyTxn(out, entry, source)
+	db.applyEffects(out)
 	return res
-}
-
-// addCommittedProposal keeps the window of recent committed txns, as ZKDatabase does.
-func (db *zkDatabase) addCommittedProposal(pr *proposal) {
-	if n := len(db.committed); n > 0 && db.committed[n-1].zxid >= pr.zxid {
-		return // Replaying over what the window already holds (a fast-forward after a restart).
-	}
-	db.committed = append(db.committed, pr)
-	if over := len(db.committed) - db.p.cfg.CommitLogCount; over > 0 {
-		clear(db.committed[:over])
-		db.committed = db.committed[over:]
-	}
 }
 
 func (db *zkDatabase) minCommittedLog() int64 {
@@ -326,7 +262,7 @@ func (db *zkDatabase) proposalsFromLog(peerZxid int64, sizeLimit int64) []*propo
 	}
 	out := make([]*proposal, 0, len(records))
 	for _, r := range records {
-		out = append(out, newCommittedProposal(db.p, decodeLogRecord(r)))
+		out = append(out, newCommittedProposal(db.p.mem, decodeLogRecord(r)))
 	}
 	return out
 }
