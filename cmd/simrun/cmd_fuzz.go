@@ -143,8 +143,9 @@ type fuzzSummary struct {
 	// FreshRuns counts the runs of fresh seeds, the swarm's own (the rest ran corpus entries or
 	// their mutations).
 	FreshRuns int64 `json:"fresh_runs"`
-	// Mutations counts, per kind of input (fresh, site, directed, reseed, splice, random, corpus),
-	// the runs, the failing runs and the corpus entries it made: what each kind costs and finds.
+	// Mutations counts, per kind of input (fresh, site, recover, directed, reseed, splice, random,
+	// corpus), the runs, the failing runs and the corpus entries it made: what each kind costs and
+	// finds.
 	Mutations []fuzzKindRecord `json:"mutations"`
 }
 
@@ -158,7 +159,7 @@ type fuzzKindRecord struct {
 
 // fuzzKinds are the kinds of input in the order the summary lists them; "corpus" is a corpus
 // directory's entry run as it is.
-var fuzzKinds = []string{"fresh", "site", "directed", "reseed", "splice", "random", "corpus"}
+var fuzzKinds = []string{"fresh", "site", "recover", "directed", "reseed", "splice", "random", "corpus"}
 
 // countKind adds a run to its kind's account.
 func (s *fuzzSummary) countKind(run fuzzRun) {
