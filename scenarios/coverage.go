@@ -35,6 +35,11 @@ import (
 //     leaving between its NEWLEADER ack and UPTODATE; a session disconnecting, reconnecting and
 //     sending requests while its transaction is pending at the leader; and, at every boundary
 //     reached, which of those windows were open (siteWindow);
+//   - state ahead of the commit point (coverage_ahead.go): a snapshot holding uncommitted
+//     transactions, a fault on a server whose tree or snapshot holds transactions no quorum
+//     committed and no other server logged (two more site windows), a leader established past
+//     another server's log, tree or snapshot, a learner synced while its snapshot is past the
+//     leader's log;
 //   - counts: how many times a run took each step, in AFL's logarithmic buckets, so that "more of
 //     the same" (many elections, many syncs) is also new.
 type Coverage struct {
