@@ -28,9 +28,9 @@ type Copier struct {
 
 	// The state of one copy.
 	regions     []region
-	seen        map[seenKey]struct{}
-	sliceWalked map[seenKey]sliceExtent
-	keepLayout  bool // CopyFrozen: keep the copy's layout in layout
+	seen        pairTable // the targets registered
+	sliceWalked pairTable // the slices walked: their longest length and largest capacity
+	keepLayout  bool      // CopyFrozen: keep the copy's layout in layout
 	layout      []group
 	keys        []uint64 // scratch of sortRegions
 	sorted      []region // scratch of sortRegions
@@ -50,8 +50,6 @@ func New() *Copier {
 		plans:       map[reflect.Type]*plan{},
 		dynamic:     map[unsafe.Pointer]*plan{},
 		scratch:     map[*plan][]*mapScratch{},
-		seen:        map[seenKey]struct{}{},
-		sliceWalked: map[seenKey]sliceExtent{},
 		mapsSeen:    map[unsafe.Pointer]struct{}{},
 		newMaps:     map[unsafe.Pointer]unsafe.Pointer{},
 	}
@@ -124,8 +122,8 @@ func (c *Copier) reset() {
 	// The slices are only truncated: what they still point to stays alive until the next copy
 	// overwrites it, which costs less than zeroing them each time.
 	c.regions = c.regions[:0]
-	clear(c.seen)
-	clear(c.sliceWalked)
+	c.seen.reset()
+	c.sliceWalked.reset()
 	clear(c.mapsSeen)
 	c.groups = c.groups[:0]
 	clear(c.newMaps)
@@ -378,11 +376,6 @@ func typedslicecopy(elemType unsafe.Pointer, dst, src sliceHeader) int
 
 // --- First pass: the memory ranges reached ---------------------------------------------------------
 
-type seenKey struct {
-	addr unsafe.Pointer
-	p    *plan
-}
-
 // region is one range of memory the graph reaches: a pointer's target (count 1, or an array's
 // elements) or a slice's backing array up to its capacity. live bytes from start must be copied;
 // the rest of size only allocated.
@@ -459,11 +452,9 @@ func (c *Copier) walkPointer(p *plan, addr unsafe.Pointer) error {
 	if addr == nil || p.size == 0 || c.isShared(p, addr) {
 		return nil
 	}
-	k := seenKey{addr, p}
-	if _, ok := c.seen[k]; ok {
+	if _, ok := c.seen.find(addr, p); ok {
 		return nil
 	}
-	c.seen[k] = struct{}{}
 	r := region{start: uintptr(addr), ptr: addr, size: p.size, live: p.size, elem: p, count: 1}
 	if p.kind == reflect.Array {
 		r.elem, r.count, r.array = p.elem, uintptr(p.length), true
@@ -546,10 +537,6 @@ func (c *Copier) walk(p *plan, addr unsafe.Pointer) error {
 	return nil
 }
 
-// sliceExtent is the longest length and the largest capacity registered for slices starting at
-// one element.
-type sliceExtent struct{ len, cap uintptr }
-
 type sliceHeader struct {
 	data     unsafe.Pointer
 	len, cap int
@@ -575,13 +562,12 @@ func (c *Copier) walkSliceWithin(elem *plan, data unsafe.Pointer, length, capaci
 	// Slices of one array may start at one element with different lengths and capacities: each
 	// larger one is registered (the group must cover every capacity), and only the elements no
 	// earlier one covered are walked.
-	k := seenKey{h.data, elem}
-	known := c.sliceWalked[k]
-	if uintptr(h.len) <= known.len && uintptr(h.cap) <= known.cap {
+	known, _ := c.sliceWalked.find(h.data, elem) // a: the longest length, b: the largest capacity
+	if uintptr(h.len) <= known.a && uintptr(h.cap) <= known.b {
 		return nil
 	}
-	done := known.len
-	c.sliceWalked[k] = sliceExtent{len: max(known.len, uintptr(h.len)), cap: max(known.cap, uintptr(h.cap))}
+	done := known.a
+	known.a, known.b = max(known.a, uintptr(h.len)), max(known.b, uintptr(h.cap))
 	live := uintptr(h.len) * elem.size
 	c.regions = append(c.regions, region{start: uintptr(h.data), ptr: h.data, size: uintptr(h.cap) * elem.size, live: live, elem: elem, count: uintptr(h.cap), array: true})
 	if !elem.ptrs {
@@ -609,13 +595,28 @@ func (c *Copier) walkMap(p *plan, addr unsafe.Pointer) error {
 		return nil
 	}
 	c.mapsSeen[mp] = struct{}{}
-	if !p.key.ptrs && !p.value.ptrs {
+	if !p.key.ptrs && !p.value.ptrs || reflect.NewAt(p.t, addr).Elem().Len() == 0 {
 		return nil
 	}
 	sc := c.takeScratch(p)
 	defer c.putScratch(p, sc)
 	k, v, it := sc.k, sc.v, sc.it
 	it.Reset(reflect.NewAt(p.t, addr).Elem())
+	if !p.key.ptrs && iterSlotsKnown {
+		// The values are walked where they lie in the map, not copied out first.
+		for it.Next() {
+			_, elem := iterSlots(it)
+			if c.collect {
+				c.push("[" + fmt.Sprint(it.Key()) + "]")
+			}
+			err := c.walk(p.value, elem)
+			c.pop()
+			if err != nil {
+				return at(err, "["+fmt.Sprint(it.Key())+"]")
+			}
+		}
+		return nil
+	}
 	// The order of the entries reaches nothing: the walk only gathers memory ranges, and a
 	// refusal names the first refused value, which is a diagnosis, not a state.
 	for it.Next() {
@@ -960,7 +961,13 @@ func (c *Copier) fixLeaves(p *plan, dst, src unsafe.Pointer) {
 			} else {
 				d.data, d.cap = c.translate(d.data), d.len
 			}
-		case !l.shared:
+		case l.shared:
+		case l.p.kind == reflect.Pointer:
+			// The commonest leaf, fixed without a call.
+			if q := *(*unsafe.Pointer)(unsafe.Add(src, l.offset)); q != nil && !c.isShared(l.p.elem, q) {
+				*(*unsafe.Pointer)(unsafe.Add(dst, l.offset)) = c.translate(q)
+			}
+		default:
 			c.fixPart(l.p, unsafe.Add(dst, l.offset), unsafe.Add(src, l.offset))
 		}
 	}
@@ -994,12 +1001,15 @@ func (c *Copier) copyMap(p *plan, src unsafe.Pointer) unsafe.Pointer {
 	if n, ok := c.newMaps[old]; ok {
 		return n
 	}
-	if !p.key.ptrs && !p.value.ptrs {
-		// Nothing to translate: the runtime clones the table.
+	if !p.key.ptrs && !p.value.ptrs || reflect.NewAt(p.t, src).Elem().Len() == 0 {
+		// Nothing to translate (no pointers, or no entries): the runtime clones the table.
 		clone := mapsClone(*(*any)(unsafe.Pointer(&iface{typ: p.rtype, data: old})))
 		n := (*iface)(unsafe.Pointer(&clone)).data
 		c.newMaps[old] = n
 		return n
+	}
+	if !p.key.ptrs && iterSlotsKnown {
+		return c.cloneMapFixing(p, old)
 	}
 	m := reflect.NewAt(p.t, src).Elem()
 	n := reflect.MakeMapWithSize(p.t, m.Len())
@@ -1027,6 +1037,62 @@ func (c *Copier) copyMap(p *plan, src unsafe.Pointer) unsafe.Pointer {
 		n.SetMapIndex(key, val)
 	}
 	return n.UnsafePointer()
+}
+
+// cloneMapFixing copies a map whose keys hold no pointers: the runtime clones the table (the
+// keys and values as they are, indirect ones copied), and each value is then fixed where it lies
+// in the clone, as a struct's leaves are after it was moved. Neither a new table is grown entry
+// by entry nor is any key hashed again. Nothing else can reach the clone meanwhile, and writing a
+// value in place changes nothing of the table's structure, so iterating while fixing is safe.
+func (c *Copier) cloneMapFixing(p *plan, old unsafe.Pointer) unsafe.Pointer {
+	clone := mapsClone(*(*any)(unsafe.Pointer(&iface{typ: p.rtype, data: old})))
+	n := (*iface)(unsafe.Pointer(&clone)).data
+	c.newMaps[old] = n
+	if !p.value.ptrs {
+		return n
+	}
+	sc := c.takeScratch(p)
+	defer c.putScratch(p, sc)
+	it := sc.it
+	it.Reset(reflect.NewAt(p.t, unsafe.Pointer(&n)).Elem())
+	for it.Next() {
+		_, elem := iterSlots(it)
+		// The clone holds the original's value: its pointers still point into the original,
+		// and fixPart translates them (it reads each before writing it, so the one slot can be
+		// both source and destination).
+		c.fixPart(p.value, elem, elem)
+	}
+	return n
+}
+
+// iterSlots returns where the key and the value of a map iterator's current entry lie in the
+// map's memory. A reflect.MapIter holds the map's Value and then the runtime's iterator, whose
+// first two words are exactly these (the compiler's range loops rely on that position); probeIter
+// checks the layout once, and the callers fall back to reflection's copies when it is not so.
+func iterSlots(it *reflect.MapIter) (key, elem unsafe.Pointer) {
+	words := (*[2]unsafe.Pointer)(unsafe.Add(unsafe.Pointer(it), unsafe.Sizeof(reflect.Value{})))
+	return words[0], words[1]
+}
+
+// iterSlotsKnown is whether iterSlots reads a reflect.MapIter right in this Go release.
+var iterSlotsKnown = probeIter()
+
+func probeIter() bool {
+	if unsafe.Sizeof(reflect.MapIter{}) < unsafe.Sizeof(reflect.Value{})+2*unsafe.Sizeof(uintptr(0)) {
+		return false
+	}
+	m := map[int64]int64{7: 9, 11: 13}
+	it := reflect.ValueOf(m).MapRange()
+	seen := 0
+	for it.Next() {
+		key, elem := iterSlots(it)
+		if key == nil || elem == nil || *(*int64)(key) != it.Key().Int() || *(*int64)(elem) != it.Value().Int() {
+			return false
+		}
+		*(*int64)(elem) += 100 // writing the slot must write the map's value
+		seen++
+	}
+	return seen == 2 && m[7] == 109 && m[11] == 113
 }
 
 // mapScratch is what iterating over a map of one type needs, kept between maps: an iterator and
