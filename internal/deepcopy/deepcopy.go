@@ -268,6 +268,10 @@ type plan struct {
 	// leaves are the parts of a struct, or of a short array, that hold pointers, nested structs
 	// and short arrays flattened: a copy moves the whole value and then fixes these.
 	leaves []leaf
+	// pointerLeaves: a struct or short array whose leaves are all pointers to follow (no shared,
+	// trimmed, slice, map or interface part), which the walk of an array of them visits in one
+	// loop without a call per element.
+	pointerLeaves bool
 }
 
 // leaf is one part of a struct or array that holds pointers.
@@ -333,6 +337,14 @@ func (c *Copier) plan(t reflect.Type) *plan {
 				continue
 			}
 			p.leaves = appendLeaves(p.leaves, f.Offset, "."+f.Name, fp)
+		}
+	}
+	if (p.kind == reflect.Struct || p.kind == reflect.Array && p.length <= maxInlineArray) && len(p.leaves) > 0 {
+		p.pointerLeaves = true
+		for _, l := range p.leaves {
+			if l.shared || l.trim || l.p.kind != reflect.Pointer {
+				p.pointerLeaves = false
+			}
 		}
 	}
 	return p
@@ -500,6 +512,9 @@ func (c *Copier) walk(p *plan, addr unsafe.Pointer) error {
 			return nil
 		}
 		if p.kind == reflect.Array && p.length > maxInlineArray {
+			if !c.collect {
+				return c.walkElements(p.elem, addr, 0, uintptr(p.length))
+			}
 			for i := range p.length {
 				if c.collect {
 					c.push("[" + strconv.Itoa(i) + "]")
@@ -573,6 +588,9 @@ func (c *Copier) walkSliceWithin(elem *plan, data unsafe.Pointer, length, capaci
 	if !elem.ptrs {
 		return nil
 	}
+	if !c.collect {
+		return c.walkElements(elem, h.data, done, uintptr(h.len))
+	}
 	for i := done; i < uintptr(h.len); i++ {
 		if c.collect {
 			c.push("[" + strconv.Itoa(int(i)) + "]")
@@ -581,6 +599,42 @@ func (c *Copier) walkSliceWithin(elem *plan, data unsafe.Pointer, length, capaci
 		c.pop()
 		if err != nil {
 			return at(err, "["+strconv.Itoa(int(i))+"]")
+		}
+	}
+	return nil
+}
+
+// walkElements walks elements from to to (exclusive) of an array of elem at data. Elements that
+// are pointers, or structs of pointers only, are visited in one loop; a refusal is named as
+// walk would name it.
+func (c *Copier) walkElements(elem *plan, data unsafe.Pointer, from, to uintptr) error {
+	es := elem.size
+	switch {
+	case elem.kind == reflect.Pointer:
+		for i := from; i < to; i++ {
+			if q := *(*unsafe.Pointer)(unsafe.Add(data, i*es)); q != nil {
+				if err := c.walkPointer(elem.elem, q); err != nil {
+					return at(at(err, ".*"), "["+strconv.Itoa(int(i))+"]")
+				}
+			}
+		}
+	case elem.pointerLeaves:
+		for i := from; i < to; i++ {
+			a := unsafe.Add(data, i*es)
+			for j := range elem.leaves {
+				l := &elem.leaves[j]
+				if q := *(*unsafe.Pointer)(unsafe.Add(a, l.offset)); q != nil {
+					if err := c.walkPointer(l.p.elem, q); err != nil {
+						return at(at(at(err, ".*"), l.name), "["+strconv.Itoa(int(i))+"]")
+					}
+				}
+			}
+		}
+	default:
+		for i := from; i < to; i++ {
+			if err := c.walk(elem, unsafe.Add(data, i*es)); err != nil {
+				return at(err, "["+strconv.Itoa(int(i))+"]")
+			}
 		}
 	}
 	return nil
@@ -888,9 +942,7 @@ func (c *Copier) copyGroup(g *group) {
 		if g.elem.kind == reflect.Struct || g.elem.kind == reflect.Array {
 			// Move the span at once, then fix the parts that hold pointers.
 			typedslicecopy(g.elem.rtype, sliceHeader{d, n, n}, sliceHeader{s, n, n})
-			for i := range uintptr(n) {
-				c.fixLeaves(g.elem, unsafe.Add(d, i*es), unsafe.Add(s, i*es))
-			}
+			c.fixElements(g.elem, d, s, uintptr(n))
 			continue
 		}
 		for i := range uintptr(n) {
@@ -945,10 +997,7 @@ func (c *Copier) fixLeaves(p *plan, dst, src unsafe.Pointer) {
 		return
 	}
 	if p.kind == reflect.Array && p.length > maxInlineArray {
-		es := p.elem.size
-		for i := range uintptr(p.length) {
-			c.fixLeaves(p.elem, unsafe.Add(dst, i*es), unsafe.Add(src, i*es))
-		}
+		c.fixElements(p.elem, dst, src, uintptr(p.length))
 		return
 	}
 	for i := range p.leaves {
@@ -969,6 +1018,27 @@ func (c *Copier) fixLeaves(p *plan, dst, src unsafe.Pointer) {
 			}
 		default:
 			c.fixPart(l.p, unsafe.Add(dst, l.offset), unsafe.Add(src, l.offset))
+		}
+	}
+}
+
+// fixElements fixes n elements of elem already moved from src to dst; elements that are structs
+// of pointers only are fixed in one loop.
+func (c *Copier) fixElements(elem *plan, dst, src unsafe.Pointer, n uintptr) {
+	es := elem.size
+	if !elem.pointerLeaves {
+		for i := range n {
+			c.fixLeaves(elem, unsafe.Add(dst, i*es), unsafe.Add(src, i*es))
+		}
+		return
+	}
+	for i := range n {
+		d, s := unsafe.Add(dst, i*es), unsafe.Add(src, i*es)
+		for j := range elem.leaves {
+			l := &elem.leaves[j]
+			if q := *(*unsafe.Pointer)(unsafe.Add(s, l.offset)); q != nil && !c.isShared(l.p.elem, q) {
+				*(*unsafe.Pointer)(unsafe.Add(d, l.offset)) = c.translate(q)
+			}
 		}
 	}
 }

@@ -94,6 +94,18 @@ func TestCopyRefusesWhatItCannotCopy(t *testing.T) {
 	_, err := Copy(New(), &node{next: &node{hook: func() {}}})
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "deepcopy: cannot copy func value func() at root.next.*.hook", err.Error())
+	_, err = Copy(New(), &node{children: []*node{{}, {hook: func() {}}}})
+	require.Error(t, err)
+	assert.Equal(t, "deepcopy: cannot copy func value func() at root.children[1].*.hook", err.Error(), "an element of a slice of pointers")
+	_, err = Copy(New(), &node{fixed: [3]*node{nil, {hook: func() {}}}})
+	require.Error(t, err)
+	assert.Equal(t, "deepcopy: cannot copy func value func() at root.fixed[1].*.hook", err.Error(), "an element of a short array")
+	_, err = Copy(New(), &struct{ long [20]struct{ a, b *node } }{long: [20]struct{ a, b *node }{19: {b: &node{hook: func() {}}}}})
+	require.Error(t, err)
+	assert.Equal(t, "deepcopy: cannot copy func value func() at root.long[19].b.*.hook", err.Error(), "a long array of structs of pointers")
+	_, err = Copy(New(), &struct{ list []struct{ a, b *node } }{list: []struct{ a, b *node }{{}, {a: &node{hook: func() {}}}}})
+	require.Error(t, err)
+	assert.Equal(t, "deepcopy: cannot copy func value func() at root.list[1].a.*.hook", err.Error(), "a slice of structs of pointers")
 
 	// Nil funcs and channels are copied as nil.
 	cp, err := Copy(New(), &node{name: "x"})
