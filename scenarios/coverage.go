@@ -63,8 +63,6 @@ type Coverage struct {
 	sessionWrites map[int64]sessionWrite
 	// committedIn is, per epoch, the highest zxid a leader committed in it (coverage_ahead.go).
 	committedIn map[int64]int64
-	// lostWrites is each client session's last write whose reply was lost (coverage_lost.go).
-	lostWrites map[int64]*lostWrite
 }
 
 // Site is an effect boundary that a server reached in a run: the first hit of that boundary since
@@ -215,7 +213,7 @@ var historyKinds = func() []bool {
 
 // NewCoverage returns an empty coverage for one run.
 func NewCoverage() *Coverage {
-	return &Coverage{seen: map[uint64]int{}, sessionWrites: map[int64]sessionWrite{}, committedIn: map[int64]int64{}, lostWrites: map[int64]*lostWrite{}}
+	return &Coverage{seen: map[uint64]int{}, sessionWrites: map[int64]sessionWrite{}, committedIn: map[int64]int64{}}
 }
 
 // Features returns the situations the run reached, in the order first reached, with the count

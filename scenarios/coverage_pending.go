@@ -32,7 +32,6 @@ type pendingProposal struct {
 	zxid    int64
 	leader  int64
 	session int64
-	xid     int32
 	op      proto.OpCode
 	// Bit sets of sids: the learners that acknowledged it, those of them whose connection ended
 	// since, and those that truncated their log below it since.
@@ -40,9 +39,6 @@ type pendingProposal struct {
 	// moved says its session disconnected since it was proposed; requested that the session sent
 	// a request after that.
 	moved, requested bool
-	// lost says it is a session's write whose reply was lost before it was proposed
-	// (coverage_lost.go).
-	lost bool
 }
 
 // maxPending bounds the outstanding proposals followed: a leader without a quorum keeps proposing
@@ -64,12 +60,11 @@ const (
 	// windowDepartedNewLeaderAck: some leader not yet established holds the NEWLEADER ack of a
 	// learner that left since.
 	windowDepartedNewLeaderAck
-	// windowTreeAhead and windowSnapshotAhead (coverage_ahead.go) are the next two bits, then
-	// windowLostWrite (coverage_lost.go); windowCount is the number of window sets.
-	windowCount = 1 << 7
+	// windowTreeAhead and windowSnapshotAhead (coverage_ahead.go) are the next two bits.
+	windowCount = 64
 )
 
-var windowNames = [...]string{"acked-pending", "departed-ack", "moved-session", "departed-newleader-ack", "tree-ahead", "snapshot-ahead", "lost-write"}
+var windowNames = [...]string{"acked-pending", "departed-ack", "moved-session", "departed-newleader-ack", "tree-ahead", "snapshot-ahead"}
 
 func windowString(w uint64) string {
 	out := ""
@@ -121,9 +116,6 @@ func (c *Coverage) siteWindow(sid int64) uint64 {
 		if p.moved {
 			w |= windowMovedSession
 		}
-		if p.lost {
-			w |= windowLostWrite
-		}
 	}
 	if c.departedNewLeaderAcks > 0 {
 		w |= windowDepartedNewLeaderAck
@@ -143,11 +135,9 @@ func (c *Coverage) pendingEvent(s *serverCoverage, prevPhase phase, prevRole zab
 		if len(c.pending) == maxPending {
 			c.pending = append(c.pending[:0], c.pending[1:]...)
 		}
-		p := &pendingProposal{zxid: e.Zxid, leader: e.Server, session: e.Txn.Header.ClientID, xid: e.Txn.Header.Cxid, op: e.Txn.Header.Type}
-		c.pending = append(c.pending, p)
+		c.pending = append(c.pending, &pendingProposal{zxid: e.Zxid, leader: e.Server, session: e.Txn.Header.ClientID, op: e.Txn.Header.Type})
 		if session := e.Txn.Header.ClientID; session != 0 {
-			c.sessionWrites[session] = sessionWrite{zxid: e.Zxid, xid: p.xid, op: e.Txn.Header.Type}
-			c.lostProposed(p, e)
+			c.sessionWrites[session] = sessionWrite{zxid: e.Zxid, op: e.Txn.Header.Type}
 		}
 	case zabmodel.EventAck:
 		for _, p := range c.pending {
@@ -285,9 +275,6 @@ func (c *Coverage) committed(e zabmodel.Event) {
 				return fmt.Sprintf("commit of a %s whose session disconnected since it was proposed (a request since: %d)", p.op, requested)
 			})
 		}
-		if p.lost {
-			c.lostCommitted(p, e)
-		}
 	}
 	clear(c.pending[len(kept):])
 	c.pending = kept
@@ -327,7 +314,6 @@ func (c *Coverage) clientState(session int64, state proto.KeeperState, at clock.
 // since.
 type sessionWrite struct {
 	zxid  int64
-	xid   int32
 	op    proto.OpCode
 	moved bool
 }
@@ -342,7 +328,6 @@ func (c *Coverage) clientRequest(session int64, kind proto.OpCode, at clock.Time
 	if session == 0 {
 		return
 	}
-	c.lostRequest(session, kind, at, server)
 	if w, ok := c.sessionWrites[session]; ok && w.moved && server > 0 {
 		rel := relation(c.server(server).lastApplied, w.zxid)
 		pending := false

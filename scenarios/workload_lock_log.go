@@ -51,9 +51,6 @@ func (t lockTracer) Request(session int64, req lockmodel.Request) func(lockmodel
 			return
 		}
 		_ = a.r.rec.Written(ref, rep.Session, rep.Xid)
-		if c := a.r.opts.Coverage; c != nil && rep.Err == proto.ConnectionLoss && rep.Xid != 0 {
-			c.replyLost(session, rep.Xid, req.Kind, now)
-		}
 		if rep.Zxid == 0 && (rep.Err == proto.ConnectionLoss || rep.Err == proto.SessionExpired || rep.Err == proto.AuthFailed) {
 			outcome := checkers.OutcomeUnknown
 			if rep.Xid == 0 {
