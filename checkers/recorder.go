@@ -28,9 +28,16 @@ type Recorder struct {
 	data [][]byte
 }
 
-// dataBlock is the size of the blocks a Recorder copies data into; larger data gets an
-// allocation of its own.
+// dataBlock is the size of the largest blocks a Recorder copies data into; data larger than a
+// sixteenth of it gets an allocation of its own.
 const dataBlock = 64 << 10
+
+// firstDataBlock is the size of a client's first block; each later block is twice the size of
+// the one before, up to dataBlock. A long history soon reaches blocks of dataBlock, and a short
+// one keeps little room: the model checker copies a world, recorder included, at each state it
+// branches from, and a first block of dataBlock would be most of the world's memory (64 KiB of
+// room behind a few bytes of data, allocated and zeroed at every copy).
+const firstDataBlock = 256
 
 // keep returns a copy of data, which the history then owns, laid out with the client's earlier
 // data (the checkers read a client's operations in order, a million of them, and find their data
@@ -48,7 +55,7 @@ func (r *Recorder) keep(client int, data []byte) []byte {
 	}
 	block := r.data[client]
 	if cap(block)-len(block) < len(data) {
-		block = make([]byte, 0, dataBlock)
+		block = make([]byte, 0, min(dataBlock, max(firstDataBlock, 2*cap(block), len(data))))
 	}
 	start := len(block)
 	block = append(block, data...)

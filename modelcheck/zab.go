@@ -173,6 +173,12 @@ func (c ZABConfig) Validate() error {
 type ZABModel struct {
 	cfg ZABConfig
 
+	// summaries makes every state keep its one-line summary (zabState.Summary). A search never
+	// reads it (a counterexample is replayed by ReplayPath, which renders the world itself), and
+	// rendering it cost about 2% of a search's CPU, so only the tests that compare states by their
+	// summaries ask for it.
+	summaries bool
+
 	// warm is the warm-up's choice prefix: the sequence numbers of the events the canonical
 	// warm-up fired, recorded by the first build and fired as they are by every later one.
 	warmMu sync.Mutex
@@ -932,7 +938,10 @@ type zabState struct {
 }
 
 func (m *ZABModel) stateOf(path []Action, zw *zabWorld) *zabState {
-	s := &zabState{m: m, path: path, fp: zw.fingerprint(), violation: zw.judge(), summary: zw.summary()}
+	s := &zabState{m: m, path: path, fp: zw.fingerprint(), violation: zw.judge()}
+	if m.summaries {
+		s.summary = zw.summary()
+	}
 	s.cs.remaining = -1
 	if m.cfg.NoCommute {
 		b := make([]byte, 0, 4*len(path))
@@ -1150,8 +1159,14 @@ func (s *zabState) Check() *Violation { return s.violation }
 // CheckTerminal implements State.
 func (s *zabState) CheckTerminal(bool) *Violation { return s.terminal }
 
-// Summary renders the state in one line.
-func (s *zabState) Summary() string { return s.summary }
+// Summary renders the state in one line when the model keeps summaries (ZABModel.summaries), and
+// names it by its fingerprint otherwise.
+func (s *zabState) Summary() string {
+	if s.summary == "" {
+		return fmt.Sprintf("state %016x%016x", s.fp[0], s.fp[1])
+	}
+	return s.summary
+}
 
 // Describe implements Model.
 func (m *ZABModel) Describe(st State, a Action) (string, string) {

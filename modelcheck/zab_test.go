@@ -263,6 +263,7 @@ func TestZABReuseKeepsResults(t *testing.T) {
 	cfg := ZABConfig{Servers: 3, Writes: 1, Crashes: 1, Restarts: 1, Timers: 6, Warmup: true, Coarse: true, BoundarySkips: 1, NoCopy: true}
 	m, err := NewZAB(cfg)
 	require.NoError(t, err)
+	m.summaries = true // compared below
 	s, err := m.Init()
 	require.NoError(t, err)
 	for step := 0; ; step++ {
@@ -277,6 +278,7 @@ func TestZABReuseKeepsResults(t *testing.T) {
 		require.NoError(t, err)
 		want := m.stateOf(next.(*zabState).path, fresh)
 		assert.Equal(t, want.fp, next.Fingerprint(), "step %d", step)
+		require.NotEmpty(t, want.summary)
 		assert.Equal(t, want.summary, next.(*zabState).summary, "step %d", step)
 		assert.Equal(t, want.lines, next.(*zabState).lines, "step %d", step)
 		s = next

@@ -35,6 +35,11 @@ import (
 //     leaving between its NEWLEADER ack and UPTODATE; a session disconnecting, reconnecting and
 //     sending requests while its transaction is pending at the leader; and, at every boundary
 //     reached, which of those windows were open (siteWindow);
+//   - state ahead of the commit point (coverage_ahead.go): a snapshot holding uncommitted
+//     transactions, a fault on a server whose tree or snapshot holds transactions no quorum
+//     committed and no other server logged (two more site windows), a leader established past
+//     another server's log, tree or snapshot, a learner synced while its snapshot is past the
+//     leader's log;
 //   - counts: how many times a run took each step, in AFL's logarithmic buckets, so that "more of
 //     the same" (many elections, many syncs) is also new.
 type Coverage struct {
@@ -56,6 +61,8 @@ type Coverage struct {
 	departedNewLeaderAcks int
 	// sessionWrites is each client session's last proposed write (coverage_pending.go).
 	sessionWrites map[int64]sessionWrite
+	// committedIn is, per epoch, the highest zxid a leader committed in it (coverage_ahead.go).
+	committedIn map[int64]int64
 }
 
 // Site is an effect boundary that a server reached in a run: the first hit of that boundary since
@@ -140,10 +147,13 @@ type serverCoverage struct {
 	aimed      bool
 	aimedPhase phase
 	aimedLast  zabmodel.EventKind
+	aimedAhead uint64 // its ahead window bits (coverage_ahead.go)
 	// history is what the server's disk has lived through so far (historyBits), and
 	// lastSnapshot the zxid of its newest snapshot, written or loaded.
 	history      uint8
 	lastSnapshot int64
+	// treeZxid is the last transaction the server's in-memory tree reflects (0 while it is down).
+	treeZxid int64
 	// reached holds the boundaries (by boundaryIndex) the server hit since its role or phase last
 	// changed, per site window (siteWindow), and reachedRole and reachedPhase that role and phase.
 	reached      [windowCount][4]uint64
@@ -203,7 +213,7 @@ var historyKinds = func() []bool {
 
 // NewCoverage returns an empty coverage for one run.
 func NewCoverage() *Coverage {
-	return &Coverage{seen: map[uint64]int{}, sessionWrites: map[int64]sessionWrite{}}
+	return &Coverage{seen: map[uint64]int{}, sessionWrites: map[int64]sessionWrite{}, committedIn: map[int64]int64{}}
 }
 
 // Features returns the situations the run reached, in the order first reached, with the count
@@ -273,6 +283,7 @@ func (c *Coverage) event(e zabmodel.Event) {
 	prevPhase, prevRole := s.phase, s.role
 	c.advance(s, e)
 	c.pendingEvent(s, prevPhase, prevRole, e)
+	c.aheadEvent(s, e)
 	role, ph, kind, source := e.Role, s.phase, e.Kind, e.Source
 
 	k, r, src, prev := min(int(kind), coverageKinds-1), int(role)&7, int(source)&7, s.last
@@ -388,7 +399,7 @@ func (c *Coverage) advance(s *serverCoverage, e zabmodel.Event) {
 // events (a crash), and its context is what the server was doing before it.
 func (c *Coverage) aim(sid int64) {
 	s := c.server(sid)
-	s.aimed, s.aimedPhase, s.aimedLast = true, s.phase, s.last
+	s.aimed, s.aimedPhase, s.aimedLast, s.aimedAhead = true, s.phase, s.last, c.aheadWindow(s)
 }
 
 // fault records a fault that acted on a server (the runner calls it for each server an action
@@ -396,13 +407,14 @@ func (c *Coverage) aim(sid int64) {
 // the server had when the fault came.
 func (c *Coverage) fault(verb string, sid int64, at clock.Time) {
 	s := c.server(sid)
-	ph, last := s.phase, s.last
+	ph, last, ahead := s.phase, s.last, c.aheadWindow(s)
 	if s.aimed {
-		ph, last, s.aimed = s.aimedPhase, s.aimedLast, false
+		ph, last, ahead, s.aimed = s.aimedPhase, s.aimedLast, s.aimedAhead, false
 	}
 	c.add(mix(0x06, hashString(verb), uint64(ph), uint64(last)), at, sid, func() string {
 		return fmt.Sprintf("fault %s in %s after %s", verb, ph, last)
 	})
+	c.aheadFault(ahead, verb, ph, last, sid, at)
 	s.fault, s.after = verb, s.after[:0]
 }
 

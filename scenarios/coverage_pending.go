@@ -60,10 +60,11 @@ const (
 	// windowDepartedNewLeaderAck: some leader not yet established holds the NEWLEADER ack of a
 	// learner that left since.
 	windowDepartedNewLeaderAck
-	windowCount = 16
+	// windowTreeAhead and windowSnapshotAhead (coverage_ahead.go) are the next two bits.
+	windowCount = 64
 )
 
-var windowNames = [...]string{"acked-pending", "departed-ack", "moved-session", "departed-newleader-ack"}
+var windowNames = [...]string{"acked-pending", "departed-ack", "moved-session", "departed-newleader-ack", "tree-ahead", "snapshot-ahead"}
 
 func windowString(w uint64) string {
 	out := ""
@@ -119,7 +120,7 @@ func (c *Coverage) siteWindow(sid int64) uint64 {
 	if c.departedNewLeaderAcks > 0 {
 		w |= windowDepartedNewLeaderAck
 	}
-	return w
+	return w | c.aheadWindow(c.server(sid))
 }
 
 // pendingEvent follows the outstanding proposals through an event, once the server's derived

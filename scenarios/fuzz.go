@@ -99,8 +99,9 @@ type FuzzCandidate struct {
 	Edits  []Edit
 	// Fresh says the candidate is a fresh seed (the swarm's own run).
 	Fresh bool
-	// Mutation names how the candidate was made: "fresh", "site", "directed", "reseed", "splice"
-	// or "random", so that a campaign can count what each kind of proposal costs and finds.
+	// Mutation names how the candidate was made: "fresh", "site", "recover" (a site injection
+	// with EditRecover), "directed", "reseed", "splice" or "random", so that a campaign can count
+	// what each kind of proposal costs and finds.
 	Mutation string
 }
 
@@ -183,6 +184,14 @@ func (f *Fuzzer) Next() FuzzCandidate {
 // none of the others.
 const siteShare = 60
 
+// recoverShare is the percentage of site injections that let the rest of the ensemble recover
+// after the fault (EditRecover): the parent's later faults dropped, the network healed, every
+// other server started. A swarm run is fault-heavy, and a fault placed exactly in a rare window
+// is often followed by others that keep a quorum from forming, so the recovery that would meet
+// the faulted server's state (a new leader's sync of it, a TRUNC, a DIFF across its gap) never
+// comes; the swarm reaches it only when its draws happen to leave a quorum alone.
+const recoverShare = 33
+
 // recentRuns is how many of the last fresh runs site injections take parents from.
 const recentRuns = 64
 
@@ -216,7 +225,11 @@ func (f *Fuzzer) siteMutation() (FuzzCandidate, bool) {
 	edit := Edit{Kind: EditInject, At: max(clock.Duration(x.at-clock.Time(warmup))-clock.Nanosecond, 0), Point: crashPointNames[x.point],
 		Target: "zk" + strconv.FormatInt(int64(x.server), 10), Param: uint32(f.rng.Choose(1 << 16))}
 	parent.picks++
-	return FuzzCandidate{Seed: parent.Seed, Script: ApplyEdits(parent.Script, []Edit{edit}), Edits: []Edit{edit}, Mutation: "site"}, true
+	edits, kind := []Edit{edit}, "site"
+	if f.rng.Choose(100) < recoverShare {
+		edits, kind = append(edits, Edit{Kind: EditRecover, At: edit.At + clock.Millisecond, Target: edit.Target}), "recover"
+	}
+	return FuzzCandidate{Seed: parent.Seed, Script: ApplyEdits(parent.Script, edits), Edits: edits, Mutation: kind}, true
 }
 
 // siteGroup is the hits (indexes into an entry's sites) of one situation.

@@ -57,10 +57,16 @@ const (
 	// seed Param holds) from At on.
 	EditReseed EditKind = 100 + iota
 	EditSplice
+	// EditRecover lets the ensemble recover from At on: the parent's faults after At are dropped,
+	// the network is healed and every server but Target that is down is started again, so that
+	// the servers that are left elect, establish and sync around what Target's state holds (an
+	// injection just before, on Target, is the fault they recover from). It has no byte
+	// encoding; the fuzzer adds it to a site injection (siteMutation).
+	EditRecover
 )
 
 var editNames = map[EditKind]string{EditAdd: "add", EditDrop: "drop", EditMove: "move", EditRetarget: "retarget", EditStretch: "stretch",
-	EditInject: "inject", EditReseed: "reseed", EditSplice: "splice"}
+	EditInject: "inject", EditReseed: "reseed", EditSplice: "splice", EditRecover: "recover"}
 
 func (k EditKind) String() string {
 	if name, ok := editNames[k]; ok {
@@ -107,6 +113,8 @@ func (e Edit) String() string {
 		return "the same faults under another seed"
 	case EditSplice:
 		return fmt.Sprintf("splice the faults of seed %d's entry from %s", e.Param, formatDuration(e.At))
+	case EditRecover:
+		return fmt.Sprintf("recover at %s but %s", formatDuration(e.At), e.Target)
 	}
 	return fmt.Sprintf("%s #%d", e.Kind, e.Index)
 }
@@ -192,6 +200,9 @@ func (s *Script) applyEdit(e Edit) {
 		return
 	case EditInject:
 		s.addInjection(e, at)
+		return
+	case EditRecover:
+		s.recoverFrom(at, e.Target)
 		return
 	}
 	if len(s.Actions) == 0 {
@@ -279,6 +290,23 @@ func (s *Script) addInjection(e Edit, at clock.Duration) {
 		s.Actions = append(s.Actions, Action{At: at, Verb: "resetpoint", Args: []string{target, point}})
 	default:
 		s.Actions = append(s.Actions, Action{At: at, Verb: "crashpoint", Args: []string{target, point, "restart", length}})
+	}
+}
+
+// recoverFrom drops the actions after at, then, at at, heals the network and starts every server
+// but except (a restart of a running server does nothing).
+func (s *Script) recoverFrom(at clock.Duration, except string) {
+	kept := s.Actions[:0]
+	for _, a := range s.Actions {
+		if a.At <= at {
+			kept = append(kept, a)
+		}
+	}
+	s.Actions = append(kept, Action{At: at, Verb: "heal"})
+	for sid := 1; sid <= s.Servers+s.Observers; sid++ {
+		if name := "zk" + strconv.Itoa(sid); name != except {
+			s.Actions = append(s.Actions, Action{At: at, Verb: "restart", Args: []string{name}})
+		}
 	}
 }
 

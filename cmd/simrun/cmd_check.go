@@ -104,6 +104,7 @@ type checkFlags struct {
 	minTimers  int
 	lockers    int
 	lockStart  int
+	cpuprofile string
 }
 
 func newCheckFlags() (*flag.FlagSet, *checkFlags) {
@@ -141,6 +142,7 @@ func newCheckFlags() (*flag.FlagSet, *checkFlags) {
 	fs.IntVar(&f.skips, "boundary-skips", 0, "zab: an armed crash may pass over up to this many effect boundaries (crash-at-boundary zkN +K)")
 	fs.Int64Var(&f.counter, "zxid-counter", 0, "zab: start every new leader's zxid counter here (to reach ZK-1277's overflow)")
 	fs.StringVar(&f.bugs, "bug", "", "zab: bug-zoo switches, comma-separated ('simrun bugs' lists them): server bugs, and recipe bugs with --lockers")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the search to `FILE` (go tool pprof)")
 	return fs, f
 }
 
@@ -273,7 +275,15 @@ func cmdCheck(env *environment, args []string) int {
 			}
 		}()
 	}
+	stopProfile, err := startProfile(f.cpuprofile)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "simrun check: %v\n", err)
+		return exitFailure
+	}
 	r, err := modelcheck.Check(ctx, m, opts)
+	if stopErr := stopProfile(); stopErr != nil {
+		fmt.Fprintf(env.stderr, "simrun check: %v\n", stopErr)
+	}
 	if err != nil {
 		fmt.Fprintf(env.stderr, "simrun check: %v\n", err)
 		return exitFailure

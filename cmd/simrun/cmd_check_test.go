@@ -48,11 +48,15 @@ func TestCheckRejectsBadBounds(t *testing.T) {
 }
 
 func TestCheckPassesAndCounts(t *testing.T) {
-	r := runCLI(t, "", "check", "--servers", "2", "--crashes", "1", "--restarts", "1")
+	profile := filepath.Join(t.TempDir(), "cpu.out")
+	r := runCLI(t, "", "check", "--servers", "2", "--crashes", "1", "--restarts", "1", "--cpuprofile", profile)
 	require.Equal(t, exitPass, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "Model checking completed. No error has been found.")
 	assert.Contains(t, r.stdout, "distinct states found, 0 states left on queue.")
 	assert.Contains(t, r.stdout, "Bounds exhausted")
+	info, err := os.Stat(profile)
+	require.NoError(t, err, "--cpuprofile writes the profile")
+	assert.Positive(t, info.Size())
 }
 
 // TestCheckCounterexampleReplays: the never-abandon self-test breaks liveness; check saves the

@@ -29,7 +29,9 @@ runs. An input that reaches a situation no earlier input reached joins the corpu
 does not: its mutants would fail the same way). Most mutations are site injections: a crash, a
 pause or a connection reset at exactly one boundary hit of a corpus entry's run or of a recent
 fresh seed's (its first append of a sync, its NEWLEADER epoch write, a SNAP sent), drawn by how
-rare that situation is, so that the fault is sure to fire where the run is known to go; others
+rare that situation is, so that the fault is sure to fire where the run is known to go (a third
+of them then let the rest of the ensemble recover: later faults dropped, network healed, the
+other servers started); others
 add faults at the moment of an entry's rarest new situations, rerun its faults under another seed,
 splice two entries or edit at random. The first --fresh-first inputs are the swarm's first
 seeds; after them a share of at least --fresh-percent are fresh seeds, the random swarm itself,
@@ -143,8 +145,9 @@ type fuzzSummary struct {
 	// FreshRuns counts the runs of fresh seeds, the swarm's own (the rest ran corpus entries or
 	// their mutations).
 	FreshRuns int64 `json:"fresh_runs"`
-	// Mutations counts, per kind of input (fresh, site, directed, reseed, splice, random, corpus),
-	// the runs, the failing runs and the corpus entries it made: what each kind costs and finds.
+	// Mutations counts, per kind of input (fresh, site, recover, directed, reseed, splice, random,
+	// corpus), the runs, the failing runs and the corpus entries it made: what each kind costs and
+	// finds.
 	Mutations []fuzzKindRecord `json:"mutations"`
 }
 
@@ -158,7 +161,7 @@ type fuzzKindRecord struct {
 
 // fuzzKinds are the kinds of input in the order the summary lists them; "corpus" is a corpus
 // directory's entry run as it is.
-var fuzzKinds = []string{"fresh", "site", "directed", "reseed", "splice", "random", "corpus"}
+var fuzzKinds = []string{"fresh", "site", "recover", "directed", "reseed", "splice", "random", "corpus"}
 
 // countKind adds a run to its kind's account.
 func (s *fuzzSummary) countKind(run fuzzRun) {

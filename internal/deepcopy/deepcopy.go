@@ -28,9 +28,10 @@ type Copier struct {
 
 	// The state of one copy.
 	regions     []region
-	seen        map[seenKey]struct{}
-	sliceWalked map[seenKey]sliceExtent
-	keepLayout  bool // CopyFrozen: keep the copy's layout in layout
+	seen        pairTable // the targets registered
+	starts      []uintptr // the groups' starts, for translate
+	sliceWalked pairTable // the slices walked: their longest length and largest capacity
+	keepLayout  bool      // CopyFrozen: keep the copy's layout in layout
 	layout      []group
 	keys        []uint64 // scratch of sortRegions
 	sorted      []region // scratch of sortRegions
@@ -50,8 +51,6 @@ func New() *Copier {
 		plans:       map[reflect.Type]*plan{},
 		dynamic:     map[unsafe.Pointer]*plan{},
 		scratch:     map[*plan][]*mapScratch{},
-		seen:        map[seenKey]struct{}{},
-		sliceWalked: map[seenKey]sliceExtent{},
 		mapsSeen:    map[unsafe.Pointer]struct{}{},
 		newMaps:     map[unsafe.Pointer]unsafe.Pointer{},
 	}
@@ -124,8 +123,9 @@ func (c *Copier) reset() {
 	// The slices are only truncated: what they still point to stays alive until the next copy
 	// overwrites it, which costs less than zeroing them each time.
 	c.regions = c.regions[:0]
-	clear(c.seen)
-	clear(c.sliceWalked)
+	c.seen.reset()
+	c.starts = c.starts[:0]
+	c.sliceWalked.reset()
 	clear(c.mapsSeen)
 	c.groups = c.groups[:0]
 	clear(c.newMaps)
@@ -156,6 +156,7 @@ func (c *Copier) copyGroups(root unsafe.Pointer) unsafe.Pointer {
 		} else {
 			g.base = unsafeNewArray(g.elem.rtype, int(g.count))
 		}
+		c.starts = append(c.starts, g.start)
 	}
 	for i := range c.groups {
 		c.copyGroup(&c.groups[i])
@@ -270,6 +271,10 @@ type plan struct {
 	// leaves are the parts of a struct, or of a short array, that hold pointers, nested structs
 	// and short arrays flattened: a copy moves the whole value and then fixes these.
 	leaves []leaf
+	// pointerLeaves: a struct or short array whose leaves are all pointers to follow (no shared,
+	// trimmed, slice, map or interface part), which the walk of an array of them visits in one
+	// loop without a call per element.
+	pointerLeaves bool
 }
 
 // leaf is one part of a struct or array that holds pointers.
@@ -337,6 +342,14 @@ func (c *Copier) plan(t reflect.Type) *plan {
 			p.leaves = appendLeaves(p.leaves, f.Offset, "."+f.Name, fp)
 		}
 	}
+	if (p.kind == reflect.Struct || p.kind == reflect.Array && p.length <= maxInlineArray) && len(p.leaves) > 0 {
+		p.pointerLeaves = true
+		for _, l := range p.leaves {
+			if l.shared || l.trim || l.p.kind != reflect.Pointer {
+				p.pointerLeaves = false
+			}
+		}
+	}
 	return p
 }
 
@@ -377,11 +390,6 @@ func mapsClone(m any) any
 func typedslicecopy(elemType unsafe.Pointer, dst, src sliceHeader) int
 
 // --- First pass: the memory ranges reached ---------------------------------------------------------
-
-type seenKey struct {
-	addr unsafe.Pointer
-	p    *plan
-}
 
 // region is one range of memory the graph reaches: a pointer's target (count 1, or an array's
 // elements) or a slice's backing array up to its capacity. live bytes from start must be copied;
@@ -459,11 +467,9 @@ func (c *Copier) walkPointer(p *plan, addr unsafe.Pointer) error {
 	if addr == nil || p.size == 0 || c.isShared(p, addr) {
 		return nil
 	}
-	k := seenKey{addr, p}
-	if _, ok := c.seen[k]; ok {
+	if _, ok := c.seen.find(addr, p); ok {
 		return nil
 	}
-	c.seen[k] = struct{}{}
 	r := region{start: uintptr(addr), ptr: addr, size: p.size, live: p.size, elem: p, count: 1}
 	if p.kind == reflect.Array {
 		r.elem, r.count, r.array = p.elem, uintptr(p.length), true
@@ -509,6 +515,9 @@ func (c *Copier) walk(p *plan, addr unsafe.Pointer) error {
 			return nil
 		}
 		if p.kind == reflect.Array && p.length > maxInlineArray {
+			if !c.collect {
+				return c.walkElements(p.elem, addr, 0, uintptr(p.length))
+			}
 			for i := range p.length {
 				if c.collect {
 					c.push("[" + strconv.Itoa(i) + "]")
@@ -546,10 +555,6 @@ func (c *Copier) walk(p *plan, addr unsafe.Pointer) error {
 	return nil
 }
 
-// sliceExtent is the longest length and the largest capacity registered for slices starting at
-// one element.
-type sliceExtent struct{ len, cap uintptr }
-
 type sliceHeader struct {
 	data     unsafe.Pointer
 	len, cap int
@@ -575,17 +580,19 @@ func (c *Copier) walkSliceWithin(elem *plan, data unsafe.Pointer, length, capaci
 	// Slices of one array may start at one element with different lengths and capacities: each
 	// larger one is registered (the group must cover every capacity), and only the elements no
 	// earlier one covered are walked.
-	k := seenKey{h.data, elem}
-	known := c.sliceWalked[k]
-	if uintptr(h.len) <= known.len && uintptr(h.cap) <= known.cap {
+	known, _ := c.sliceWalked.find(h.data, elem) // a: the longest length, b: the largest capacity
+	if uintptr(h.len) <= known.a && uintptr(h.cap) <= known.b {
 		return nil
 	}
-	done := known.len
-	c.sliceWalked[k] = sliceExtent{len: max(known.len, uintptr(h.len)), cap: max(known.cap, uintptr(h.cap))}
+	done := known.a
+	known.a, known.b = max(known.a, uintptr(h.len)), max(known.b, uintptr(h.cap))
 	live := uintptr(h.len) * elem.size
 	c.regions = append(c.regions, region{start: uintptr(h.data), ptr: h.data, size: uintptr(h.cap) * elem.size, live: live, elem: elem, count: uintptr(h.cap), array: true})
 	if !elem.ptrs {
 		return nil
+	}
+	if !c.collect {
+		return c.walkElements(elem, h.data, done, uintptr(h.len))
 	}
 	for i := done; i < uintptr(h.len); i++ {
 		if c.collect {
@@ -600,6 +607,42 @@ func (c *Copier) walkSliceWithin(elem *plan, data unsafe.Pointer, length, capaci
 	return nil
 }
 
+// walkElements walks elements from to to (exclusive) of an array of elem at data. Elements that
+// are pointers, or structs of pointers only, are visited in one loop; a refusal is named as
+// walk would name it.
+func (c *Copier) walkElements(elem *plan, data unsafe.Pointer, from, to uintptr) error {
+	es := elem.size
+	switch {
+	case elem.kind == reflect.Pointer:
+		for i := from; i < to; i++ {
+			if q := *(*unsafe.Pointer)(unsafe.Add(data, i*es)); q != nil {
+				if err := c.walkPointer(elem.elem, q); err != nil {
+					return at(at(err, ".*"), "["+strconv.Itoa(int(i))+"]")
+				}
+			}
+		}
+	case elem.pointerLeaves:
+		for i := from; i < to; i++ {
+			a := unsafe.Add(data, i*es)
+			for j := range elem.leaves {
+				l := &elem.leaves[j]
+				if q := *(*unsafe.Pointer)(unsafe.Add(a, l.offset)); q != nil {
+					if err := c.walkPointer(l.p.elem, q); err != nil {
+						return at(at(at(err, ".*"), l.name), "["+strconv.Itoa(int(i))+"]")
+					}
+				}
+			}
+		}
+	default:
+		for i := from; i < to; i++ {
+			if err := c.walk(elem, unsafe.Add(data, i*es)); err != nil {
+				return at(err, "["+strconv.Itoa(int(i))+"]")
+			}
+		}
+	}
+	return nil
+}
+
 func (c *Copier) walkMap(p *plan, addr unsafe.Pointer) error {
 	mp := *(*unsafe.Pointer)(addr)
 	if mp == nil {
@@ -609,13 +652,28 @@ func (c *Copier) walkMap(p *plan, addr unsafe.Pointer) error {
 		return nil
 	}
 	c.mapsSeen[mp] = struct{}{}
-	if !p.key.ptrs && !p.value.ptrs {
+	if !p.key.ptrs && !p.value.ptrs || reflect.NewAt(p.t, addr).Elem().Len() == 0 {
 		return nil
 	}
 	sc := c.takeScratch(p)
 	defer c.putScratch(p, sc)
 	k, v, it := sc.k, sc.v, sc.it
 	it.Reset(reflect.NewAt(p.t, addr).Elem())
+	if !p.key.ptrs && iterSlotsKnown {
+		// The values are walked where they lie in the map, not copied out first.
+		for it.Next() {
+			_, elem := iterSlots(it)
+			if c.collect {
+				c.push("[" + fmt.Sprint(it.Key()) + "]")
+			}
+			err := c.walk(p.value, elem)
+			c.pop()
+			if err != nil {
+				return at(err, "["+fmt.Sprint(it.Key())+"]")
+			}
+		}
+		return nil
+	}
 	// The order of the entries reaches nothing: the walk only gathers memory ranges, and a
 	// refusal names the first refused value, which is a diagnosis, not a state.
 	for it.Next() {
@@ -846,18 +904,22 @@ func makeGroup(rs []region, end uintptr) (group, error) {
 // translate maps an address of the original graph into the copy.
 func (c *Copier) translate(p unsafe.Pointer) unsafe.Pointer {
 	a := uintptr(p)
-	gs := c.groups
-	lo, hi := 0, len(gs)
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if gs[mid].end <= a {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
+	// The last group starting at or before a: a binary search over the starts alone (a few KB,
+	// where the groups are a hundred bytes each), whose step the compiler makes a conditional
+	// move rather than a branch that the random addresses would mispredict half the time.
+	st := c.starts
+	if len(st) == 0 || a < st[0] {
+		return p
 	}
-	if lo < len(gs) && gs[lo].start <= a {
-		g := &gs[lo]
+	i := 0
+	for n := len(st); n > 1; {
+		half := n >> 1
+		if st[i+half] <= a {
+			i += half
+		}
+		n -= half
+	}
+	if g := &c.groups[i]; a < g.end {
 		return unsafe.Add(g.base, a-g.start)
 	}
 	// Not reached by the first pass: a zero-size target or a shared object, kept as it is.
@@ -887,9 +949,7 @@ func (c *Copier) copyGroup(g *group) {
 		if g.elem.kind == reflect.Struct || g.elem.kind == reflect.Array {
 			// Move the span at once, then fix the parts that hold pointers.
 			typedslicecopy(g.elem.rtype, sliceHeader{d, n, n}, sliceHeader{s, n, n})
-			for i := range uintptr(n) {
-				c.fixLeaves(g.elem, unsafe.Add(d, i*es), unsafe.Add(s, i*es))
-			}
+			c.fixElements(g.elem, d, s, uintptr(n))
 			continue
 		}
 		for i := range uintptr(n) {
@@ -944,10 +1004,7 @@ func (c *Copier) fixLeaves(p *plan, dst, src unsafe.Pointer) {
 		return
 	}
 	if p.kind == reflect.Array && p.length > maxInlineArray {
-		es := p.elem.size
-		for i := range uintptr(p.length) {
-			c.fixLeaves(p.elem, unsafe.Add(dst, i*es), unsafe.Add(src, i*es))
-		}
+		c.fixElements(p.elem, dst, src, uintptr(p.length))
 		return
 	}
 	for i := range p.leaves {
@@ -960,8 +1017,35 @@ func (c *Copier) fixLeaves(p *plan, dst, src unsafe.Pointer) {
 			} else {
 				d.data, d.cap = c.translate(d.data), d.len
 			}
-		case !l.shared:
+		case l.shared:
+		case l.p.kind == reflect.Pointer:
+			// The commonest leaf, fixed without a call.
+			if q := *(*unsafe.Pointer)(unsafe.Add(src, l.offset)); q != nil && !c.isShared(l.p.elem, q) {
+				*(*unsafe.Pointer)(unsafe.Add(dst, l.offset)) = c.translate(q)
+			}
+		default:
 			c.fixPart(l.p, unsafe.Add(dst, l.offset), unsafe.Add(src, l.offset))
+		}
+	}
+}
+
+// fixElements fixes n elements of elem already moved from src to dst; elements that are structs
+// of pointers only are fixed in one loop.
+func (c *Copier) fixElements(elem *plan, dst, src unsafe.Pointer, n uintptr) {
+	es := elem.size
+	if !elem.pointerLeaves {
+		for i := range n {
+			c.fixLeaves(elem, unsafe.Add(dst, i*es), unsafe.Add(src, i*es))
+		}
+		return
+	}
+	for i := range n {
+		d, s := unsafe.Add(dst, i*es), unsafe.Add(src, i*es)
+		for j := range elem.leaves {
+			l := &elem.leaves[j]
+			if q := *(*unsafe.Pointer)(unsafe.Add(s, l.offset)); q != nil && !c.isShared(l.p.elem, q) {
+				*(*unsafe.Pointer)(unsafe.Add(d, l.offset)) = c.translate(q)
+			}
 		}
 	}
 }
@@ -994,12 +1078,15 @@ func (c *Copier) copyMap(p *plan, src unsafe.Pointer) unsafe.Pointer {
 	if n, ok := c.newMaps[old]; ok {
 		return n
 	}
-	if !p.key.ptrs && !p.value.ptrs {
-		// Nothing to translate: the runtime clones the table.
+	if !p.key.ptrs && !p.value.ptrs || reflect.NewAt(p.t, src).Elem().Len() == 0 {
+		// Nothing to translate (no pointers, or no entries): the runtime clones the table.
 		clone := mapsClone(*(*any)(unsafe.Pointer(&iface{typ: p.rtype, data: old})))
 		n := (*iface)(unsafe.Pointer(&clone)).data
 		c.newMaps[old] = n
 		return n
+	}
+	if !p.key.ptrs && iterSlotsKnown {
+		return c.cloneMapFixing(p, old)
 	}
 	m := reflect.NewAt(p.t, src).Elem()
 	n := reflect.MakeMapWithSize(p.t, m.Len())
@@ -1027,6 +1114,62 @@ func (c *Copier) copyMap(p *plan, src unsafe.Pointer) unsafe.Pointer {
 		n.SetMapIndex(key, val)
 	}
 	return n.UnsafePointer()
+}
+
+// cloneMapFixing copies a map whose keys hold no pointers: the runtime clones the table (the
+// keys and values as they are, indirect ones copied), and each value is then fixed where it lies
+// in the clone, as a struct's leaves are after it was moved. Neither a new table is grown entry
+// by entry nor is any key hashed again. Nothing else can reach the clone meanwhile, and writing a
+// value in place changes nothing of the table's structure, so iterating while fixing is safe.
+func (c *Copier) cloneMapFixing(p *plan, old unsafe.Pointer) unsafe.Pointer {
+	clone := mapsClone(*(*any)(unsafe.Pointer(&iface{typ: p.rtype, data: old})))
+	n := (*iface)(unsafe.Pointer(&clone)).data
+	c.newMaps[old] = n
+	if !p.value.ptrs {
+		return n
+	}
+	sc := c.takeScratch(p)
+	defer c.putScratch(p, sc)
+	it := sc.it
+	it.Reset(reflect.NewAt(p.t, unsafe.Pointer(&n)).Elem())
+	for it.Next() {
+		_, elem := iterSlots(it)
+		// The clone holds the original's value: its pointers still point into the original,
+		// and fixPart translates them (it reads each before writing it, so the one slot can be
+		// both source and destination).
+		c.fixPart(p.value, elem, elem)
+	}
+	return n
+}
+
+// iterSlots returns where the key and the value of a map iterator's current entry lie in the
+// map's memory. A reflect.MapIter holds the map's Value and then the runtime's iterator, whose
+// first two words are exactly these (the compiler's range loops rely on that position); probeIter
+// checks the layout once, and the callers fall back to reflection's copies when it is not so.
+func iterSlots(it *reflect.MapIter) (key, elem unsafe.Pointer) {
+	words := (*[2]unsafe.Pointer)(unsafe.Add(unsafe.Pointer(it), unsafe.Sizeof(reflect.Value{})))
+	return words[0], words[1]
+}
+
+// iterSlotsKnown is whether iterSlots reads a reflect.MapIter right in this Go release.
+var iterSlotsKnown = probeIter()
+
+func probeIter() bool {
+	if unsafe.Sizeof(reflect.MapIter{}) < unsafe.Sizeof(reflect.Value{})+2*unsafe.Sizeof(uintptr(0)) {
+		return false
+	}
+	m := map[int64]int64{7: 9, 11: 13}
+	it := reflect.ValueOf(m).MapRange()
+	seen := 0
+	for it.Next() {
+		key, elem := iterSlots(it)
+		if key == nil || elem == nil || *(*int64)(key) != it.Key().Int() || *(*int64)(elem) != it.Value().Int() {
+			return false
+		}
+		*(*int64)(elem) += 100 // writing the slot must write the map's value
+		seen++
+	}
+	return seen == 2 && m[7] == 109 && m[11] == 113
 }
 
 // mapScratch is what iterating over a map of one type needs, kept between maps: an iterator and

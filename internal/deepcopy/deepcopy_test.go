@@ -3,6 +3,7 @@ package deepcopy
 import (
 	"errors"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -93,6 +94,18 @@ func TestCopyRefusesWhatItCannotCopy(t *testing.T) {
 	_, err := Copy(New(), &node{next: &node{hook: func() {}}})
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "deepcopy: cannot copy func value func() at root.next.*.hook", err.Error())
+	_, err = Copy(New(), &node{children: []*node{{}, {hook: func() {}}}})
+	require.Error(t, err)
+	assert.Equal(t, "deepcopy: cannot copy func value func() at root.children[1].*.hook", err.Error(), "an element of a slice of pointers")
+	_, err = Copy(New(), &node{fixed: [3]*node{nil, {hook: func() {}}}})
+	require.Error(t, err)
+	assert.Equal(t, "deepcopy: cannot copy func value func() at root.fixed[1].*.hook", err.Error(), "an element of a short array")
+	_, err = Copy(New(), &struct{ long [20]struct{ a, b *node } }{long: [20]struct{ a, b *node }{19: {b: &node{hook: func() {}}}}})
+	require.Error(t, err)
+	assert.Equal(t, "deepcopy: cannot copy func value func() at root.long[19].b.*.hook", err.Error(), "a long array of structs of pointers")
+	_, err = Copy(New(), &struct{ list []struct{ a, b *node } }{list: []struct{ a, b *node }{{}, {a: &node{hook: func() {}}}}})
+	require.Error(t, err)
+	assert.Equal(t, "deepcopy: cannot copy func value func() at root.list[1].a.*.hook", err.Error(), "a slice of structs of pointers")
 
 	// Nil funcs and channels are copied as nil.
 	cp, err := Copy(New(), &node{name: "x"})
@@ -203,3 +216,122 @@ func TestCopyProperty(t *testing.T) {
 		require.True(t, reflect.DeepEqual(g, before), "the original is unchanged")
 	})
 }
+
+// big is larger than the runtime keeps inline in a map's slot (128 bytes), so a map stores it
+// indirectly.
+type big struct {
+	Pad  [20]int64
+	Next *vertex
+}
+
+type mapHolder struct {
+	Nodes    []*vertex
+	Pointers map[int64]*vertex
+	Slices   map[string][]*vertex
+	Nested   map[int]map[string]*vertex
+	Boxes    map[int]any
+	Structs  map[int]big
+	Large    map[int]*vertex // more entries than one group of the table holds
+	Empty    map[*vertex]int // pointer keys, no entries: cloned
+	Keyed    map[*vertex]int // pointer keys: copied entry by entry
+}
+
+// TestCopyMapsInPlace covers the maps whose keys hold no pointers, which are cloned by the
+// runtime and fixed where their values lie in the clone (cloneMapFixing): each kind of value
+// that holds pointers, indirect values, tables of several groups, and deleted entries.
+func TestCopyMapsInPlace(t *testing.T) {
+	require.True(t, iterSlotsKnown, "the iterator's layout is known in this Go release: the in-place path is the one tested")
+	h := &mapHolder{
+		Pointers: map[int64]*vertex{}, Slices: map[string][]*vertex{}, Nested: map[int]map[string]*vertex{},
+		Boxes: map[int]any{}, Structs: map[int]big{}, Large: map[int]*vertex{}, Empty: map[*vertex]int{}, Keyed: map[*vertex]int{},
+	}
+	for i := range 40 {
+		h.Nodes = append(h.Nodes, &vertex{Value: i})
+	}
+	for i, v := range h.Nodes[:10] {
+		h.Pointers[int64(i)] = v
+		h.Slices[v.String()] = h.Nodes[i : i+3]
+		h.Nested[i] = map[string]*vertex{"self": v}
+		h.Boxes[i] = v
+		h.Structs[i] = big{Pad: [20]int64{int64(i)}, Next: v}
+		h.Keyed[v] = i
+	}
+	h.Boxes[100] = big{Next: h.Nodes[0]} // a boxed value holding a pointer
+	h.Nested[100] = h.Nested[0]          // one map reached twice
+	for i, v := range h.Nodes {
+		h.Large[i] = v
+	}
+	for i := range 20 {
+		delete(h.Large, i) // deleted entries are not copied back in
+	}
+	h.Empty[h.Nodes[0]] = 1
+	delete(h.Empty, h.Nodes[0])
+
+	before, err := Copy(New(), h)
+	require.NoError(t, err)
+	cp, err := Copy(New(), h)
+	require.NoError(t, err)
+	requireSameMaps(t, h, cp)
+	index := map[*vertex]int{}
+	for i, v := range h.Nodes {
+		index[v] = i
+	}
+	node := func(v *vertex) *vertex { return cp.Nodes[index[v]] }
+	for k, v := range h.Pointers {
+		assert.Same(t, node(v), cp.Pointers[k])
+	}
+	for k, s := range h.Slices {
+		for i := range s {
+			assert.Same(t, node(s[i]), cp.Slices[k][i])
+		}
+		assert.Same(t, &cp.Nodes[index[s[0]]], &cp.Slices[k][0], "a slice of the nodes points into their copied array")
+	}
+	for k, v := range h.Nested {
+		assert.Same(t, node(v["self"]), cp.Nested[k]["self"])
+	}
+	for k, v := range h.Boxes {
+		if p, ok := v.(*vertex); ok {
+			assert.Same(t, node(p), cp.Boxes[k].(*vertex))
+		}
+	}
+	assert.Same(t, cp.Nodes[0], cp.Boxes[100].(big).Next)
+	for k, v := range h.Structs {
+		assert.Same(t, node(v.Next), cp.Structs[k].Next)
+	}
+	for k, v := range h.Large {
+		assert.Same(t, node(v), cp.Large[k])
+	}
+	for k, v := range h.Keyed {
+		assert.Equal(t, v, cp.Keyed[node(k)])
+	}
+
+	// Changing the copy's maps, and what their values reach, leaves the original as it was.
+	cp.Nested[0]["other"] = cp.Nodes[1]
+	assert.Same(t, cp.Nodes[1], cp.Nested[100]["other"], "the map reached twice is one copy")
+	cp.Pointers[99] = cp.Nodes[2]
+	cp.Slices[cp.Nodes[0].String()][0] = cp.Nodes[5]
+	s := cp.Structs[1]
+	s.Pad[0] = 77
+	cp.Structs[1] = s
+	cp.Empty[cp.Nodes[0]] = 3
+	cp.Large[0] = cp.Nodes[0]
+	for _, v := range cp.Nodes {
+		v.Value = -1
+	}
+	requireSameMaps(t, h, before)
+}
+
+// requireSameMaps compares two mapHolders field by field; Keyed, whose keys are pointers (equal
+// only to themselves), is compared by the nodes' positions.
+func requireSameMaps(t *testing.T, a, b *mapHolder) {
+	t.Helper()
+	for _, f := range []string{"Nodes", "Pointers", "Slices", "Nested", "Boxes", "Structs", "Large", "Empty"} {
+		require.True(t, reflect.DeepEqual(reflect.ValueOf(a).Elem().FieldByName(f).Interface(), reflect.ValueOf(b).Elem().FieldByName(f).Interface()), "%s differs", f)
+	}
+	require.Len(t, b.Keyed, len(a.Keyed))
+	for i, v := range a.Nodes {
+		require.Equal(t, a.Keyed[v], b.Keyed[b.Nodes[i]])
+	}
+}
+
+func (v *vertex) String() string { return strconv.Itoa(v.Value) }

@@ -138,7 +138,7 @@ func (l *Lock) Held() bool { return l.held && l.w.Elapsed(l.node) < l.until }
 func (l *Lock) Until() clock.Time { return l.until }
 
 // randomValue draws the lock's value: 16 random bytes in hex, from the simulator's choices (redsync
-// reads 16 bytes from crypto/rand and base64-encodes them). determinism:ok a comment naming redsync's source, not a call
+// reads 16 bytes from the operating system's secure random source and base64-encodes them).
 func (l *Lock) randomValue() string {
 	const digits = "0123456789abcdef"
 	b := make([]byte, 32)
