@@ -84,15 +84,14 @@ func (zk *zkServer) followerRun(kind followerInputKind, req *request, zxid int64
 	out := zk.followerCore.step(kind, req, zxid)
 	for i := range out.effects {
 		e := &out.effects[i]
+		if zk.p.applyReport(out, e) {
+			continue
+		}
 		switch e.kind {
 		case effectHandOn:
 			zk.sync.processRequest(e.req)
 		case effectCommitRequest:
 			zk.commits.commit(e.req)
-		case effectNote:
-			zk.p.h.note(e.label, "%s", e.text)
-		case effectExit:
-			zk.p.exit("%s", e.text)
 		default:
 			panic("zabmodel: the follower's core asked for " + e.kind.String())
 		}

@@ -51,13 +51,12 @@ func (l *leader) discoveryRun(in discoveryInput) {
 	p := l.p
 	for i := range out.effects {
 		e := &out.effects[i]
+		if p.applyReport(out, e) {
+			continue
+		}
 		switch e.kind {
 		case effectSetEpoch:
 			p.setAcceptedEpoch(e.zxid)
-		case effectObserve:
-			p.observe(out.events[e.event])
-		case effectNote:
-			p.h.note(e.label, "%s", e.text)
 		case effectLeave:
 			l.fail(e.text)
 		case effectHandlerShutdown:

@@ -293,13 +293,10 @@ func (l *leader) run(in leaderInput) {
 // apply is the driver of one effect of the leader's core.
 func (l *leader) apply(out *ready, e *effect) {
 	p := l.p
+	if p.applyReport(out, e) {
+		return
+	}
 	switch e.kind {
-	case effectObserve:
-		p.observe(out.events[e.event])
-	case effectNote:
-		p.h.note(e.label, "%s", e.text)
-	case effectFail:
-		p.h.fail(&AssertionError{Server: p.sid, Invariant: e.label, Detail: e.text})
 	case effectQueuePacket:
 		e.handler.queuePacket(e.packet)
 	case effectProposalSent:

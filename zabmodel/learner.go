@@ -174,7 +174,7 @@ func (l *learner) run(in learnerInput) {
 		resume := out.resume
 		next := learnerInput{kind: learnerContinue}
 		for i := range out.effects {
-			l.apply(&out.effects[i], &next)
+			l.apply(out, &out.effects[i], &next)
 		}
 		l.learnerCore.done(out)
 		if !resume {
@@ -186,13 +186,12 @@ func (l *learner) run(in learnerInput) {
 
 // apply is the driver of one effect of the learner's core; next gathers the world's answers for
 // the continue input.
-func (l *learner) apply(e *effect, next *learnerInput) {
+func (l *learner) apply(out *ready, e *effect, next *learnerInput) {
 	p := l.p
+	if p.applyReport(out, e) {
+		return
+	}
 	switch e.kind {
-	case effectNote:
-		p.h.note(e.label, "%s", e.text)
-	case effectExit:
-		p.exit("%s", e.text)
 	case effectLeave:
 		l.fail(e.text)
 	case effectThrow:

@@ -126,11 +126,10 @@ func (h *learnerHandler) handlerRun(in handlerInput) {
 // input, which gathers the world's answer to a draw.
 func (h *learnerHandler) applyHandlerEffect(out *ready, e *effect, next *handlerInput) {
 	p := h.p()
+	if p.applyReport(out, e) {
+		return
+	}
 	switch e.kind {
-	case effectNote:
-		p.h.note(e.label, "%s", e.text)
-	case effectObserve:
-		p.observe(out.events[e.event])
 	case effectHandlerRead:
 		h.readStepID = p.h.setTimer(h.readDelay(), (*handlerReadStep)(h))
 	case effectReadTimeout:

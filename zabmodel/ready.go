@@ -748,3 +748,22 @@ func electionPayloadText(b []byte) string {
 	}
 	return fmt.Sprintf("%q", b)
 }
+
+// applyReport applies the effects that every driver applies the same way: an event for the
+// checkers, a note for the trace, a broken assertion and the process's exit. It reports whether e
+// was one of them, so that a driver handles only the effects of its own core after it.
+func (p *peer) applyReport(out *ready, e *effect) bool {
+	switch e.kind {
+	case effectObserve:
+		p.observe(out.events[e.event])
+	case effectNote:
+		p.h.note(e.label, "%s", e.text)
+	case effectFail:
+		p.h.fail(&AssertionError{Server: p.sid, Invariant: e.label, Detail: e.text})
+	case effectExit:
+		p.exit("%s", e.text)
+	default:
+		return false
+	}
+	return true
+}

@@ -429,6 +429,9 @@ func (sp *syncProcessor) run(in syncInput) {
 // which gathers the world's answer to a draw.
 func (sp *syncProcessor) apply(out *ready, e *effect, next *syncInput) {
 	p := sp.p
+	if p.applyReport(out, e) {
+		return
+	}
 	switch e.kind {
 	case effectAppend:
 		if ok := p.applyStorageEffect(*e); ok != e.appended {
@@ -451,8 +454,6 @@ func (sp *syncProcessor) apply(out *ready, e *effect, next *syncInput) {
 		p.h.setTimer(0, (*syncTurnTimer)(sp))
 	case effectPostIdle:
 		p.h.setTimer(0, out.posts[e.event]) // A post: a step of its own at this instant.
-	case effectNote:
-		p.h.note(e.label, "%s", e.text)
 	case effectFastForward:
 		sp.zk.fastForward()
 	default:

@@ -107,15 +107,10 @@ func (db *zkDatabase) applyEffects(out *ready) {
 	p := db.p
 	for i := range out.effects {
 		e := &out.effects[i]
+		if p.applyReport(out, e) {
+			continue
+		}
 		switch e.kind {
-		case effectObserve:
-			p.observe(out.events[e.event])
-		case effectNote:
-			p.h.note(e.label, "%s", e.text)
-		case effectFail:
-			p.h.fail(&AssertionError{Server: p.sid, Invariant: e.label, Detail: e.text})
-		case effectExit:
-			p.exit("%s", e.text)
 		case effectLogDelete:
 			p.applyStorageEffect(*e)
 		default:
