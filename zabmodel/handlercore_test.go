@@ -259,15 +259,7 @@ func (env *handlerCoreEnv) packet(t *testing.T, d *datadriven.TestData) []byte {
 	if name == "garbage" {
 		return []byte{1, 2, 3}
 	}
-	typ := int32(-2)
-	for t, n := range packetNames { // determinism:ok a lookup by name
-		if n == name {
-			typ = t
-		}
-	}
-	if typ == -2 {
-		d.Fatalf(t, "unknown packet type %q", name)
-	}
+	typ := packetTypeNamed(t, d, name)
 	qp := proto.QuorumPacket{Type: typ}
 	if d.HasArg("zxid") {
 		var z string
@@ -311,4 +303,15 @@ func (env *handlerCoreEnv) packet(t *testing.T, d *datadriven.TestData) []byte {
 		qp.Data = requestData(session, int32(cxid), proto.OpCreate, nil)
 	}
 	return env.mem.encodePacket(&qp)
+}
+
+// packetTypeNamed is the type of the quorum packet the traces call name; an unknown name fails the test.
+func packetTypeNamed(t *testing.T, d *datadriven.TestData, name string) int32 {
+	for typ, n := range packetNames { // determinism:ok a lookup by name; names are unique
+		if n == name {
+			return typ
+		}
+	}
+	d.Fatalf(t, "unknown packet type %q", name)
+	return -2
 }

@@ -41,15 +41,7 @@ func TestSenderCore(t *testing.T) {
 				var name, zxid string
 				d.ScanArgs(t, "type", &name)
 				d.ScanArgs(t, "zxid", &zxid)
-				typ := int32(-2)
-				for t, n := range packetNames { // determinism:ok a lookup by name
-					if n == name {
-						typ = t
-					}
-				}
-				if typ == -2 {
-					d.Fatalf(t, "unknown packet type %q", name)
-				}
+				typ := packetTypeNamed(t, d, name)
 				packet = mem.encodePacket(&proto.QuorumPacket{Type: typ, Zxid: parseCoreZxid(t, d, zxid)})
 				kind, packetKind = senderQueue, typ
 				if d.Cmd == "write" {
