@@ -21,7 +21,7 @@ import (
 // view interfaces give them, and call nothing that acts on the world.
 var coreTypes = []string{
 	"commitCore", "cnxCore", "followerCore", "handlerCore", "leaderCore", "learnerCore",
-	"senderCore", "snapshotThread", "syncCore", "syncDecision", "dbCore",
+	"senderCore", "snapshotThread", "syncCore", "syncDecision", "dbCore", "peerCore",
 }
 
 // driverTypes are the types whose methods act on the world: the host and the drivers that apply

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/electionmodel"
 	"github.com/zabsim/zabsim/net"
 	"github.com/zabsim/zabsim/zabmodel/proto"
 	"github.com/zabsim/zabsim/zabmodel/storage"
@@ -326,6 +327,29 @@ const (
 	// effectTimerCancel cancels the core's next turn, armed by effectTimer.
 	effectTimerCancel
 
+	// QuorumPeer's role loop (peercore.go). Its post of the next election is effectPost (zxid holds
+	// the role generation it starts), its notes and events effectNote and effectObserve.
+
+	// effectNotify hands packet, an encoded notification, to the election transport for peer zxid
+	// (QuorumCnxManager.toSend).
+	effectNotify
+	// effectConnectAll connects the election transport to every voter (connectAll).
+	effectConnectAll
+	// effectElectionTimer cancels the election's timer and, if valid, arms it again to expire
+	// after zxid nanoseconds.
+	effectElectionTimer
+	// effectLead runs the leader's role (QuorumPeer.run's lead()).
+	effectLead
+	// effectFollow runs a learner's role, following peer zxid (followLeader or observeLeader).
+	effectFollow
+	// effectRoleShutdown shuts the role down: the leader, the learner, then the role's
+	// ZooKeeperServer and client connections.
+	effectRoleShutdown
+	// effectAskSelf asks for the server's last logged zxid and current epoch, read as the effect
+	// is applied (QuorumPeer.getLastLoggedZxid, which loads a cleared database first); the core
+	// resumes with them.
+	effectAskSelf
+
 	// effectKinds counts the kinds above; it is no effect.
 	effectKinds
 )
@@ -361,6 +385,8 @@ var effectNames = [...]string{
 	effectSubmit: "submit", effectRemoveHandler: "remove-handler", effectForgetAcks: "forget-acks",
 	effectFastForward: "fast-forward", effectPostIdle: "post-idle",
 	effectListen: "listen", effectUnlisten: "unlisten", effectTimerCancel: "timer-cancel",
+	effectNotify: "notify", effectConnectAll: "connect-all", effectElectionTimer: "election-timer",
+	effectLead: "lead", effectFollow: "follow", effectRoleShutdown: "role-shutdown", effectAskSelf: "ask-self",
 }
 
 func (k effectKind) String() string {
@@ -560,6 +586,23 @@ func (r *ready) String() string {
 			b = fmt.Appendf(b, " from=%d %s", e.zxid, electionPayloadText(e.packet))
 		case effectElectionLoopback:
 			b = fmt.Appendf(b, " %s", electionPayloadText(e.packet))
+		case effectNotify:
+			if n, err := electionmodel.Decode(e.zxid, e.packet); err == nil {
+				b = fmt.Appendf(b, " to=%d %s leader=%d zxid=%s round=%#x peerEpoch=%d", e.zxid, n.State, n.Leader,
+					FormatZxid(n.Zxid), n.ElectionEpoch, n.PeerEpoch)
+			}
+		case effectElectionTimer:
+			if e.valid {
+				b = fmt.Appendf(b, " after=%v", clock.Duration(e.zxid))
+			} else {
+				b = append(b, " cancel"...)
+			}
+		case effectFollow:
+			b = fmt.Appendf(b, " leader=%d", e.zxid)
+		case effectPost:
+			if e.zxid != 0 {
+				b = fmt.Appendf(b, " generation=%d", e.zxid)
+			}
 		case effectQueuePacket:
 			qp, err := decodePacket(e.packet)
 			if err != nil {

@@ -3,6 +3,7 @@ package zabmodel
 import (
 	"fmt"
 
+	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/electionmodel"
 	"github.com/zabsim/zabsim/net"
 	"github.com/zabsim/zabsim/sim"
@@ -22,22 +23,16 @@ type peer struct {
 	acceptedEpoch, currentEpoch int64
 	db                          *zkDatabase
 
-	election      *electionmodel.Election
+	// peerCore is QuorumPeer's role loop: the election, the role, the vote (peercore.go).
+	peerCore
 	cnx           *cnxManager
 	electionTimer sim.TimerID
-	lastVote      electionmodel.Vote // the last proposal reported as EventVote
 
-	role    Role
-	vote    electionmodel.Vote // QuorumPeer.currentVote once decided
 	leader  *leader
 	learner *learner
 	zk      *zkServer // the ZooKeeperServer of the current role, nil while LOOKING
 	serving bool
 	clients *clientListener
-
-	// roleGeneration increases with every role change, so that callbacks of an earlier role can
-	// tell they are stale.
-	roleGeneration uint64
 
 	// syncMode is QuorumPeer.syncMode: how the last synchronization with a leader began, until its
 	// NEWLEADER. It outlives the role, as the QuorumPeer field does.
@@ -232,12 +227,7 @@ func (p *peer) lastLoggedZxid() int64 {
 }
 
 // startElection enters LOOKING and starts a round (QuorumPeer's loop reaching lookForLeader).
-func (p *peer) startElection() {
-	p.role = Looking
-	p.roleGeneration++
-	p.note("peer", "LOOKING")
-	p.handleElection(p.election.Start(p.self()))
-}
+func (p *peer) startElection() { p.runPeer(peerInput{kind: peerLook}) }
 
 func (p *peer) onNotification(from int64, payload []byte) {
 	n, err := electionmodel.Decode(from, payload)
@@ -245,83 +235,76 @@ func (p *peer) onNotification(from int64, payload []byte) {
 		p.note("election", "dropped a notification: %v", err)
 		return
 	}
-	p.handleElection(p.election.Receive(n, p.self()))
+	p.runPeer(peerInput{kind: peerNotification, notification: n, self: p.self()})
 }
 
 func (p *peer) onElectionTimer() {
 	p.electionTimer = 0
-	p.handleElection(p.election.Timeout(p.cnx.haveDelivered(), p.self()))
-}
-
-func (p *peer) handleElection(out electionmodel.Output) {
-	if p.role == Looking {
-		if v := p.election.Proposal(); v.Leader != p.lastVote.Leader || v.Zxid != p.lastVote.Zxid ||
-			v.PeerEpoch != p.lastVote.PeerEpoch || p.election.LogicalClock() != p.lastVote.ElectionEpoch {
-			p.lastVote = v
-			p.lastVote.ElectionEpoch = p.election.LogicalClock()
-			p.observe(Event{Kind: EventVote, Leader: v.Leader, Zxid: v.Zxid, Epoch: v.PeerEpoch, Round: p.election.LogicalClock()})
-		}
-	}
-	for _, s := range out.Send {
-		p.cnx.toSend(s.To, s.Notification.Encode())
-	}
-	if out.ConnectAll {
-		p.cnx.connectAll()
-	}
-	if out.Timer.Set || out.Timer.Cancel {
-		p.h.cancel(p.electionTimer)
-		p.electionTimer = 0
-	}
-	if out.Timer.Set {
-		p.electionTimer = p.h.setTimer(out.Timer.After, (*electionTimer)(p))
-	}
-	if out.Decided != nil {
-		p.decided(*out.Decided)
-	}
-}
-
-// decided leaves LOOKING for the role the election chose.
-func (p *peer) decided(v electionmodel.Vote) {
-	p.vote = v
-	p.roleGeneration++
-	switch v.State {
-	case electionmodel.Leading:
-		p.role = Leading
-	case electionmodel.Following:
-		p.role = Following
-	default:
-		p.role = Observing
-	}
-	p.note("peer", "%s (leader %d, round %#x, peerEpoch %d)", p.role, v.Leader, v.ElectionEpoch, v.PeerEpoch)
-	p.observe(Event{Kind: EventElected, Leader: v.Leader, Epoch: v.PeerEpoch, Round: v.ElectionEpoch})
-	switch p.role {
-	case Leading:
-		p.lead()
-	default:
-		p.follow(v.Leader)
-	}
+	p.runPeer(peerInput{kind: peerElectionTimeout, delivered: p.cnx.haveDelivered(), self: p.self()})
 }
 
 // endRole is what QuorumPeer's loop does when lead() or followLeader() returns: shut the role down
 // and go back to LOOKING. The new round starts as its own event, as the Java loop iterates.
-func (p *peer) endRole(reason string) {
-	if p.role == Looking {
-		return
+func (p *peer) endRole(reason string) { p.runPeer(peerInput{kind: peerRoleEnd, reason: reason}) }
+
+// runPeer is the driver of QuorumPeer's core: it steps the core with in, applies the ready, and
+// steps it again while the ready asks to resume, with the answer of its effectAskSelf.
+func (p *peer) runPeer(in peerInput) {
+	for {
+		out := p.peerCore.step(in)
+		resume := out.resume
+		self := p.applyPeerEffects(out)
+		if !resume {
+			return
+		}
+		in = peerInput{kind: peerContinue, self: self}
 	}
-	p.note("peer", "leaving %s: %s", p.role, reason)
-	if p.leader != nil {
-		p.leader.shutdown()
-		p.leader = nil
+}
+
+// applyPeerEffects applies a ready of QuorumPeer's core in order, gives it back, and returns the
+// answer of its effectAskSelf, if it held one.
+func (p *peer) applyPeerEffects(out *ready) electionmodel.Self {
+	var self electionmodel.Self
+	for i := range out.effects {
+		e := &out.effects[i]
+		if p.applyReport(out, e) {
+			continue
+		}
+		switch e.kind {
+		case effectNotify:
+			p.cnx.toSend(e.zxid, e.packet)
+		case effectConnectAll:
+			p.cnx.connectAll()
+		case effectElectionTimer:
+			p.h.cancel(p.electionTimer)
+			p.electionTimer = 0
+			if e.valid {
+				p.electionTimer = p.h.setTimer(clock.Duration(e.zxid), (*electionTimer)(p))
+			}
+		case effectLead:
+			p.lead()
+		case effectFollow:
+			p.follow(e.zxid)
+		case effectRoleShutdown:
+			if p.leader != nil {
+				p.leader.shutdown()
+				p.leader = nil
+			}
+			if p.learner != nil {
+				p.learner.shutdown()
+				p.learner = nil
+			}
+			p.shutdownServer()
+		case effectPost:
+			p.h.setTimer(0, &electionStartTimer{p: p, generation: uint64(e.zxid)}) // A post: a step of its own.
+		case effectAskSelf:
+			self = p.self()
+		default:
+			panic("zabmodel: QuorumPeer's core asked for " + e.kind.String())
+		}
 	}
-	if p.learner != nil {
-		p.learner.shutdown()
-		p.learner = nil
-	}
-	p.shutdownServer()
-	p.election.Leave()
-	p.role = Looking
-	p.roleGeneration++
-	p.h.setTimer(0, &electionStartTimer{p: p, generation: p.roleGeneration}) // A post: a step of its own.
+	p.peerCore.done(out)
+	return self
 }
 
 // shutdownServer stops the role's ZooKeeperServer (ZooKeeperServer.shutdown(false)) and closes every

@@ -191,9 +191,7 @@ type electionStartTimer struct {
 func (t *electionStartTimer) OnTimer(uint64) { t.p.h.fire(t) }
 
 func (t *electionStartTimer) fire() {
-	if t.p.role == Looking && t.p.roleGeneration == t.generation {
-		t.p.startElection()
-	}
+	t.p.runPeer(peerInput{kind: peerStartPosted, generation: t.generation})
 }
 
 func (t *electionStartTimer) TimerName(uint64) string { return "peer start-election" }
