@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/zabsim/zabsim/electionmodel"
+	"github.com/zabsim/zabsim/zabmodel/storage"
 )
 
 // QuorumPeer's role loop as a core (see ready.go). peerCore is what QuorumPeer.run decides with:
@@ -47,6 +48,10 @@ const (
 	// peerContinue resumes the core after a ready that set resume; self is the answer of an
 	// effectAskSelf.
 	peerContinue
+	// peerLoadStart is QuorumPeer.loadDataBase: the database, then the epoch files (stepLoad).
+	peerLoadStart
+	// peerLoadContinue resumes a load; zxid is the answer of an effectLoadDatabase.
+	peerLoadContinue
 )
 
 // peerInput is one input of QuorumPeer's core.
@@ -57,6 +62,7 @@ type peerInput struct {
 	delivered    bool
 	reason       string
 	generation   uint64
+	zxid         int64
 }
 
 // peerPending is what a resumed step of QuorumPeer's core goes on with.
@@ -74,6 +80,13 @@ const (
 
 // peerCore is QuorumPeer's memory for its role loop.
 type peerCore struct {
+	cfg *Config
+
+	// acceptedEpoch and currentEpoch are QuorumPeer's, as the epoch files hold them.
+	acceptedEpoch, currentEpoch int64
+	// load is where a load of the database stands.
+	load peerLoad
+
 	election *electionmodel.Election
 	lastVote electionmodel.Vote // the last proposal reported as EventVote
 
@@ -189,4 +202,147 @@ func (c *peerCore) decide(out *ready, v electionmodel.Vote) {
 		return
 	}
 	out.add(effect{kind: effectFollow, zxid: v.Leader})
+}
+
+// QuorumPeer.loadDataBase as steps of the same core: the database loads (effectLoadDatabase, whose
+// answer is the last processed zxid it reached), then the epoch files are read through the view
+// and checked. Each write of an epoch file (effectEpochFile, or effectSetEpoch where the current
+// epoch is repaired) ends its ready, and the load goes on with the next read as a step of its own
+// (peerLoadContinue), so that every read follows the writes before it, as in Java. A failed check
+// ends the load with effectExit (the RuntimeException that stops the process) and loadFailed.
+
+// peerView is what QuorumPeer's core reads of the disk (it never writes it).
+type peerView interface {
+	ReadFile(name string) ([]byte, bool)
+}
+
+// peerLoadPhase is where a load of the database stands between its steps.
+type peerLoadPhase uint8
+
+const (
+	peerLoadNone peerLoadPhase = iota
+	// peerLoadLoaded reads the epoch files once the database is loaded (the input's zxid).
+	peerLoadLoaded
+	// peerLoadCurrentWritten goes on once the missing currentEpoch file is written.
+	peerLoadCurrentWritten
+	// peerLoadCurrentSet goes on once the current epoch was repaired.
+	peerLoadCurrentSet
+	// peerLoadAcceptedWritten ends the load once the missing acceptedEpoch file is written.
+	peerLoadAcceptedWritten
+)
+
+// peerLoad is the state of a load of the database between its steps.
+type peerLoad struct {
+	phase      peerLoadPhase
+	zxid       int64 // the last processed zxid the database reached
+	current    int64
+	accepted   int64
+	acceptedOK bool
+	// failed is whether the last load failed a startup check.
+	failed bool
+}
+
+// stepLoad takes one input of a load of the database (peerLoadStart or peerLoadContinue) and
+// returns what must happen.
+func (c *peerCore) stepLoad(in peerInput, view peerView) *ready {
+	out := c.readies.get()
+	if in.kind == peerLoadStart {
+		c.load = peerLoad{phase: peerLoadLoaded}
+		out.add(effect{kind: effectLoadDatabase})
+		out.resume = true
+		return out
+	}
+	phase := c.load.phase
+	c.load.phase = peerLoadNone
+	switch phase {
+	case peerLoadLoaded:
+		c.load.zxid = in.zxid
+		current, ok := readEpoch(view, storage.CurrentEpochFile)
+		if !ok {
+			c.load.current = EpochOf(c.load.zxid)
+			out.add(effect{kind: effectEpochFile, label: storage.CurrentEpochFile, zxid: c.load.current})
+			c.load.phase = peerLoadCurrentWritten
+			out.resume = true
+			return out
+		}
+		c.load.current = current
+		c.loadCurrent(out, view)
+	case peerLoadCurrentWritten:
+		c.loadCurrent(out, view)
+	case peerLoadCurrentSet:
+		c.loadAccepted(out)
+	case peerLoadAcceptedWritten:
+		c.loadChecked(out)
+	}
+	return out
+}
+
+// loadCurrent adopts the current epoch read or written, reads the accepted one and checks the
+// current epoch against the last zxid.
+func (c *peerCore) loadCurrent(out *ready, view peerView) {
+	c.currentEpoch = c.load.current
+	c.load.accepted, c.load.acceptedOK = readEpoch(view, storage.AcceptedEpochFile)
+	epochOfZxid := EpochOf(c.load.zxid)
+	if epochOfZxid <= c.load.current {
+		c.loadAccepted(out)
+		return
+	}
+	tmp, ok := readEpoch(view, storage.CurrentEpochTmpFile)
+	switch {
+	case ok && !c.cfg.Bugs.Has(BugZK1653):
+		out.note("peer", fmt.Sprintf("%s found: setting the current epoch to %d", storage.CurrentEpochTmpFile, tmp))
+		out.add(effect{kind: effectSetEpoch, label: storage.CurrentEpochFile, zxid: tmp})
+	case c.load.acceptedOK && c.load.accepted >= epochOfZxid && !c.cfg.Bugs.Has(BugEpochRefusal) && !c.cfg.Bugs.Has(BugZK1653):
+		// The server crashed at NEWLEADER after persisting the synced txns of the new epoch (a
+		// late joiner's DIFF holds them) and before persisting currentEpoch, the order that
+		// ZOOKEEPER-4643's fix prescribes. It had accepted that epoch, and every txn of it in its
+		// log was committed: the epoch of its last txn is its current epoch.
+		out.note("peer", fmt.Sprintf("current epoch %d is older than the last zxid %s of an accepted epoch: setting it to %d",
+			c.load.current, FormatZxid(c.load.zxid), epochOfZxid))
+		out.add(effect{kind: effectSetEpoch, label: storage.CurrentEpochFile, zxid: epochOfZxid})
+	default:
+		c.loadFail(out, fmt.Sprintf("the current epoch, %d, is older than the last zxid, %s", c.load.current, FormatZxid(c.load.zxid)))
+		return
+	}
+	c.load.phase = peerLoadCurrentSet
+	out.resume = true
+}
+
+// loadAccepted writes the accepted epoch's file if it is missing.
+func (c *peerCore) loadAccepted(out *ready) {
+	if !c.load.acceptedOK {
+		c.load.accepted = EpochOf(c.load.zxid)
+		out.add(effect{kind: effectEpochFile, label: storage.AcceptedEpochFile, zxid: c.load.accepted})
+		c.load.phase = peerLoadAcceptedWritten
+		out.resume = true
+		return
+	}
+	c.loadChecked(out)
+}
+
+// loadChecked adopts the accepted epoch and checks it against the current one.
+func (c *peerCore) loadChecked(out *ready) {
+	c.acceptedEpoch = c.load.accepted
+	if c.acceptedEpoch < c.currentEpoch {
+		c.loadFail(out, fmt.Sprintf("the accepted epoch, %d, is less than the current epoch, %d", c.acceptedEpoch, c.currentEpoch))
+	}
+}
+
+// loadFail ends the load: the process stops.
+func (c *peerCore) loadFail(out *ready, text string) {
+	c.load.failed = true
+	out.add(effect{kind: effectExit, text: text})
+}
+
+// readEpoch reads the epoch file name through view.
+func readEpoch(view peerView, name string) (int64, bool) {
+	b, ok := view.ReadFile(name)
+	if !ok {
+		return 0, false
+	}
+	var v int64
+	if _, err := fmt.Sscan(string(b), &v); err != nil {
+		panic(fmt.Sprintf("zabmodel: corrupt epoch file %s: %q", name, b)) // Corrupting synced data is outside the fault model.
+	}
+	return v, true
 }

@@ -3,6 +3,7 @@ package zabmodel
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
@@ -30,9 +31,14 @@ import (
 //	end reason=TEXT                   lead() or followLeader() returns
 //	posted generation=G               the post of a role's end runs
 //	state                             the role, its generation and the vote
+//	file name=NAME [value=V]          the disk holds the epoch file NAME with V (none without)
+//	load                              QuorumPeer.loadDataBase starts
+//	load-continue [zxid=Z]            the load goes on, after the database reached Z (0x... allowed)
+//	epochs                            the accepted and current epochs and the load's failure
 func TestPeerCore(t *testing.T) {
 	datadriven.Walk(t, filepath.Join("testdata", "core", "peer"), func(t *testing.T, path string) {
 		var core *peerCore
+		files := epochFiles{}
 		var self electionmodel.Self // the last answer of continue, which the election reads again
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			if d.Cmd != "new" && core == nil {
@@ -47,7 +53,7 @@ func TestPeerCore(t *testing.T) {
 				if err != nil {
 					d.Fatalf(t, "%v", err)
 				}
-				core = &peerCore{election: election}
+				core = &peerCore{cfg: &Config{}, election: election}
 				return "ok\n"
 			case "look":
 				in = peerInput{kind: peerLook}
@@ -86,6 +92,40 @@ func TestPeerCore(t *testing.T) {
 				d.ScanArgs(t, "generation", &in.generation)
 			case "state":
 				return fmt.Sprintf("%s generation=%d vote=%d\n", core.role, core.roleGeneration, core.vote.Leader)
+			case "file":
+				var name string
+				d.ScanArgs(t, "name", &name)
+				if !d.HasArg("value") {
+					delete(files, name)
+					return "ok\n"
+				}
+				var v int64
+				d.ScanArgs(t, "value", &v)
+				files[name] = []byte(fmt.Sprint(v))
+				return "ok\n"
+			case "epochs":
+				return fmt.Sprintf("accepted=%d current=%d failed=%t\n", core.acceptedEpoch, core.currentEpoch, core.load.failed)
+			case "load", "load-continue":
+				in = peerInput{kind: peerLoadStart}
+				if d.Cmd == "load-continue" {
+					in = peerInput{kind: peerLoadContinue}
+					var zxid string
+					d.MaybeScanArgs(t, "zxid", &zxid)
+					if zxid != "" {
+						z, err := strconv.ParseInt(zxid, 0, 64)
+						if err != nil {
+							d.Fatalf(t, "zxid: %v", err)
+						}
+						in.zxid = z
+					}
+				}
+				out := core.stepLoad(in, files)
+				text := out.String()
+				core.done(out)
+				if text == "" {
+					return "ok\n"
+				}
+				return text
 			default:
 				d.Fatalf(t, "unknown command %q", d.Cmd)
 			}
@@ -98,4 +138,12 @@ func TestPeerCore(t *testing.T) {
 			return text
 		})
 	})
+}
+
+// epochFiles is the disk of TestPeerCore's load: the epoch files by name.
+type epochFiles map[string][]byte
+
+func (f epochFiles) ReadFile(name string) ([]byte, bool) {
+	b, ok := f[name]
+	return b, ok
 }

@@ -349,6 +349,9 @@ const (
 	// is applied (QuorumPeer.getLastLoggedZxid, which loads a cleared database first); the core
 	// resumes with them.
 	effectAskSelf
+	// effectLoadDatabase is ZKDatabase.loadDataBase at startup; the core resumes with the last
+	// processed zxid it reached.
+	effectLoadDatabase
 
 	// effectKinds counts the kinds above; it is no effect.
 	effectKinds
@@ -387,6 +390,7 @@ var effectNames = [...]string{
 	effectListen: "listen", effectUnlisten: "unlisten", effectTimerCancel: "timer-cancel",
 	effectNotify: "notify", effectConnectAll: "connect-all", effectElectionTimer: "election-timer",
 	effectLead: "lead", effectFollow: "follow", effectRoleShutdown: "role-shutdown", effectAskSelf: "ask-self",
+	effectLoadDatabase: "load-database",
 }
 
 func (k effectKind) String() string {
@@ -599,6 +603,8 @@ func (r *ready) String() string {
 			}
 		case effectFollow:
 			b = fmt.Appendf(b, " leader=%d", e.zxid)
+		case effectEpochFile:
+			b = fmt.Appendf(b, " %s=%d", e.label, e.zxid)
 		case effectPost:
 			if e.zxid != 0 {
 				b = fmt.Appendf(b, " generation=%d", e.zxid)

@@ -20,8 +20,7 @@ type peer struct {
 	// nodes is every server's node, by sid: where a learner finds its leader.
 	nodes map[int64]sim.NodeID
 
-	acceptedEpoch, currentEpoch int64
-	db                          *zkDatabase
+	db *zkDatabase
 
 	// peerCore is QuorumPeer's role loop: the election, the role, the vote (peercore.go).
 	peerCore
@@ -64,7 +63,7 @@ func (p *peer) txnHash(entry *proto.TxnEntry) uint64 { return p.mem.txnHash(entr
 // newPeer makes a new incarnation of server sid of an ensemble configured by cfg, whose servers'
 // nodes are nodes, acting through h.
 func newPeer(cfg *Config, sid int64, h host, mem *memory, nodes map[int64]sim.NodeID) *peer {
-	p := &peer{cfg: cfg, sid: sid, h: h, mem: mem, nodes: nodes}
+	p := &peer{cfg: cfg, sid: sid, h: h, mem: mem, nodes: nodes, peerCore: peerCore{cfg: cfg}}
 	election, err := electionmodel.New(electionmodel.Config{
 		ID: sid, Voters: cfg.VoterSids(), Participant: cfg.IsVoter(sid),
 	})
@@ -90,8 +89,7 @@ func (p *peer) note(kind, format string, args ...any) { p.h.note(kind, format, a
 
 // start is QuorumPeer.start: load the database and the epochs, open the ports, start electing.
 func (p *peer) start() {
-	if err := p.loadDataBase(); err != nil {
-		p.h.halt(err.Error())
+	if !p.loadDataBase() {
 		return
 	}
 	if err := p.cnx.listen(); err != nil { // The port is the process's own: a bug.
@@ -124,56 +122,36 @@ func (p *peer) runStandalone() {
 }
 
 // loadDataBase is QuorumPeer.loadDataBase: the tree from the latest snapshot and the txn log, then
-// the epoch files with their startup checks.
-func (p *peer) loadDataBase() error {
-	p.db.loadDataBase(SourceStartup)
-	epochOfZxid := EpochOf(p.db.lastProcessedZxid())
-	current, ok := p.readEpochFile(storage.CurrentEpochFile)
-	if !ok {
-		current = epochOfZxid
-		p.writeEpochFile(storage.CurrentEpochFile, current)
-	}
-	p.currentEpoch = current
-	accepted, acceptedOK := p.readEpochFile(storage.AcceptedEpochFile)
-	if epochOfZxid > current {
-		tmp, ok := p.readEpochFile(storage.CurrentEpochTmpFile)
-		switch {
-		case ok && !p.cfg.Bugs.Has(BugZK1653):
-			p.note("peer", "%s found: setting the current epoch to %d", storage.CurrentEpochTmpFile, tmp)
-			p.setCurrentEpoch(tmp)
-		case acceptedOK && accepted >= epochOfZxid && !p.cfg.Bugs.Has(BugEpochRefusal) && !p.cfg.Bugs.Has(BugZK1653):
-			// The server crashed at NEWLEADER after persisting the synced txns of the new epoch (a
-			// late joiner's DIFF holds them) and before persisting currentEpoch, the order that
-			// ZOOKEEPER-4643's fix prescribes. It had accepted that epoch, and every txn of it in its
-			// log was committed: the epoch of its last txn is its current epoch.
-			p.note("peer", "current epoch %d is older than the last zxid %s of an accepted epoch: setting it to %d",
-				current, FormatZxid(p.db.lastProcessedZxid()), epochOfZxid)
-			p.setCurrentEpoch(epochOfZxid)
-		default:
-			return fmt.Errorf("the current epoch, %d, is older than the last zxid, %s", current, FormatZxid(p.db.lastProcessedZxid()))
+// the epoch files with their startup checks (peerCore.stepLoad). It reports false if a check
+// failed, and the process stopped.
+func (p *peer) loadDataBase() bool {
+	in := peerInput{kind: peerLoadStart}
+	for {
+		out := p.peerCore.stepLoad(in, p.h.disk())
+		resume := out.resume
+		in = peerInput{kind: peerLoadContinue}
+		for i := range out.effects {
+			e := &out.effects[i]
+			if p.applyReport(out, e) {
+				continue
+			}
+			switch e.kind {
+			case effectLoadDatabase:
+				p.db.loadDataBase(SourceStartup)
+				in.zxid = p.db.lastProcessedZxid()
+			case effectEpochFile:
+				p.writeEpochFile(e.label, e.zxid)
+			case effectSetEpoch:
+				p.setCurrentEpoch(e.zxid)
+			default:
+				panic("zabmodel: QuorumPeer's load asked for " + e.kind.String())
+			}
+		}
+		p.peerCore.done(out)
+		if !resume {
+			return !p.load.failed
 		}
 	}
-	if !acceptedOK {
-		accepted = epochOfZxid
-		p.writeEpochFile(storage.AcceptedEpochFile, accepted)
-	}
-	p.acceptedEpoch = accepted
-	if p.acceptedEpoch < p.currentEpoch {
-		return fmt.Errorf("the accepted epoch, %d, is less than the current epoch, %d", p.acceptedEpoch, p.currentEpoch)
-	}
-	return nil
-}
-
-func (p *peer) readEpochFile(name string) (int64, bool) {
-	b, ok := p.h.disk().ReadFile(name)
-	if !ok {
-		return 0, false
-	}
-	var v int64
-	if _, err := fmt.Sscan(string(b), &v); err != nil {
-		panic(fmt.Sprintf("zabmodel: corrupt epoch file %s: %q", name, b)) // Corrupting synced data is outside the fault model.
-	}
-	return v, true
 }
 
 // writeEpochFile is QuorumPeer.writeLongToFile through AtomicFileOutputStream: the value goes to a
@@ -218,8 +196,7 @@ func (p *peer) self() electionmodel.Self {
 func (p *peer) lastLoggedZxid() int64 {
 	if !p.db.initialized {
 		p.note("peer", "the database was cleared: loading it from disk")
-		if err := p.loadDataBase(); err != nil {
-			p.exit("%v", err)
+		if !p.loadDataBase() {
 			return 0
 		}
 	}
