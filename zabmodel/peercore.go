@@ -78,7 +78,7 @@ const (
 	peerPendingLeave
 )
 
-// peerCore is QuorumPeer's memory for its role loop.
+// peerCore is QuorumPeer's memory for its role loop and its load of the database.
 type peerCore struct {
 	cfg *Config
 

@@ -22,7 +22,8 @@ type peer struct {
 
 	db *zkDatabase
 
-	// peerCore is QuorumPeer's role loop: the election, the role, the vote (peercore.go).
+	// peerCore is QuorumPeer's role loop and load: the election, the role, the vote, the epochs
+	// (peercore.go).
 	peerCore
 	cnx           *cnxManager
 	electionTimer sim.TimerID
