@@ -23,21 +23,22 @@ type Copier struct {
 	sharedField map[reflect.Type]map[string]bool
 	trim        func(reflect.Type, reflect.StructField) bool
 	plans       map[reflect.Type]*plan
-	dynamic     map[unsafe.Pointer]*plan // an interface's type word (type or itab) -> its dynamic type's plan
+	dynamic     wordTable // an interface's type word (type or itab) -> its dynamic type's plan
 	scratch     map[*plan][]*mapScratch
 
 	// The state of one copy.
 	regions     []region
 	seen        pairTable // the targets registered
 	starts      []uintptr // the groups' starts, for translate
+	bases       wordTable // a group's start -> its copy's memory, for translate
 	sliceWalked pairTable // the slices walked: their longest length and largest capacity
 	keepLayout  bool      // CopyFrozen: keep the copy's layout in layout
 	layout      []group
-	keys        []uint64 // scratch of sortRegions
-	sorted      []region // scratch of sortRegions
-	mapsSeen    map[unsafe.Pointer]struct{}
+	keys        []uint64  // scratch of sortRegions
+	sorted      []region  // scratch of sortRegions
+	mapsSeen    wordTable // the maps walked
 	groups      []group
-	newMaps     map[unsafe.Pointer]unsafe.Pointer
+	newMaps     wordTable // a map of the original -> its copy
 	collect     bool
 	path        []string
 	sites       []string
@@ -49,10 +50,7 @@ func New() *Copier {
 		sharedTypes: map[reflect.Type]struct{}{},
 		sharedField: map[reflect.Type]map[string]bool{},
 		plans:       map[reflect.Type]*plan{},
-		dynamic:     map[unsafe.Pointer]*plan{},
 		scratch:     map[*plan][]*mapScratch{},
-		mapsSeen:    map[unsafe.Pointer]struct{}{},
-		newMaps:     map[unsafe.Pointer]unsafe.Pointer{},
 	}
 }
 
@@ -125,10 +123,11 @@ func (c *Copier) reset() {
 	c.regions = c.regions[:0]
 	c.seen.reset()
 	c.starts = c.starts[:0]
+	c.bases.reset()
 	c.sliceWalked.reset()
-	clear(c.mapsSeen)
+	c.mapsSeen.reset()
 	c.groups = c.groups[:0]
-	clear(c.newMaps)
+	c.newMaps.reset()
 }
 
 func (c *Copier) copyRoot(t reflect.Type, root unsafe.Pointer) (unsafe.Pointer, error) {
@@ -157,6 +156,8 @@ func (c *Copier) copyGroups(root unsafe.Pointer) unsafe.Pointer {
 			g.base = unsafeNewArray(g.elem.rtype, int(g.count))
 		}
 		c.starts = append(c.starts, g.start)
+		s, _ := c.bases.findKey(g.start)
+		s.val = g.base
 	}
 	for i := range c.groups {
 		c.copyGroup(&c.groups[i])
@@ -648,17 +649,16 @@ func (c *Copier) walkMap(p *plan, addr unsafe.Pointer) error {
 	if mp == nil {
 		return nil
 	}
-	if _, ok := c.mapsSeen[mp]; ok {
+	if _, ok := c.mapsSeen.find(mp); ok {
 		return nil
 	}
-	c.mapsSeen[mp] = struct{}{}
-	if !p.key.ptrs && !p.value.ptrs || reflect.NewAt(p.t, addr).Elem().Len() == 0 {
+	if !p.key.ptrs && !p.value.ptrs || mapLen(p, mp) == 0 {
 		return nil
 	}
 	sc := c.takeScratch(p)
 	defer c.putScratch(p, sc)
 	k, v, it := sc.k, sc.v, sc.it
-	it.Reset(reflect.NewAt(p.t, addr).Elem())
+	it.Reset(mapValue(p, mp))
 	if !p.key.ptrs && iterSlotsKnown {
 		// The values are walked where they lie in the map, not copied out first.
 		for it.Next() {
@@ -709,13 +709,11 @@ type iface struct {
 
 // dynamicPlan returns the plan of the dynamic type of the non-nil interface at addr.
 func (c *Copier) dynamicPlan(p *plan, addr unsafe.Pointer) *plan {
-	word := (*iface)(addr).typ
-	if dp, ok := c.dynamic[word]; ok {
-		return dp
+	s, ok := c.dynamic.find((*iface)(addr).typ)
+	if !ok {
+		s.val = unsafe.Pointer(c.plan(reflect.NewAt(p.t, addr).Elem().Elem().Type()))
 	}
-	dp := c.plan(reflect.NewAt(p.t, addr).Elem().Elem().Type())
-	c.dynamic[word] = dp
-	return dp
+	return (*plan)(s.val)
 }
 
 func (c *Copier) walkInterface(p *plan, addr unsafe.Pointer) error {
@@ -904,6 +902,11 @@ func makeGroup(rs []region, end uintptr) (group, error) {
 // translate maps an address of the original graph into the copy.
 func (c *Copier) translate(p unsafe.Pointer) unsafe.Pointer {
 	a := uintptr(p)
+	// Most pointers point to the start of a group (an object allocated alone, a slice from its
+	// first element): one probe of a hash table finds its copy.
+	if base, ok := c.bases.get(a); ok {
+		return base
+	}
 	// The last group starting at or before a: a binary search over the starts alone (a few KB,
 	// where the groups are a hundred bytes each), whose step the compiler makes a conditional
 	// move rather than a branch that the random addresses would mispredict half the time.
@@ -1075,22 +1078,23 @@ func (c *Copier) copyMap(p *plan, src unsafe.Pointer) unsafe.Pointer {
 	if old == nil {
 		return nil
 	}
-	if n, ok := c.newMaps[old]; ok {
-		return n
+	slot, ok := c.newMaps.find(old)
+	if ok {
+		return slot.val
 	}
-	if !p.key.ptrs && !p.value.ptrs || reflect.NewAt(p.t, src).Elem().Len() == 0 {
+	if !p.key.ptrs && !p.value.ptrs || mapLen(p, old) == 0 {
 		// Nothing to translate (no pointers, or no entries): the runtime clones the table.
 		clone := mapsClone(*(*any)(unsafe.Pointer(&iface{typ: p.rtype, data: old})))
 		n := (*iface)(unsafe.Pointer(&clone)).data
-		c.newMaps[old] = n
+		slot.val = n
 		return n
 	}
 	if !p.key.ptrs && iterSlotsKnown {
-		return c.cloneMapFixing(p, old)
+		return c.cloneMapFixing(p, old, slot)
 	}
 	m := reflect.NewAt(p.t, src).Elem()
 	n := reflect.MakeMapWithSize(p.t, m.Len())
-	c.newMaps[old] = n.UnsafePointer()
+	slot.val = n.UnsafePointer()
 	sc := c.takeScratch(p)
 	defer c.putScratch(p, sc)
 	k, v, nk, nv, it := sc.k, sc.v, sc.nk, sc.nv, sc.it
@@ -1121,17 +1125,17 @@ func (c *Copier) copyMap(p *plan, src unsafe.Pointer) unsafe.Pointer {
 // in the clone, as a struct's leaves are after it was moved. Neither a new table is grown entry
 // by entry nor is any key hashed again. Nothing else can reach the clone meanwhile, and writing a
 // value in place changes nothing of the table's structure, so iterating while fixing is safe.
-func (c *Copier) cloneMapFixing(p *plan, old unsafe.Pointer) unsafe.Pointer {
+func (c *Copier) cloneMapFixing(p *plan, old unsafe.Pointer, slot *wordSlot) unsafe.Pointer {
 	clone := mapsClone(*(*any)(unsafe.Pointer(&iface{typ: p.rtype, data: old})))
 	n := (*iface)(unsafe.Pointer(&clone)).data
-	c.newMaps[old] = n
+	slot.val = n
 	if !p.value.ptrs {
 		return n
 	}
 	sc := c.takeScratch(p)
 	defer c.putScratch(p, sc)
 	it := sc.it
-	it.Reset(reflect.NewAt(p.t, unsafe.Pointer(&n)).Elem())
+	it.Reset(mapValue(p, n))
 	for it.Next() {
 		_, elem := iterSlots(it)
 		// The clone holds the original's value: its pointers still point into the original,
@@ -1170,6 +1174,40 @@ func probeIter() bool {
 		seen++
 	}
 	return seen == 2 && m[7] == 109 && m[11] == 113
+}
+
+// mapValue returns the map m of plan p (the map's pointer, as a map variable holds it) as a
+// reflect.Value, for iterating: an interface is built from the type and the pointer, as the
+// runtime stores a map in one, without reflect.NewAt (which looks the pointer type up in a
+// synchronized cache on every call).
+func mapValue(p *plan, m unsafe.Pointer) reflect.Value {
+	return reflect.ValueOf(*(*any)(unsafe.Pointer(&iface{typ: p.rtype, data: m})))
+}
+
+// mapLen returns the number of entries of the non-nil map m of plan p. It reads the map's first
+// word, its count, as the compiler's len does; probeMapLen checks that once, and reflection
+// answers when it is not so.
+func mapLen(p *plan, m unsafe.Pointer) int {
+	if mapLenKnown {
+		return *(*int)(m)
+	}
+	return mapValue(p, m).Len()
+}
+
+// mapLenKnown is whether mapLen may read the count directly in this Go release.
+var mapLenKnown = probeMapLen()
+
+func probeMapLen() bool {
+	m := map[int64]string{}
+	for i := range int64(40) {
+		count := *(*int)(*(*unsafe.Pointer)(unsafe.Pointer(&m)))
+		if count != len(m) {
+			return false
+		}
+		m[i] = "x"
+	}
+	delete(m, 3)
+	return *(*int)(*(*unsafe.Pointer)(unsafe.Pointer(&m))) == len(m)
 }
 
 // mapScratch is what iterating over a map of one type needs, kept between maps: an iterator and

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strconv"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -335,3 +336,43 @@ func requireSameMaps(t *testing.T, a, b *mapHolder) {
 }
 
 func (v *vertex) String() string { return strconv.Itoa(v.Value) }
+
+// manyMaps holds more maps than the copier's map tables start with room for, each reached twice.
+type manyMaps struct {
+	Maps    []map[int]*vertex
+	Again   []map[int]*vertex
+	Counted []map[string]int
+}
+
+// TestCopyManyMapsKeepsAliasing: the tables that record the maps walked and the copy of each map
+// grow past their first size and keep every map's two references on one copy; mapLen reads the
+// count the map holds, after insertions and deletions.
+func TestCopyManyMapsKeepsAliasing(t *testing.T) {
+	require.True(t, mapLenKnown, "the map's count is its first word in this Go release: the direct path is the one tested")
+	h := &manyMaps{}
+	for i := range 300 {
+		m := map[int]*vertex{}
+		for j := range i % 5 {
+			m[j] = &vertex{Value: i*10 + j}
+		}
+		h.Maps = append(h.Maps, m)
+		counted := map[string]int{}
+		for j := range i % 30 {
+			counted[strconv.Itoa(j)] = j
+		}
+		delete(counted, "0")
+		h.Counted = append(h.Counted, counted)
+		require.Equal(t, len(counted), mapLen(New().plan(reflect.TypeFor[map[string]int]()), *(*unsafe.Pointer)(unsafe.Pointer(&counted))))
+	}
+	for i := len(h.Maps) - 1; i >= 0; i-- {
+		h.Again = append(h.Again, h.Maps[i])
+	}
+	cp, err := Copy(New(), h)
+	require.NoError(t, err)
+	assert.Equal(t, h, cp)
+	for i, m := range cp.Maps {
+		m[99] = &vertex{Value: -i}
+		assert.Equal(t, -i, cp.Again[len(cp.Again)-1-i][99].Value, "map %d keeps its second reference", i)
+		assert.NotContains(t, h.Maps[i], 99, "the original map %d is not the copy", i)
+	}
+}

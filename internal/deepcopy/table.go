@@ -72,3 +72,91 @@ func (t *pairTable) reset() {
 		t.used = 0
 	}
 }
+
+// wordTable maps one-word keys (a map's address, an interface's type word) to one pointer, for
+// the bookkeeping that a Go map keyed by a pointer did at two lookups per map of the graph (the
+// maps walked, the copy of each map, the plan of each dynamic type). Like pairTable it hashes
+// with one multiplication; keys are only compared, never followed, and values are kept as
+// pointers, so that the collector sees a new map while only the table holds it.
+type wordTable struct {
+	slots []wordSlot // a power of two long; a zero key is an empty slot
+	used  int
+	shift uint // 64 minus the log2 of len(slots)
+}
+
+type wordSlot struct {
+	key uintptr
+	val unsafe.Pointer
+}
+
+const minWordTableSlots = 64
+
+// find returns the slot of key, and whether it was there; an absent key is inserted with a nil
+// value. key must not be 0.
+func (t *wordTable) find(key unsafe.Pointer) (*wordSlot, bool) {
+	return t.findKey(uintptr(key))
+}
+
+func (t *wordTable) findKey(k uintptr) (*wordSlot, bool) {
+	if 2*(t.used+1) > len(t.slots) {
+		t.grow()
+	}
+	mask := uintptr(len(t.slots) - 1)
+	i := uintptr((uint64(k)>>3)*0x9E3779B97F4A7C15>>t.shift) & mask
+	for {
+		s := &t.slots[i]
+		if s.key == k {
+			return s, true
+		}
+		if s.key == 0 {
+			s.key = k
+			t.used++
+			return s, false
+		}
+		i = (i + 1) & mask
+	}
+}
+
+// get returns the value of key without inserting it.
+func (t *wordTable) get(k uintptr) (unsafe.Pointer, bool) {
+	if t.used == 0 {
+		return nil, false
+	}
+	mask := uintptr(len(t.slots) - 1)
+	i := uintptr((uint64(k)>>3)*0x9E3779B97F4A7C15>>t.shift) & mask
+	for {
+		s := &t.slots[i]
+		if s.key == k {
+			return s.val, true
+		}
+		if s.key == 0 {
+			return nil, false
+		}
+		i = (i + 1) & mask
+	}
+}
+
+func (t *wordTable) grow() {
+	old := t.slots
+	n := max(minWordTableSlots, 2*len(old))
+	t.slots = make([]wordSlot, n)
+	t.shift = 64
+	for m := n; m > 1; m >>= 1 {
+		t.shift--
+	}
+	t.used = 0
+	for _, s := range old {
+		if s.key != 0 {
+			d, _ := t.findKey(s.key)
+			d.val = s.val
+		}
+	}
+}
+
+// reset empties the table, keeping its size.
+func (t *wordTable) reset() {
+	if t.used > 0 {
+		clear(t.slots)
+		t.used = 0
+	}
+}
