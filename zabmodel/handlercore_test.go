@@ -177,13 +177,7 @@ func (env *handlerCoreEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		d.ScanArgs(t, "reason", &reason)
 		in = handlerInput{kind: handlerShutdown, reason: reason}
 	case "advance":
-		var by string
-		d.ScanArgs(t, "by", &by)
-		dur, err := time.ParseDuration(by)
-		if err != nil {
-			d.Fatalf(t, "%v", err)
-		}
-		env.now = env.now.Add(clock.Duration(dur.Nanoseconds()))
+		env.now = env.now.Add(advanceBy(t, d))
 		return "now " + strings.TrimSpace(env.now.String()) + "\n"
 	case "state":
 		c := &env.h.handlerCore
@@ -314,4 +308,15 @@ func packetTypeNamed(t *testing.T, d *datadriven.TestData, name string) int32 {
 	}
 	d.Fatalf(t, "unknown packet type %q", name)
 	return -2
+}
+
+// advanceBy is the duration of an advance command's by argument (a Go duration such as 1500us).
+func advanceBy(t *testing.T, d *datadriven.TestData) clock.Duration {
+	var by string
+	d.ScanArgs(t, "by", &by)
+	dur, err := time.ParseDuration(by)
+	if err != nil {
+		d.Fatalf(t, "%v", err)
+	}
+	return clock.Duration(dur.Nanoseconds())
 }

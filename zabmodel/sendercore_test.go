@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/datadriven"
 
@@ -58,13 +57,7 @@ func TestSenderCore(t *testing.T) {
 			case "close":
 				kind = senderClose
 			case "advance":
-				var by string
-				d.ScanArgs(t, "by", &by)
-				dur, err := time.ParseDuration(by)
-				if err != nil {
-					d.Fatalf(t, "%v", err)
-				}
-				now = now.Add(clock.Duration(dur.Nanoseconds()))
+				now = now.Add(advanceBy(t, d))
 				return "now " + strings.TrimSpace(now.String()) + "\n"
 			default:
 				d.Fatalf(t, "unknown command %q", d.Cmd)

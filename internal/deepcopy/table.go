@@ -52,10 +52,7 @@ func (t *pairTable) grow() {
 	old := t.slots
 	n := max(minPairTableSlots, 2*len(old))
 	t.slots = make([]pairSlot, n)
-	t.shift = 64
-	for m := n; m > 1; m >>= 1 {
-		t.shift--
-	}
+	t.shift = tableShift(n)
 	t.used = 0
 	for _, s := range old {
 		if s.addr != 0 {
@@ -140,10 +137,7 @@ func (t *wordTable) grow() {
 	old := t.slots
 	n := max(minWordTableSlots, 2*len(old))
 	t.slots = make([]wordSlot, n)
-	t.shift = 64
-	for m := n; m > 1; m >>= 1 {
-		t.shift--
-	}
+	t.shift = tableShift(n)
 	t.used = 0
 	for _, s := range old {
 		if s.key != 0 {
@@ -159,4 +153,14 @@ func (t *wordTable) reset() {
 		clear(t.slots)
 		t.used = 0
 	}
+}
+
+// tableShift is 64 minus the log2 of n, a power of two: the shift that turns a 64-bit
+// multiplicative hash into a slot index of a table of n slots.
+func tableShift(n int) uint {
+	shift := uint(64)
+	for m := n; m > 1; m >>= 1 {
+		shift--
+	}
+	return shift
 }
