@@ -99,7 +99,7 @@ func (t *wordTable) findKey(k uintptr) (*wordSlot, bool) {
 		t.grow()
 	}
 	mask := uintptr(len(t.slots) - 1)
-	i := uintptr((uint64(k)>>3)*0x9E3779B97F4A7C15>>t.shift) & mask
+	i := t.home(k) & mask
 	for {
 		s := &t.slots[i]
 		if s.key == k {
@@ -114,13 +114,19 @@ func (t *wordTable) findKey(k uintptr) (*wordSlot, bool) {
 	}
 }
 
+// home is key k's first slot before the mask: a multiplicative hash of the word without its
+// alignment bits.
+func (t *wordTable) home(k uintptr) uintptr {
+	return uintptr((uint64(k) >> 3) * 0x9E3779B97F4A7C15 >> t.shift)
+}
+
 // get returns the value of key without inserting it.
 func (t *wordTable) get(k uintptr) (unsafe.Pointer, bool) {
 	if t.used == 0 {
 		return nil, false
 	}
 	mask := uintptr(len(t.slots) - 1)
-	i := uintptr((uint64(k)>>3)*0x9E3779B97F4A7C15>>t.shift) & mask
+	i := t.home(k) & mask
 	for {
 		s := &t.slots[i]
 		if s.key == k {
