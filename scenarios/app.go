@@ -205,6 +205,7 @@ func (a *app) issue(spec opSpec) {
 	ref := a.r.rec.Call(a.name, a.r.w.Now(), op)
 	if c := a.r.opts.Coverage; c != nil {
 		c.clientRequest(op.Session, op.Kind, a.r.w.Now(), a.r.serverSid(a.c.Server()))
+		c.sessionClient(op.Session, a.name)
 	}
 	a.busy, a.current = true, ref
 	done := func(res result) { a.done(spec, ref, res) }

@@ -63,6 +63,10 @@ type Coverage struct {
 	sessionWrites map[int64]sessionWrite
 	// committedIn is, per epoch, the highest zxid a leader committed in it (coverage_ahead.go).
 	committedIn map[int64]int64
+	// sessionClients names each session's client application, and writes are the client writes
+	// leaders proposed (coverage_pending.go), which the fuzzer's race edits aim at.
+	sessionClients map[int64]string
+	writes         []WriteSite
 }
 
 // Site is an effect boundary that a server reached in a run: the first hit of that boundary since
@@ -213,7 +217,7 @@ var historyKinds = func() []bool {
 
 // NewCoverage returns an empty coverage for one run.
 func NewCoverage() *Coverage {
-	return &Coverage{seen: map[uint64]int{}, sessionWrites: map[int64]sessionWrite{}, committedIn: map[int64]int64{}}
+	return &Coverage{seen: map[uint64]int{}, sessionWrites: map[int64]sessionWrite{}, committedIn: map[int64]int64{}, sessionClients: map[int64]string{}}
 }
 
 // Features returns the situations the run reached, in the order first reached, with the count

@@ -138,6 +138,9 @@ func (c *Coverage) pendingEvent(s *serverCoverage, prevPhase phase, prevRole zab
 		c.pending = append(c.pending, &pendingProposal{zxid: e.Zxid, leader: e.Server, session: e.Txn.Header.ClientID, op: e.Txn.Header.Type})
 		if session := e.Txn.Header.ClientID; session != 0 {
 			c.sessionWrites[session] = sessionWrite{zxid: e.Zxid, op: e.Txn.Header.Type}
+			if name, ok := c.sessionClients[session]; ok && len(c.writes) < maxWriteSites {
+				c.writes = append(c.writes, WriteSite{At: e.Time, Leader: e.Server, Client: name, Op: e.Txn.Header.Type})
+			}
 		}
 	case zabmodel.EventAck:
 		for _, p := range c.pending {
@@ -363,4 +366,30 @@ func boolBit(b bool) uint64 {
 		return 1
 	}
 	return 0
+}
+
+// WriteSite is a client's write that a leader proposed: when, by which leader, and whose. A race
+// edit (the fuzzer's EditRace) aims there: it holds the leader's quorum back while the write is
+// outstanding and cuts the client off, so that the client's retry runs while the write is
+// proposed and not committed (the window of a recipe's reconnect race).
+type WriteSite struct {
+	At     clock.Time
+	Leader int64
+	Client string
+	Op     proto.OpCode
+}
+
+// maxWriteSites bounds the writes a run keeps: a lock workload proposes a few hundred in a short
+// run, and an entry keeps them as long as it is in the corpus.
+const maxWriteSites = 512
+
+// Writes returns the client writes leaders proposed in the run, in order.
+func (c *Coverage) Writes() []WriteSite { return c.writes }
+
+// sessionClient names the client application of a session (the runner's applications and
+// recipes report it with each request).
+func (c *Coverage) sessionClient(session int64, client string) {
+	if session != 0 {
+		c.sessionClients[session] = client
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/zabmodel"
@@ -151,4 +152,17 @@ func TestCoverageSeesASearchOnALaggingServer(t *testing.T) {
 	propose(c, 1<<32|2, session)
 	c.clientRequest(session, proto.OpGetChildren2, clock.Time(5), 3)
 	assert.Len(t, pendingFeatureNames(c), 1, "a new write starts over: the session has not disconnected since it")
+}
+
+// TestCoverageKeepsTheClientsWrites: a write a leader proposes for a session whose client has
+// sent a request is kept as a write site with that client and leader; a write of a session no
+// client named is not.
+func TestCoverageKeepsTheClientsWrites(t *testing.T) {
+	c := NewCoverage()
+	bringToBroadcast(c)
+	c.sessionClient(0x100, "c2")
+	propose(c, 1<<32|1, 0x100)
+	propose(c, 1<<32|2, 0x200)
+	require.Len(t, c.Writes(), 1)
+	assert.Equal(t, WriteSite{Leader: 1, Client: "c2", Op: proto.OpCreate}, c.Writes()[0])
 }

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/zabmodel/proto"
 )
 
 // TestCoverageOnlyWatches: collecting a run's protocol situations changes nothing in the run (same
@@ -143,13 +145,13 @@ func TestFuzzerProposesFreshSeedsAndMutations(t *testing.T) {
 	require.Equal(t, uint64(100), first.Seed)
 	script, err := DrawScript(Options{Seed: 100, Observers: -1, Duration: 10 * clock.Second})
 	require.NoError(t, err)
-	entry, fresh := f.Learn(first, script, []Feature{{Hash: 7, Count: true}}, nil)
+	entry, fresh := f.Learn(first, script, []Feature{{Hash: 7, Count: true}}, nil, nil)
 	require.Equal(t, 1, fresh)
 	require.Nil(t, entry, "a new count bucket alone keeps no input")
-	entry, fresh = f.Learn(first, script, []Feature{{Hash: 1, At: clock.Time(warmup + 3*clock.Second), Server: 2}}, nil)
+	entry, fresh = f.Learn(first, script, []Feature{{Hash: 1, At: clock.Time(warmup + 3*clock.Second), Server: 2}}, nil, nil)
 	require.Equal(t, 1, fresh)
 	require.NotNil(t, entry)
-	_, fresh = f.Learn(first, script, []Feature{{Hash: 1}}, nil)
+	_, fresh = f.Learn(first, script, []Feature{{Hash: 1}}, nil, nil)
 	require.Zero(t, fresh, "a situation already seen is not new")
 
 	var directed, mutated, reseeded int
@@ -187,7 +189,7 @@ func TestFuzzerStartsAsTheSwarm(t *testing.T) {
 		c := f.Next()
 		require.True(t, c.Fresh, "proposal %d", i)
 		require.Equal(t, 7+i, c.Seed)
-		f.Learn(c, script, []Feature{{Hash: 100 + i, At: clock.Time(warmup + clock.Second), Server: 1}}, nil)
+		f.Learn(c, script, []Feature{{Hash: 100 + i, At: clock.Time(warmup + clock.Second), Server: 1}}, nil, nil)
 	}
 	mutated := 0
 	for range 100 {
@@ -280,7 +282,7 @@ func TestSitesAreFirstHitsPerPhase(t *testing.T) {
 	f := NewFuzzer(FuzzerOptions{SeedStart: 5, Duration: 10 * clock.Second, RandomSeed: 3, FreshFirst: 1, FreshPercent: 1})
 	first := f.Next()
 	require.True(t, first.Fresh)
-	f.Learn(first, rep.Script, cov.Features(), sites)
+	f.Learn(first, rep.Script, cov.Features(), sites, nil)
 	proposed := 0
 	for range 200 {
 		c := f.Next()
@@ -311,7 +313,7 @@ func TestSiteInjectionsPreferRareSituations(t *testing.T) {
 	f := NewFuzzer(FuzzerOptions{SeedStart: 5, Duration: 10 * clock.Second, RandomSeed: 9, FreshFirst: 1, FreshPercent: 1})
 	for i := range 30 {
 		// Runs that reached only the common situation, and join neither the corpus nor the recent runs.
-		f.Learn(FuzzCandidate{Seed: 1000 + uint64(i), Mutation: "random"}, nil, nil, []Site{{Server: 1, Point: common, At: at(0), Key: 1}})
+		f.Learn(FuzzCandidate{Seed: 1000 + uint64(i), Mutation: "random"}, nil, nil, []Site{{Server: 1, Point: common, At: at(0), Key: 1}}, nil)
 	}
 	var sites []Site
 	for i := range 10 {
@@ -320,7 +322,7 @@ func TestSiteInjectionsPreferRareSituations(t *testing.T) {
 	sites = append(sites, Site{Server: 2, Point: rare, At: at(10), Key: 2})
 	parent := f.Next()
 	require.True(t, parent.Fresh)
-	f.Learn(parent, script, []Feature{{Hash: 1, At: at(0), Server: 1}}, sites)
+	f.Learn(parent, script, []Feature{{Hash: 1, At: at(0), Server: 1}}, sites, nil)
 	counts := map[string]int{}
 	for range 400 {
 		if c := f.Next(); c.Mutation == "site" {
@@ -329,4 +331,45 @@ func TestSiteInjectionsPreferRareSituations(t *testing.T) {
 	}
 	require.Greater(t, counts[common]+counts[rare], 100)
 	assert.Greater(t, counts[rare], 4*counts[common], "the rare situation's one hit is armed more often than the common one's ten: %v", counts)
+}
+
+// TestRaceEditsAimAtAParentsCreates: race edits arm at a client's create that the parent's run
+// proposed, with its leader and client: every other voter held back at that moment and the
+// client's connections reset a millisecond later; writes that are not creates, or that fall in
+// the warm-up, are never aimed at.
+func TestRaceEditsAimAtAParentsCreates(t *testing.T) {
+	script, err := DrawScript(Options{Seed: 5, Servers: 3, Observers: 0, Clients: 3, Duration: 10 * clock.Second, Workload: "lock"})
+	require.NoError(t, err)
+	f := NewFuzzer(FuzzerOptions{SeedStart: 5, Duration: 10 * clock.Second, RandomSeed: 9, FreshFirst: 1, FreshPercent: 1})
+	parent := f.Next()
+	require.True(t, parent.Fresh)
+	writes := []WriteSite{
+		{At: clock.Time(warmup + 2*clock.Second), Leader: 1, Client: "c2", Op: proto.OpCreate2},
+		{At: clock.Time(warmup + 3*clock.Second), Leader: 2, Client: "c1", Op: proto.OpSetData},
+		{At: clock.Time(clock.Second), Leader: 3, Client: "c3", Op: proto.OpCreate},
+	}
+	f.Learn(parent, script, []Feature{{Hash: 1}}, nil, writes)
+	proposed := 0
+	for range 400 {
+		c := f.Next()
+		if c.Mutation != "race" {
+			continue
+		}
+		proposed++
+		require.Len(t, c.Edits, 1)
+		e := c.Edits[0]
+		assert.Equal(t, Edit{Kind: EditRace, At: 2 * clock.Second, Target: "zk1", Client: "c2", Param: e.Param}, e)
+		verb, length := raceHold(e.Param)
+		var added []string
+		for _, a := range c.Script.Actions {
+			if a.At == 2*clock.Second && a.Verb == verb || a.At == 2*clock.Second+clock.Millisecond && a.Verb == "reset" {
+				added = append(added, a.String())
+			}
+		}
+		assert.Equal(t, []string{
+			fmt.Sprintf("at 2s %s zk2 %s", verb, formatDuration(length)), fmt.Sprintf("at 2s %s zk3 %s", verb, formatDuration(length)), "at 2.001s reset c2",
+		}, added)
+		require.NoError(t, c.Script.check(3, 10*clock.Second, nil))
+	}
+	assert.Greater(t, proposed, 10, "race edits are a share of the mutations")
 }

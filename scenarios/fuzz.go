@@ -7,6 +7,7 @@ import (
 
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/sim"
+	"github.com/zabsim/zabsim/zabmodel/proto"
 )
 
 // Fuzzer is the search loop's state: a corpus of scenarios that reached protocol situations no
@@ -79,8 +80,17 @@ type FuzzEntry struct {
 	// Edits describes how the entry was made from its parent, for a person reading the corpus.
 	Edits []Edit
 	picks int
-	// sites are the boundary hits of the entry's run (see Site), kept compact.
-	sites []site
+	// sites are the boundary hits of the entry's run (see Site), kept compact; writes are the
+	// clients' creates its leaders proposed (see WriteSite), which race edits aim at.
+	sites  []site
+	writes []writeSite
+}
+
+// writeSite is a WriteSite of a client's create as an entry keeps it.
+type writeSite struct {
+	at     clock.Time
+	leader int32
+	client int32
 }
 
 // site is a Site as an entry keeps it: a run has hundreds of them, and the corpus hundreds of
@@ -100,8 +110,8 @@ type FuzzCandidate struct {
 	// Fresh says the candidate is a fresh seed (the swarm's own run).
 	Fresh bool
 	// Mutation names how the candidate was made: "fresh", "site", "recover" (a site injection
-	// with EditRecover), "directed", "reseed", "splice" or "random", so that a campaign can count
-	// what each kind of proposal costs and finds.
+	// with EditRecover), "race" (EditRace), "directed", "reseed", "splice" or "random", so that a
+	// campaign can count what each kind of proposal costs and finds.
 	Mutation string
 }
 
@@ -148,6 +158,10 @@ func (f *Fuzzer) Next() FuzzCandidate {
 		if c, ok := f.siteMutation(); ok {
 			return c
 		}
+	} else if pick < siteShare+raceShare {
+		if c, ok := f.raceMutation(); ok {
+			return c
+		}
 	}
 	parent := f.pickEntry()
 	parent.picks++
@@ -183,6 +197,15 @@ func (f *Fuzzer) Next() FuzzCandidate {
 // against 2 of 1,403 fresh seeds and 3 of 672 other mutations; with stale-ack on, 1 of 411 against
 // none of the others.
 const siteShare = 60
+
+// raceShare is the percentage of mutations that are race edits (raceMutation), when the parent's
+// run has a client's create to aim at. Measured outside the fuzzer (lock workload, 10 s runs, 3
+// clients, seeds 1 to 100 with curator-unsynced-search, ten edits of each passing run at one of its
+// creates, every failure checked to pass without the switch): a pause of the voters but the leader
+// for 250 ms to 3 s with the client reset failed 121 times in 940 runs, a clog instead 67 times, a
+// clog without the reset once (the client then waits for its session's timeout and the quorum is
+// back first); fresh seeds fail about 1.5 times in 1,000.
+const raceShare = 10
 
 // recoverShare is the percentage of site injections that let the rest of the ensemble recover
 // after the fault (EditRecover): the parent's later faults dropped, the network healed, every
@@ -230,6 +253,51 @@ func (f *Fuzzer) siteMutation() (FuzzCandidate, bool) {
 		edits, kind = append(edits, Edit{Kind: EditRecover, At: edit.At + clock.Millisecond, Target: edit.Target}), "recover"
 	}
 	return FuzzCandidate{Seed: parent.Seed, Script: ApplyEdits(parent.Script, edits), Edits: edits, Mutation: kind}, true
+}
+
+// raceMutation proposes a race edit (EditRace) at one client's create that a leader of a parent's
+// run proposed: the parent is a corpus entry or one of the last fresh runs, as for a site
+// injection, and the create is drawn uniformly among the parent's. A recipe's reconnect races
+// (a protected-mode create's search that runs before the create it looks for commits) need a
+// write outstanding at the leader for longer than the client takes to notice a lost connection
+// and come back; the swarm makes that only when its faults happen to starve a quorum while a
+// client's connection breaks (a swizzle that clogs most voters, a pause, a session that times
+// out), and no single fault at a boundary makes both.
+func (f *Fuzzer) raceMutation() (FuzzCandidate, bool) {
+	var parent *FuzzEntry
+	if len(f.recent) > 0 && (len(f.corpus) == 0 || f.rng.Choose(2) == 0) {
+		parent = f.recent[f.rng.Choose(len(f.recent))]
+	} else if len(f.corpus) > 0 {
+		parent = f.pickEntry()
+	}
+	if parent == nil || len(parent.writes) == 0 {
+		return FuzzCandidate{}, false
+	}
+	w := parent.writes[f.rng.Choose(len(parent.writes))]
+	edit := Edit{Kind: EditRace, At: clock.Duration(w.at - clock.Time(warmup)), Target: "zk" + strconv.FormatInt(int64(w.leader), 10),
+		Client: "c" + strconv.FormatInt(int64(w.client), 10), Param: uint32(f.rng.Choose(1 << 16))}
+	parent.picks++
+	edits := []Edit{edit}
+	return FuzzCandidate{Seed: parent.Seed, Script: ApplyEdits(parent.Script, edits), Edits: edits, Mutation: "race"}, true
+}
+
+// compactWrites keeps a run's client creates inside its fault phase, for race edits.
+func compactWrites(writes []WriteSite, duration clock.Duration) []writeSite {
+	var out []writeSite
+	for _, w := range writes {
+		if w.Op != proto.OpCreate && w.Op != proto.OpCreate2 {
+			continue
+		}
+		if w.At < clock.Time(warmup) || w.At >= clock.Time(warmup)+clock.Time(duration) {
+			continue
+		}
+		kind, n, ok := parseTarget(w.Client)
+		if !ok || kind != aClient {
+			continue
+		}
+		out = append(out, writeSite{at: w.At, leader: int32(w.Leader), client: int32(n)})
+	}
+	return out
 }
 
 // siteGroup is the hits (indexes into an entry's sites) of one situation.
@@ -445,7 +513,7 @@ func (f *Fuzzer) randomEdit() Edit {
 // that a tenth of the runs reach a tenth; a run that reaches rare situations again scores high
 // too, since a bug lives next to a rare situation more often than next to a common one. The
 // scores of fresh seeds and of mutations steer FreshShare.
-func (f *Fuzzer) Learn(c FuzzCandidate, script *Script, features []Feature, sites []Site) (*FuzzEntry, int) {
+func (f *Fuzzer) Learn(c FuzzCandidate, script *Script, features []Feature, sites []Site, writes []WriteSite) (*FuzzEntry, int) {
 	var fresh []Feature
 	keep := false
 	reward := 0.0
@@ -484,14 +552,15 @@ func (f *Fuzzer) Learn(c FuzzCandidate, script *Script, features []Feature, site
 		return nil, len(fresh)
 	}
 	var e *FuzzEntry
+	creates := compactWrites(writes, f.opts.Duration)
 	if keep {
-		e = &FuzzEntry{Seed: c.Seed, Script: script, New: fresh, Edits: c.Edits, sites: compact}
+		e = &FuzzEntry{Seed: c.Seed, Script: script, New: fresh, Edits: c.Edits, sites: compact, writes: creates}
 		f.corpus = append(f.corpus, e)
 	}
 	if c.Fresh {
 		recent := e
 		if recent == nil {
-			recent = &FuzzEntry{Seed: c.Seed, Script: script, sites: compact}
+			recent = &FuzzEntry{Seed: c.Seed, Script: script, sites: compact, writes: creates}
 		}
 		if len(f.recent) == recentRuns {
 			f.recent = append(f.recent[:0], f.recent[1:]...)

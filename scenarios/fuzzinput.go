@@ -63,10 +63,19 @@ const (
 	// injection just before, on Target, is the fault they recover from). It has no byte
 	// encoding; the fuzzer adds it to a site injection (siteMutation).
 	EditRecover
+	// EditRace holds a leader's quorum back around a client's write and cuts the client off
+	// (raceMutation): at At, every voter but Target (the leader that proposed the write) pauses
+	// or is clogged (Param picks which and for 250 ms to 3 s), and a millisecond later every
+	// connection of client Client is reset. The client's retry then runs while its write is
+	// proposed and not committed: it reconnects to a server that has not applied the write (the
+	// leader itself, or an observer), and whatever it does there before the quorum comes back
+	// (a protected-mode create's search for its node) meets a write that is outstanding. It has no
+	// byte encoding.
+	EditRace
 )
 
 var editNames = map[EditKind]string{EditAdd: "add", EditDrop: "drop", EditMove: "move", EditRetarget: "retarget", EditStretch: "stretch",
-	EditInject: "inject", EditReseed: "reseed", EditSplice: "splice", EditRecover: "recover"}
+	EditInject: "inject", EditReseed: "reseed", EditSplice: "splice", EditRecover: "recover", EditRace: "race"}
 
 func (k EditKind) String() string {
 	if name, ok := editNames[k]; ok {
@@ -85,6 +94,7 @@ type Edit struct {
 	Family string         // EditAdd: one of FaultFamilies
 	Target string         // EditAdd, EditInject: "" to let the stream (or Param) draw, or a server such as "zk2"
 	Point  string         // EditInject: an effect boundary, or "" to let Index pick one
+	Client string         // EditRace: the client to cut off, such as "c2"
 	Param  uint32
 }
 
@@ -115,6 +125,9 @@ func (e Edit) String() string {
 		return fmt.Sprintf("splice the faults of seed %d's entry from %s", e.Param, formatDuration(e.At))
 	case EditRecover:
 		return fmt.Sprintf("recover at %s but %s", formatDuration(e.At), e.Target)
+	case EditRace:
+		verb, length := raceHold(e.Param)
+		return fmt.Sprintf("race at %s: %s every voter but %s for %s, reset %s", formatDuration(e.At), verb, e.Target, formatDuration(length), e.Client)
 	}
 	return fmt.Sprintf("%s #%d", e.Kind, e.Index)
 }
@@ -203,6 +216,9 @@ func (s *Script) applyEdit(e Edit) {
 		return
 	case EditRecover:
 		s.recoverFrom(at, e.Target)
+		return
+	case EditRace:
+		s.raceAround(at, e)
 		return
 	}
 	if len(s.Actions) == 0 {
@@ -308,6 +324,38 @@ func (s *Script) recoverFrom(at clock.Duration, except string) {
 			s.Actions = append(s.Actions, Action{At: at, Verb: "restart", Args: []string{name}})
 		}
 	}
+}
+
+// raceHold is what an EditRace does to the voters but the leader, by its parameter: a pause two
+// times in three, otherwise a clog (the servers run, serve their clients and hold what they send),
+// for 250 ms to 3 s: past the client's reconnection (a backoff of up to a second, then its session
+// handshake), and short of the leader's sync limit, after which it would give up its quorum.
+func raceHold(param uint32) (string, clock.Duration) {
+	verb := "pause"
+	if param%3 == 2 {
+		verb = "clog"
+	}
+	return verb, clock.Duration(250+int64(param/3)%2751) * clock.Millisecond
+}
+
+// raceAround adds an EditRace's faults at at: the voters but e.Target held back (raceHold), then,
+// a millisecond later, a reset of every connection of client e.Client.
+func (s *Script) raceAround(at clock.Duration, e Edit) {
+	kind, leader, ok := parseTarget(e.Target)
+	if !ok || kind != aServer || leader > s.Servers+s.Observers {
+		return
+	}
+	if kind, n, ok := parseTarget(e.Client); !ok || kind != aClient || n > s.Clients {
+		return
+	}
+	verb, length := raceHold(e.Param)
+	for sid := 1; sid <= s.Servers; sid++ {
+		if sid != leader {
+			s.Actions = append(s.Actions, Action{At: at, Verb: verb, Args: []string{"zk" + strconv.Itoa(sid), formatDuration(length)}})
+		}
+	}
+	reset := min(at+clock.Millisecond, s.Duration-clock.Millisecond)
+	s.Actions = append(s.Actions, Action{At: reset, Verb: "reset", Args: []string{e.Client}})
 }
 
 // isServerTarget reports whether a target names servers: zkN, leader, follower.

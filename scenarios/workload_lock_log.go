@@ -34,6 +34,7 @@ func (t lockTracer) Request(session int64, req lockmodel.Request) func(lockmodel
 			server = a.r.serverSid(a.c.Server())
 		}
 		c.clientRequest(session, req.Kind, a.r.w.Now(), server)
+		c.sessionClient(session, a.name)
 	}
 	la.outstanding = append(la.outstanding, ref)
 	return func(rep lockmodel.Reply) {

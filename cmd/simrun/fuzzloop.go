@@ -14,6 +14,7 @@ type fuzzRun struct {
 	class     string
 	coverage  []scenarios.Feature
 	sites     []scenarios.Site
+	writes    []scenarios.WriteSite
 	err       error
 	// entry is the corpus entry the run made, if it reached a new situation; fresh counts those
 	// situations.
@@ -89,7 +90,7 @@ func fuzzLoop(env *environment, c fuzzLoopConfig, emit func(fuzzRun) bool) {
 					if run.class != "" {
 						script = nil
 					}
-					run.entry, run.fresh = c.fuzzer.Learn(candidate, script, run.coverage, run.sites)
+					run.entry, run.fresh = c.fuzzer.Learn(candidate, script, run.coverage, run.sites, run.writes)
 				}
 				done++
 				run.execs, run.features, run.wall = done, c.fuzzer.Features(), time.Since(began)
@@ -111,7 +112,7 @@ func runCandidate(env *environment, opts scenarios.Options, c scenarios.FuzzCand
 	run := fuzzRun{candidate: c, report: report, err: err}
 	switch err.(type) {
 	case nil:
-		run.class, run.coverage, run.sites = classify(report), coverage.Features(), coverage.Sites()
+		run.class, run.coverage, run.sites, run.writes = classify(report), coverage.Features(), coverage.Sites(), coverage.Writes()
 	case *setupPanic:
 		run.class = "panic:setup" // The class a sweep gives such a seed.
 	}
