@@ -17,7 +17,7 @@ import (
 // use; simrun guards it with a mutex. With one caller and the same options it proposes the same
 // inputs in the same order.
 //
-// Next proposes one of four things:
+// Next proposes one of five things:
 //   - a fresh seed (the next of a counter): every proposal of the first FreshFirst, then a share
 //     that adapts between FreshPercent and 90% (FreshShare), interleaved evenly (freshTurn): the
 //     random swarm itself, in the swarm's order, so that the fuzzer reaches each of the swarm's
@@ -25,6 +25,9 @@ import (
 //   - a site injection (siteMutation): a crash, pause or reset at exactly one boundary hit of a
 //     corpus entry's run or of a recent fresh seed's, the hit drawn by the rarity of its
 //     situation, so that the fault is sure to fire inside a window the run is known to open;
+//   - a race edit (raceMutation): at a client's create that a leader of a parent's run proposed,
+//     every other voter held back for up to 3 s and the client's connections reset, so that the
+//     client's retry runs while its create is proposed and not committed;
 //   - a directed mutation: an entry of the corpus, preferring entries whose new situations are
 //     rare, with a fault (a crash, a reset, a pause or an isolation) added on the server where one
 //     of those situations was reached, at or just after the moment it was reached. This is where

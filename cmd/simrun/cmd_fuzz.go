@@ -31,9 +31,11 @@ pause or a connection reset at exactly one boundary hit of a corpus entry's run 
 fresh seed's (its first append of a sync, its NEWLEADER epoch write, a SNAP sent), drawn by how
 rare that situation is, so that the fault is sure to fire where the run is known to go (a third
 of them then let the rest of the ensemble recover: later faults dropped, network healed, the
-other servers started); others
-add faults at the moment of an entry's rarest new situations, rerun its faults under another seed,
-splice two entries or edit at random. The first --fresh-first inputs are the swarm's first
+other servers started). Race edits hold a leader's quorum back around a client's create that a
+run proposed (every other voter paused or clogged for up to 3 s) and reset the client's
+connections, so that its retry meets a create proposed and not committed. Others add faults at
+the moment of an entry's rarest new situations, rerun its faults under another seed, splice two
+entries or edit at random. The first --fresh-first inputs are the swarm's first
 seeds; after them a share of at least --fresh-percent are fresh seeds, the random swarm itself,
 raised (up to 90%) while fresh seeds reach rarer situations than mutations do. The summary counts
 runs, failing runs and new corpus entries per kind of input.
