@@ -23,7 +23,7 @@ func TestCheckRejectsBadBounds(t *testing.T) {
 		{[]string{"--strategy", "sideways"}, `--strategy "sideways": want bfs or dfs`},
 		{[]string{"--depth", "-3"}, "must not be negative"},
 		{[]string{"--model", "raft"}, `--model "raft": want fle or zab`},
-		{[]string{"--model", "zab", "--servers", "4"}, "servers 4: must be 1, 3 or 5"},
+		{[]string{"--model", "zab", "--servers", "6"}, "servers 6: must be 1 to 5"},
 		{[]string{"--model", "zab", "--bug", "ZK-0"}, "--bug:"},
 		{[]string{"--model", "zab", "--timeouts", "1"}, "apply to --model fle only"},
 		{[]string{"--bug", "ZK-3911"}, "apply to --model zab only"},
