@@ -1,13 +1,10 @@
 package modelcheck
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/zabsim/zabsim/zabmodel"
 )
 
 // TestFLEFourServers explores FastLeaderElection among four voters, whose quorum is three, depth
@@ -34,18 +31,5 @@ func TestZABEvenEnsembles(t *testing.T) {
 	}
 	assert.ErrorContains(t, ZABConfig{Servers: 6}.Validate(), "servers 6: must be 1 to 5")
 
-	cfg := ZABConfig{Servers: 4, Writes: 1, Warmup: true, ZxidCounter: 0xfffffffd, Bugs: zabmodel.Bugs{}.With(zabmodel.BugZK1277)}
-	m, err := NewZAB(cfg)
-	require.NoError(t, err)
-	r, err := Check(context.Background(), m, Options{})
-	require.NoError(t, err)
-	require.NotNil(t, r.Violation)
-	assert.Equal(t, "LocalPrimaryOrder", r.Violation.Invariant)
-
-	cfg.Bugs = zabmodel.Bugs{}
-	correct, err := NewZAB(cfg)
-	require.NoError(t, err)
-	ok, err := Check(context.Background(), correct, Options{MaxDepth: 5})
-	require.NoError(t, err)
-	assert.Nil(t, ok.Violation)
+	checkZK1277(t, 4)
 }
