@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/internal/quorum"
 )
 
 // Defaults from FastLeaderElection in 3.8.0.
@@ -142,8 +143,10 @@ func (e *Election) CurrentVote() Vote { return e.current }
 // Finalizing reports whether a quorum agrees and the election is waiting out finalizeWait.
 func (e *Election) Finalizing() bool { return e.finalizing }
 
-// quorum reports whether the sids in ack that are voters form a majority of the voters
-// (SyncedLearnerTracker with QuorumMaj).
+// quorum reports whether the voters whose votes equal target are more than half of the voters
+// (SyncedLearnerTracker.hasAllQuorums with QuorumMaj, see internal/quorum): FastLeaderElection's
+// termPredicate. Votes of observers are not counted, as addAck ignores sids that are not voting
+// members.
 func (e *Election) quorum(votes map[int64]Vote, target Vote) bool {
 	acks := 0
 	for sid, v := range votes { // determinism:ok counting is order-independent
@@ -151,7 +154,7 @@ func (e *Election) quorum(votes map[int64]Vote, target Vote) bool {
 			acks++
 		}
 	}
-	return acks > len(e.cfg.Voters)/2
+	return quorum.Majority(len(e.cfg.Voters)).Contains(acks)
 }
 
 // totalOrder is totalOrderPredicate: the new vote wins on a higher peer epoch, then a higher zxid,

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/zabsim/zabsim/electionmodel"
+	"github.com/zabsim/zabsim/internal/quorum"
 )
 
 // FLEConfig bounds an exploration of Fast Leader Election (package electionmodel, the code every
@@ -277,7 +278,7 @@ func (s *fleState) established(i int) bool {
 			followers++
 		}
 	}
-	return followers > s.m.cfg.Servers/2
+	return quorum.Majority(s.m.cfg.Servers).Contains(followers)
 }
 
 // canAbandon reports whether process i has decided on a role that cannot be established: a

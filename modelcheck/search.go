@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"sync"
 	"time"
 )
@@ -89,6 +90,13 @@ type Options struct {
 	// TimeLimit stops the search after this much wall time; 0 means no limit. A search cut by
 	// time reports so, and its counts then depend on the machine.
 	TimeLimit time.Duration
+	// MaxMemory stops the search once the live heap (the Go heap that survived the last
+	// collection) reaches this many bytes; 0 means no bound. The visited set and a breadth-first
+	// level grow without bound on a configuration that is larger than it looks (four FLE servers
+	// with no other bound reach tens of millions of states), and a search that is cut says so
+	// where one that exhausts the machine's memory is killed and says nothing. Like TimeLimit, a
+	// search cut by memory has counts that depend on the machine.
+	MaxMemory int64
 	// NoSleepSets switches off the partial-order reduction (sleep.go) for models that offer it.
 	// It changes how many successors are generated, never which states are reached.
 	NoSleepSets bool
@@ -121,8 +129,8 @@ type Result struct {
 	Stats
 	// Complete is true when every state within the bounds was explored.
 	Complete bool
-	// CutBy names what stopped an incomplete search: "depth", "states" or "time" (depth cuts do
-	// not stop the search, they make it incomplete).
+	// CutBy names what stopped an incomplete search: "depth", "states", "time", "memory" or
+	// "cancelled" (depth cuts do not stop the search, they make it incomplete).
 	CutBy []string
 	// Violation and Path are set when a judge failed: the actions from the initial state.
 	Violation *Violation
@@ -133,7 +141,7 @@ type Result struct {
 var errBadOptions = errors.New("modelcheck: bad options")
 
 func (o *Options) validate() error {
-	if o.Workers < 0 || o.MaxDepth < 0 || o.MaxStates < 0 || o.TimeLimit < 0 {
+	if o.Workers < 0 || o.MaxDepth < 0 || o.MaxStates < 0 || o.TimeLimit < 0 || o.MaxMemory < 0 {
 		return fmt.Errorf("%w: negative bound in %+v", errBadOptions, *o)
 	}
 	if o.Strategy != BFS && o.Strategy != DFS {
@@ -173,8 +181,10 @@ type searcher struct {
 	ctx          context.Context
 	start        time.Time
 	lastProgress time.Time
-	stats        Stats
-	cut          map[string]bool
+	// memoryRead is when the live heap was last read for MaxMemory (zero: never).
+	memoryRead time.Time
+	stats      Stats
+	cut        map[string]bool
 	// parents[i] is the index of the state from which distinct state i was first reached and the
 	// action that reached it, for the counterexample (BFS).
 	parents []parentLink
@@ -197,7 +207,7 @@ func (s *searcher) cutBy(why string) {
 func (s *searcher) result() Result {
 	s.stats.Elapsed = time.Since(s.start)
 	r := Result{Stats: s.stats, Complete: len(s.cut) == 0}
-	for _, why := range []string{"depth", "states", "time", "cancelled"} {
+	for _, why := range []string{"depth", "states", "time", "memory", "cancelled"} {
 		if s.cut[why] {
 			r.CutBy = append(r.CutBy, why)
 		}
@@ -205,7 +215,7 @@ func (s *searcher) result() Result {
 	return r
 }
 
-// overBudget reports whether the state or time budget ends the search.
+// overBudget reports whether the state, time or memory budget ends the search.
 func (s *searcher) overBudget() bool {
 	if s.opts.MaxStates > 0 && s.stats.Distinct >= s.opts.MaxStates {
 		s.cutBy("states")
@@ -214,6 +224,10 @@ func (s *searcher) overBudget() bool {
 	now := time.Now()
 	if s.opts.TimeLimit > 0 && now.Sub(s.start) >= s.opts.TimeLimit {
 		s.cutBy("time")
+		return true
+	}
+	if s.overMemory(now) {
+		s.cutBy("memory")
 		return true
 	}
 	if s.ctx.Err() != nil {
@@ -227,6 +241,37 @@ func (s *searcher) overBudget() bool {
 		s.opts.Progress(st)
 	}
 	return false
+}
+
+// memoryReadEvery spaces the reads of the live heap: reading runtime metrics costs a few
+// microseconds, a state far less, and the heap cannot grow much in a tenth of a second.
+const memoryReadEvery = 100 * time.Millisecond
+
+// overMemory reports whether the live heap has reached Options.MaxMemory. It reads the heap
+// that survived the last collection, not the heap in use: garbage is what the collector frees
+// before the machine runs out, and counting it would cut a search at a fraction of its budget
+// under a high GOGC. Before the process's first collection the live heap reads 0: the heap is
+// then below its first target (4 MB times GOGC/100), far below any budget worth setting.
+func (s *searcher) overMemory(now time.Time) bool {
+	if s.opts.MaxMemory <= 0 || (!s.memoryRead.IsZero() && now.Sub(s.memoryRead) < memoryReadEvery) {
+		return false
+	}
+	s.memoryRead = now
+	return liveHeap() >= s.opts.MaxMemory
+}
+
+// liveHeap returns the bytes of heap objects that survived the last garbage collection.
+func liveHeap() int64 {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		// The metric exists since Go 1.21; go.mod asks for a later one, so this is a broken
+		// toolchain, and the budget then falls back to the heap in use.
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return int64(m.HeapAlloc)
+	}
+	return int64(sample[0].Value.Uint64())
 }
 
 // expansion is what a worker computed for one frontier state.
@@ -476,10 +521,12 @@ func (s *searcher) dfs(init State) (Result, error) {
 	visited := newFingerprintSet()
 	visited.insert(init.Fingerprint(), 0)
 	useSleep := s.keyerOf(init) != nil
+	// records holds the sleep record of each state expanded with a non-empty sleep set; a state
+	// without one was expanded with none, so nothing was asleep in it and a revisit takes nothing
+	// new (revisit's answer for empty keys). Most states have none (in the coarse ZAB model all:
+	// its timers and faults commute with nothing), and a record each was about 10 MB of
+	// collected heap per 100,000 states.
 	records := map[Fingerprint]*sleepRecord{}
-	if useSleep {
-		records[init.Fingerprint()] = &sleepRecord{}
-	}
 	s.stats.Distinct = 1
 	s.stats.Generated = 1
 	var stack []dfsFrame
@@ -545,25 +592,25 @@ func (s *searcher) dfs(init State) (Result, error) {
 		var only sleepSet
 		if old, ok := visited.get(fp); ok {
 			if old <= depth {
-				if !useSleep {
+				rec := records[fp]
+				if rec == nil {
 					continue
 				}
-				missing, e := records[fp].revisit(z, false)
+				missing, e := rec.revisit(z, false)
 				if missing == nil {
 					continue
 				}
 				z, only = e.sleep, missing
 			} else {
 				visited.insert(fp, depth)
-				if useSleep {
-					rec := records[fp]
+				if rec := records[fp]; rec != nil {
 					rec.keys = rec.keys.intersect(z)
 				}
 			}
 		} else {
 			visited.insert(fp, depth)
 			s.stats.Distinct++
-			if useSleep {
+			if useSleep && len(z) > 0 {
 				records[fp] = &sleepRecord{keys: z}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -190,4 +191,29 @@ func TestSleepSetsKeepEveryState(t *testing.T) {
 			t.Logf("%s %s: generated %d -> %d, distinct %d", c.name, strategy, without.Generated, with.Generated, with.Distinct)
 		}
 	}
+}
+
+// TestMemoryBudgetCutsTheSearch: a budget below the live heap stops the search at its first look
+// (depth-first looks every 1,024 steps, hence a graph of 3,721 states) and says so; a generous
+// one changes nothing.
+func TestMemoryBudgetCutsTheSearch(t *testing.T) {
+	// The live heap is known from the first collection on; a search's heap reaches that size
+	// long before a budget matters, this test's tiny graph does not.
+	runtime.GC()
+	for _, strategy := range []Strategy{BFS, DFS} {
+		r, err := Check(context.Background(), &counters{limit: 60}, Options{Strategy: strategy, MaxMemory: 1})
+		require.NoError(t, err)
+		assert.False(t, r.Complete, "%s", strategy)
+		assert.Equal(t, []string{"memory"}, r.CutBy, "%s", strategy)
+
+		full, err := Check(context.Background(), &counters{limit: 60}, Options{Strategy: strategy})
+		require.NoError(t, err)
+		roomy, err := Check(context.Background(), &counters{limit: 60}, Options{Strategy: strategy, MaxMemory: 1 << 40})
+		require.NoError(t, err)
+		assert.True(t, roomy.Complete, "%s", strategy)
+		assert.Equal(t, full.Distinct, roomy.Distinct, "%s", strategy)
+		assert.Less(t, r.Distinct, full.Distinct, "%s: the cut search stopped early", strategy)
+	}
+	_, err := Check(context.Background(), &counters{limit: 1}, Options{MaxMemory: -1})
+	assert.ErrorIs(t, err, errBadOptions)
 }

@@ -18,13 +18,7 @@ import (
 // the zxid whose counter is 0xffffffff four steps after the warm-up; the correct leader, under
 // the same bounds, does not.
 func TestZABFindsZK1277(t *testing.T) {
-	cfg := ZABConfig{Servers: 3, Writes: 1, Warmup: true, ZxidCounter: 0xfffffffd, Bugs: zabmodel.Bugs{}.With(zabmodel.BugZK1277)}
-	m, err := NewZAB(cfg)
-	require.NoError(t, err)
-	r, err := Check(context.Background(), m, Options{})
-	require.NoError(t, err)
-	require.NotNil(t, r.Violation)
-	assert.Equal(t, "LocalPrimaryOrder", r.Violation.Invariant)
+	m, r, ok := checkZK1277(t, 3)
 	assert.Len(t, r.Path, 4, "write, the request to the server, its forward to the leader, the leader's learner handler reading it")
 
 	var buf bytes.Buffer
@@ -37,14 +31,29 @@ func TestZABFindsZK1277(t *testing.T) {
 	require.NotNil(t, v)
 	assert.Equal(t, r.Violation.Explanation, v.Explanation, "the replay ends in the same violation")
 	assert.Contains(t, trace.String(), "PROPOSAL", "the replay renders the simulator's trace")
+	assert.Greater(t, ok.Distinct, r.Distinct)
+}
+
+// checkZK1277 explores an ensemble of the given size with the counter near its top, with ZK-1277
+// switched on (which must violate LocalPrimaryOrder) and, within five steps, without it (which
+// must not). It returns the buggy model, its result and the correct build's result.
+func checkZK1277(t *testing.T, servers int) (*ZABModel, Result, Result) {
+	t.Helper()
+	cfg := ZABConfig{Servers: servers, Writes: 1, Warmup: true, ZxidCounter: 0xfffffffd, Bugs: zabmodel.Bugs{}.With(zabmodel.BugZK1277)}
+	m, err := NewZAB(cfg)
+	require.NoError(t, err)
+	r, err := Check(context.Background(), m, Options{})
+	require.NoError(t, err)
+	require.NotNil(t, r.Violation, "%d servers", servers)
+	assert.Equal(t, "LocalPrimaryOrder", r.Violation.Invariant, "%d servers", servers)
 
 	cfg.Bugs = zabmodel.Bugs{}
 	correct, err := NewZAB(cfg)
 	require.NoError(t, err)
 	ok, err := Check(context.Background(), correct, Options{MaxDepth: 5})
 	require.NoError(t, err)
-	assert.Nil(t, ok.Violation)
-	assert.Greater(t, ok.Distinct, r.Distinct)
+	assert.Nil(t, ok.Violation, "%d servers", servers)
+	return m, r, ok
 }
 
 // TestZABFingerprintCommutes: two due deliveries to different nodes, taken in either order, reach
@@ -61,11 +70,12 @@ func TestZABFingerprintCommutes(t *testing.T) {
 	for depth := 0; depth < 6 && second == ""; depth++ {
 		zs := s.(*zabState)
 		nodes := map[string]string{}
+		lines := zs.lines()
 		for i, a := range zs.actions {
 			if a.zabKind() != zabFire {
 				continue
 			}
-			detail := zs.lines[2*i+1]
+			detail := lines[2*i+1]
 			node := detail[:3]
 			for other, d := range nodes {
 				if other != node && first == "" {
@@ -83,8 +93,9 @@ func TestZABFingerprintCommutes(t *testing.T) {
 	require.NotEmpty(t, second, "two due events for different nodes")
 	take := func(s State, detail string) State {
 		zs := s.(*zabState)
+		lines := zs.lines()
 		for i, a := range zs.actions {
-			if zs.lines[2*i+1] == detail {
+			if lines[2*i+1] == detail {
 				next, err := s.Step(a)
 				require.NoError(t, err)
 				return next
@@ -280,7 +291,7 @@ func TestZABReuseKeepsResults(t *testing.T) {
 		assert.Equal(t, want.fp, next.Fingerprint(), "step %d", step)
 		require.NotEmpty(t, want.summary)
 		assert.Equal(t, want.summary, next.(*zabState).summary, "step %d", step)
-		assert.Equal(t, want.lines, next.(*zabState).lines, "step %d", step)
+		assert.Equal(t, want.lines(), next.(*zabState).lines(), "step %d", step)
 		s = next
 	}
 	assert.Positive(t, m.inPlace.Load(), "the walk stepped in place")

@@ -8,6 +8,7 @@ import (
 	"github.com/zabsim/zabsim/checkers"
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/electionmodel"
+	"github.com/zabsim/zabsim/internal/quorum"
 	"github.com/zabsim/zabsim/zabmodel"
 )
 
@@ -40,7 +41,7 @@ type availabilityMonitor struct {
 
 func newAvailabilityMonitor(r *runner) *availabilityMonitor {
 	voters := r.script.Servers
-	m := &availabilityMonitor{r: r, quorum: voters/2 + 1}
+	m := &availabilityMonitor{r: r, quorum: quorum.Majority(voters).Size()}
 	for mask := uint32(1); mask < 1<<voters; mask++ {
 		if bits.OnesCount32(mask) == m.quorum {
 			m.candidates = append(m.candidates, mask)

@@ -21,7 +21,8 @@ import (
 type Options struct {
 	// Seed decides everything else.
 	Seed uint64
-	// Servers is the number of voters: 1, 3, 5 or 7; 0 draws 3 or 5 from the seed.
+	// Servers is the number of voters, 1 to 7, odd or even (a quorum is more than half of them);
+	// 0 draws 3 or 5 from the seed (a draw never gives an even ensemble).
 	Servers int
 	// Observers is 0 to 2; -1 draws it from the seed (0 when drawing gives a single voter).
 	Observers int
@@ -205,10 +206,8 @@ func (o Options) Validate() error {
 	bad := func(format string, args ...any) {
 		problems = append(problems, fmt.Errorf("%w: "+format, append([]any{ErrOptions}, args...)...))
 	}
-	switch o.Servers {
-	case 0, 1, 3, 5, 7:
-	default:
-		bad("servers must be 1, 3, 5 or 7 (or 0 to draw), not %d", o.Servers)
+	if o.Servers < 0 || o.Servers > zabmodel.MaxVoters {
+		bad("servers must be 1 to %d (or 0 to draw), not %d", zabmodel.MaxVoters, o.Servers)
 	}
 	if o.Observers < -1 || o.Observers > 2 {
 		bad("observers must be 0 to 2 (or -1 to draw), not %d", o.Observers)

@@ -6,13 +6,15 @@ import (
 	"slices"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/internal/quorum"
 )
 
 // Config describes an ensemble: its members and the settings of zoo.cfg that matter to the protocol.
 // The zero value of each field takes ZooKeeper's default, except where a simulation wants another
 // (noted on the field). Validate reports every field that makes no sense.
 type Config struct {
-	// Voters is the number of participants: 1, 3, 5 or 7. Their sids are 1..Voters.
+	// Voters is the number of participants, 1 to MaxVoters, odd or even as in ZooKeeper (see
+	// Quorum). Their sids are 1..Voters.
 	Voters int
 	// Observers is the number of observers, 0 to 2. Their sids follow the voters'.
 	Observers int
@@ -85,6 +87,10 @@ const (
 	DefaultContainerMaxPerMinute  = 10000
 )
 
+// MaxVoters is the largest ensemble zabsim simulates. ZooKeeper has no limit; seven voters already
+// bear three failures, more than deployments run, and keep a run cheap.
+const MaxVoters = 7
+
 // ErrConfig marks configuration errors.
 var ErrConfig = errors.New("zabmodel: invalid configuration")
 
@@ -132,10 +138,8 @@ func (c Config) Validate() error {
 	bad := func(format string, args ...any) {
 		problems = append(problems, fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...))
 	}
-	switch c.Voters {
-	case 1, 3, 5, 7:
-	default:
-		bad("voters must be 1, 3, 5 or 7, not %d", c.Voters)
+	if c.Voters < 1 || c.Voters > MaxVoters {
+		bad("voters must be 1 to %d, not %d", MaxVoters, c.Voters)
 	}
 	if c.Observers < 0 || c.Observers > 2 {
 		bad("observers must be 0 to 2, not %d", c.Observers)
@@ -195,7 +199,8 @@ func (c Config) VoterSids() []int64 { return c.Sids()[:c.Voters] }
 // IsVoter reports whether sid is a participant.
 func (c Config) IsVoter(sid int64) bool { return sid >= 1 && sid <= int64(c.Voters) }
 
-// Quorum is QuorumMaj.containsQuorum: whether the set of sids is larger than half the voters. Like
+// Quorum is QuorumMaj.containsQuorum (see internal/quorum): whether the set of sids is larger than
+// half the voters, rounded down, so that 2 of 4 voters are not a quorum and 3 are. Like
 // the Java, it counts the ids it is given, observers included ("Assumes that ackSet contains acks
 // only from votingMembers"): every caller filters out observers itself, as Leader's isParticipant
 // and SyncedLearnerTracker.addAck do, so that a caller that forgets to is a possible bug, as in
@@ -207,7 +212,7 @@ func (c Config) Quorum(sids []int64) bool {
 			n++
 		}
 	}
-	return n > c.Voters/2
+	return quorum.Majority(c.Voters).Contains(n)
 }
 
 func (c Config) ticks(n int) clock.Duration { return clock.Duration(n) * c.TickTime }

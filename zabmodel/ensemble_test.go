@@ -67,7 +67,7 @@ func (f *fixture) serving() (sids []int64, leader int64) {
 }
 
 func TestEnsembleElectsAndEstablishesALeader(t *testing.T) {
-	for _, n := range []int{3, 5, 7} {
+	for _, n := range []int{2, 3, 4, 5, 6, 7} {
 		t.Run(fmt.Sprintf("voters=%d", n), func(t *testing.T) {
 			f := newFixture(t, 1, Config{Voters: n})
 			f.run(30 * clock.Second)

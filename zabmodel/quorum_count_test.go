@@ -40,3 +40,45 @@ func TestObserversAloneKeepNoLeader(t *testing.T) {
 	assert.NotEqual(t, Leading, st.Role, "the leader of a lone voter and two observers steps down")
 	assert.False(t, st.Serving)
 }
+
+// TestConfigTakesOneToSevenVoters: ZooKeeper runs any number of voters, odd or even; zabsim
+// simulates one to seven.
+func TestConfigTakesOneToSevenVoters(t *testing.T) {
+	for voters := 1; voters <= MaxVoters; voters++ {
+		assert.NoError(t, Config{Voters: voters}.WithDefaults().Validate(), "%d voters", voters)
+	}
+	for _, voters := range []int{-1, 0, MaxVoters + 1} {
+		err := Config{Voters: voters}.WithDefaults().Validate()
+		assert.ErrorIs(t, err, ErrConfig, "%d voters", voters)
+		assert.ErrorContains(t, err, "voters must be 1 to 7", "%d voters", voters)
+	}
+}
+
+// TestFourVotersBearOneFailure: a leader of four voters keeps serving when one follower is down
+// (three of four are a quorum) and steps down when a second one goes (two of four are half, not
+// more), as Leader.lead's tick finds its synced set short of a quorum.
+func TestFourVotersBearOneFailure(t *testing.T) {
+	f := newFixture(t, 11, Config{Voters: 4})
+	f.run(30 * clock.Second)
+	sids, leader := f.serving()
+	require.Len(t, sids, 4)
+	require.NotZero(t, leader)
+	var followers []int64
+	for _, sid := range sids {
+		if sid != leader {
+			followers = append(followers, sid)
+		}
+	}
+	f.w.Crash(f.e.Server(followers[0]).Node())
+	f.run(30 * clock.Second)
+	st := f.e.Server(leader).State()
+	assert.Equal(t, Leading, st.Role, "three of four voters keep their leader")
+	assert.True(t, st.Serving)
+
+	f.w.Crash(f.e.Server(followers[1]).Node())
+	f.run(30 * clock.Second)
+	for _, s := range f.e.Servers() {
+		st := s.State()
+		assert.False(t, st.Serving, "server %d serves with two of four voters up", st.Sid)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/internal/quorum"
 	"github.com/zabsim/zabsim/zabmodel"
 )
 
@@ -150,7 +151,7 @@ func New(config Config) (*Checker, error) {
 		config:          config,
 		servers:         map[int64]*server{},
 		voterSids:       slices.Sorted(slices.Values(config.Voters)),
-		quorum:          len(config.Voters)/2 + 1,
+		quorum:          quorum.Majority(len(config.Voters)).Size(),
 		maxHistory:      config.MaxHistory,
 		proposals:       newProposalIndex(),
 		epochQuorumBy:   map[int64]int64{},

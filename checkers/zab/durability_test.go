@@ -21,6 +21,25 @@ func TestCommittedLogDurability(t *testing.T) {
 		s.commit(1, z(1, 1), 2, 3)
 		s.requireClean(t, threeVoters)
 	})
+	t.Run("half of an even ensemble is not a quorum", func(t *testing.T) {
+		// Two of four voters fsynced: half, and QuorumMaj's quorum is more than half.
+		fourVoters := Config{Voters: []int64{1, 2, 3, 4}}
+		s := newScript().start(1, 1, 2, 3, 4).propose(1, z(1, 1), 2, 3, 4).fsync(1).fsync(2)
+		s.commit(1, z(1, 1), 2, 3, 4)
+		s.requireViolation(t, fourVoters, CommittedLogDurability)
+		s = newScript().start(1, 1, 2, 3, 4).propose(1, z(1, 1), 2, 3, 4).fsync(1).fsync(2).fsync(3)
+		s.commit(1, z(1, 1), 2, 3, 4)
+		s.requireClean(t, fourVoters)
+	})
+	t.Run("two voters need both copies", func(t *testing.T) {
+		twoVoters := Config{Voters: []int64{1, 2}}
+		s := newScript().start(1, 1, 2).propose(1, z(1, 1), 2).fsync(1)
+		s.commit(1, z(1, 1), 2)
+		s.requireViolation(t, twoVoters, CommittedLogDurability)
+		s = newScript().start(1, 1, 2).propose(1, z(1, 1), 2).fsync(1).fsync(2)
+		s.commit(1, z(1, 1), 2)
+		s.requireClean(t, twoVoters)
+	})
 	t.Run("observers do not count", func(t *testing.T) {
 		config := Config{Voters: []int64{1, 2, 3}, Observers: []int64{4}}
 		s := newScript().start(1, 1, 2, 3).propose(1, z(1, 1), 2, 3, 4).fsync(1).fsync(4)

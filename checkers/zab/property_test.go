@@ -14,8 +14,11 @@ import (
 )
 
 // drawRun generates a correct ZAB execution with the reference model.
-func drawRun(t *rapid.T) (*refModel, []zabmodel.Event) {
-	voters := rapid.SampledFrom([]int{3, 3, 5}).Draw(t, "voters")
+func drawRun(t *rapid.T) (*refModel, []zabmodel.Event) { return drawRunOf(t, []int{3, 3, 5}) }
+
+// drawRunOf generates a correct ZAB execution among a number of voters drawn from sizes.
+func drawRunOf(t *rapid.T, sizes []int) (*refModel, []zabmodel.Event) {
+	voters := rapid.SampledFrom(sizes).Draw(t, "voters")
 	observers := rapid.IntRange(0, 1).Draw(t, "observers")
 	m := newRefModel(voters, observers, func(what string, n int) int {
 		return rapid.IntRange(0, n-1).Draw(t, what)
@@ -53,12 +56,34 @@ func TestReferenceExecutionsPass(t *testing.T) {
 	})
 }
 
+// TestEvenReferenceExecutionsPass is TestReferenceExecutionsPass among 2, 4 and 6 voters, whose
+// quorums (2, 3 and 4) are more than half: the checker must take them for the quorums they are.
+func TestEvenReferenceExecutionsPass(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		m, events := drawRunOf(t, []int{2, 4, 6})
+		violations, err := Check(m.config(), events)
+		require.NoError(t, err)
+		if len(violations) > 0 {
+			t.Fatalf("a correct execution among %d voters was reported:\n%v\nevents:\n%s", m.voters, violations[0], describeEvents(events))
+		}
+	})
+}
+
 // TestMutatedExecutionsFail: breaking one invariant in a correct execution must be reported under
 // that invariant's name.
 func TestMutatedExecutionsFail(t *testing.T) {
+	checkMutatedExecutionsFail(t, []int{3, 3, 5})
+}
+
+// TestEvenMutatedExecutionsFail is TestMutatedExecutionsFail among 2, 4 and 6 voters.
+func TestEvenMutatedExecutionsFail(t *testing.T) {
+	checkMutatedExecutionsFail(t, []int{2, 4, 6})
+}
+
+func checkMutatedExecutionsFail(t *testing.T, sizes []int) {
 	seen := map[string]int{}
 	rapid.Check(t, func(t *rapid.T) {
-		m, events := drawRun(t)
+		m, events := drawRunOf(t, sizes)
 		var applicable []mutation
 		for _, candidate := range mutations {
 			if len(candidate.sites(m, events)) > 0 {

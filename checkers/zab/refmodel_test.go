@@ -55,6 +55,8 @@ type refSnapshot struct {
 const refInitialCounter = 0
 
 func newRefModel(voters, observers int, choose func(what string, n int) int) *refModel {
+	// The reference model keeps its own arithmetic for the quorum (QuorumMaj: more than half, so
+	// half rounded down plus one), independent of internal/quorum, which the checker under test uses.
 	m := &refModel{voters: voters, quorum: voters/2 + 1, choose: choose, nextHash: 0x9e3779b97f4a7c15}
 	for i := range voters + observers {
 		m.servers = append(m.servers, &refServer{sid: int64(i + 1), voter: i < voters, up: true})

@@ -105,6 +105,7 @@ type checkFlags struct {
 	lockers    int
 	lockStart  int
 	cpuprofile string
+	maxMemory  memoryBudget
 }
 
 func newCheckFlags() (*flag.FlagSet, *checkFlags) {
@@ -124,6 +125,8 @@ func newCheckFlags() (*flag.FlagSet, *checkFlags) {
 	fs.IntVar(&f.depth, "depth", 0, "the longest path explored (0: no bound)")
 	fs.Int64Var(&f.maxStates, "max-states", 0, "stop after this many distinct states (0: no bound)")
 	fs.DurationVar(&f.timeLimit, "time-limit", 0, "stop after this much wall time (0: no limit)")
+	f.maxMemory = defaultMemoryBudget()
+	fs.Var(&f.maxMemory, "max-memory", "stop the search before the process's memory passes `SIZE` (e.g. 8GiB, 500MB; 0: no bound): the collector is held to SIZE and the search is cut by memory once the live heap reaches half of it (default: half the machine's memory)")
 	fs.StringVar(&f.out, "out", "", "save a counterexample to `FILE`")
 	fs.IntVar(&f.writes, "writes", 1, "zab: creates the client issues")
 	fs.IntVar(&f.early, "early-timeouts", 0, "zab: timers a path may fire before the earliest pending one")
@@ -170,6 +173,7 @@ func (f *checkFlags) build() (modelcheck.Model, modelcheck.Options, error) {
 		return nil, opts, errors.New("--depth, --max-states and --time-limit must not be negative")
 	}
 	opts.MaxDepth, opts.MaxStates, opts.TimeLimit = f.depth, f.maxStates, f.timeLimit
+	opts.MaxMemory = f.maxMemory.liveHeapBound()
 	opts.NoSleepSets = f.noSleep
 	switch f.model {
 	case "fle":
@@ -264,6 +268,8 @@ func cmdCheck(env *environment, args []string) int {
 			s.Depth, s.Elapsed.Truncate(time.Second), s.Generated, s.Distinct, s.PerSecond(), s.Queue)
 	}
 	fmt.Fprintf(env.stdout, "Model checking %s (%s, %d worker(s)) with %s.\n", m.Name(), opts.Strategy, opts.Workers, describeSettings(m))
+	fmt.Fprintf(env.stdout, "Memory budget: %s.\n", f.maxMemory.describe())
+	defer f.maxMemory.hold()()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if env.interrupt != nil {

@@ -23,7 +23,7 @@ func TestCheckRejectsBadBounds(t *testing.T) {
 		{[]string{"--strategy", "sideways"}, `--strategy "sideways": want bfs or dfs`},
 		{[]string{"--depth", "-3"}, "must not be negative"},
 		{[]string{"--model", "raft"}, `--model "raft": want fle or zab`},
-		{[]string{"--model", "zab", "--servers", "4"}, "servers 4: must be 1, 3 or 5"},
+		{[]string{"--model", "zab", "--servers", "6"}, "servers 6: must be 1 to 5"},
 		{[]string{"--model", "zab", "--bug", "ZK-0"}, "--bug:"},
 		{[]string{"--model", "zab", "--timeouts", "1"}, "apply to --model fle only"},
 		{[]string{"--bug", "ZK-3911"}, "apply to --model zab only"},
@@ -105,4 +105,46 @@ func TestCheckLockers(t *testing.T) {
 		assert.Equal(t, exitUsage, r.code, "%v: %s", c.args, r.stderr)
 		assert.Contains(t, r.stderr, c.want, "%v", c.args)
 	}
+}
+
+func TestCheckMemoryBudget(t *testing.T) {
+	for _, c := range []struct{ size, want string }{
+		{"12x", `not "12x"`},
+		{"-1GB", `not "-1GB"`},
+		{"NaN", `not "NaN"`},
+		{"10MB", "below 64 MiB"},
+		{"9999999TB", "too large"},
+	} {
+		r := runCLI(t, "", "check", "--max-memory", c.size)
+		assert.Equal(t, exitUsage, r.code, "%s: %s", c.size, r.stderr)
+		assert.Contains(t, r.stderr, c.want, c.size)
+		assert.Empty(t, r.stdout, c.size)
+	}
+
+	// Four FLE servers with no other bound reach millions of states: without a budget this
+	// search runs until the machine's memory is gone. Stopped at a 64 MiB budget, it stops after
+	// a live heap of 32 MiB and says why, as for any other budget.
+	r := runCLI(t, "", "check", "--servers", "4", "--max-memory", "64MiB")
+	require.Equal(t, exitPass, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "Memory budget: 64 MiB.")
+	assert.Contains(t, r.stdout, "Model checking stopped (cut by memory).")
+	assert.Contains(t, r.stdout, "Budget cut the search (memory)")
+
+	r = runCLI(t, "", "check", "--servers", "2")
+	require.Equal(t, exitPass, r.code, r.stderr)
+	assert.Regexp(t, `Memory budget: (none \(this machine's memory is unknown; set --max-memory\)|[0-9.]+ [KMGT]iB, half this machine's memory)`, r.stdout)
+}
+
+func TestMemoryBudgetParsesUnits(t *testing.T) {
+	for text, want := range map[string]int64{
+		"0": 0, "64MiB": 64 << 20, "1.5GiB": 3 << 29, "2GB": 2e9, "1 TiB": 1 << 40, "67108864": 64 << 20, "100000KB": 1e8,
+	} {
+		var b memoryBudget
+		require.NoError(t, b.Set(text), text)
+		assert.Equal(t, want, b.bytes, text)
+		assert.False(t, b.auto, text)
+	}
+	assert.Equal(t, "1.5 GiB", formatBytes(3<<29))
+	assert.Equal(t, "64 MiB", formatBytes(64<<20))
+	assert.Equal(t, "512 B", formatBytes(512))
 }

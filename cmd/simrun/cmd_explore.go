@@ -18,6 +18,7 @@ import (
 
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/scenarios"
+	"github.com/zabsim/zabsim/zabmodel"
 )
 
 const exploreUsage = `Usage: simrun explore [flags]
@@ -79,7 +80,7 @@ func newExploreFlags() (*flag.FlagSet, *exploreFlags) {
 	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
 	fs.Var(&f.seed, "seed", "the seed `S` of the base run and of every explored run")
 	fs.StringVar(&f.scriptPath, "script", "", "the base scenario script `FILE` (default: the built-in base described above)")
-	fs.IntVar(&f.servers, "servers", base.Servers, "voting servers of the built-in base: 1, 3, 5 or 7")
+	fs.IntVar(&f.servers, "servers", base.Servers, "voting servers of the built-in base: 1 to 7")
 	fs.IntVar(&f.clients, "clients", base.Clients, "client applications of the built-in base, 1 to 100")
 	fs.StringVar(&f.workload, "workload", base.Workload, "workload of the built-in base: "+strings.Join(scenarios.Workloads(), ", "))
 	fs.DurationVar(&f.duration, "duration", time.Duration(base.Duration), "fault phase of the built-in base (at most 1h)")
@@ -183,8 +184,8 @@ func (f *exploreFlags) base() (*scenarios.Script, error) {
 	}
 	base := scenarios.DefaultExploreScript()
 	var problems []error
-	if !slices.Contains([]int{1, 3, 5, 7}, f.servers) {
-		problems = append(problems, fmt.Errorf("--servers must be 1, 3, 5 or 7, not %d", f.servers))
+	if f.servers < 1 || f.servers > zabmodel.MaxVoters {
+		problems = append(problems, fmt.Errorf("--servers must be 1 to %d, not %d", zabmodel.MaxVoters, f.servers))
 	}
 	if f.clients < 1 || f.clients > 100 {
 		problems = append(problems, fmt.Errorf("--clients must be 1 to 100, not %d", f.clients))

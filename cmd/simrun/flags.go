@@ -201,7 +201,7 @@ type scenarioFlags struct {
 }
 
 func (f *scenarioFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&f.servers, "servers", defaultServers, "number of voting servers: 1, 3, 5 or 7 (0 draws 3 or 5 from each seed)")
+	fs.IntVar(&f.servers, "servers", defaultServers, "number of voting servers: 1 to 7, odd or even (0 draws 3 or 5 from each seed)")
 	fs.IntVar(&f.observers, "observers", defaultObservers, "number of observers, 0 to 2 (-1 draws from each seed)")
 	fs.IntVar(&f.clients, "clients", scenarios.DefaultClients, "number of simulated client applications, 1 to 100")
 	fs.StringVar(&f.workload, "workload", "mixed", "workload: "+strings.Join(scenarios.Workloads(), ", ")+", or mixed (drawn from each seed)")

@@ -8,7 +8,7 @@ import (
 	"github.com/zabsim/zabsim/scenarios"
 )
 
-// shrinkCluster tries fewer observers, then fewer voters (7, 5, 3, 1), keeping each change after
+// shrinkCluster tries fewer observers, then fewer voters (see shrinkSizes), keeping each change after
 // which the run still fails alike. Actions that name a server the smaller cluster lacks are
 // dropped; observers keep their place after the voters (zkN+1...), so their names move down with
 // the voters'. A candidate the runner refuses (an action left without a target, a single server
@@ -20,16 +20,27 @@ func (s *shrinker) shrinkCluster(script *scenarios.Script) *scenarios.Script {
 			break
 		}
 	}
-	for _, servers := range []int{1, 3, 5} {
-		if servers >= script.Servers {
-			break
-		}
+	for _, servers := range shrinkSizes(script.Servers) {
 		if candidate, ok := s.tryCluster(script, servers, script.Observers); ok {
 			script = candidate
 			break
 		}
 	}
 	return script
+}
+
+// shrinkSizes lists the voter counts below servers that shrinking tries, smallest first. An odd
+// ensemble shrinks to odd ones only, as it always did, so that a failure found with three or five
+// voters is never reported with an even count whose quorum (more than half) behaves differently;
+// an even ensemble tries the even counts below it as well.
+func shrinkSizes(servers int) []int {
+	var sizes []int
+	for n := 1; n < servers; n++ {
+		if n%2 == 1 || servers%2 == 0 {
+			sizes = append(sizes, n)
+		}
+	}
+	return sizes
 }
 
 // tryCluster runs the script on a cluster of servers voters and observers observers and reports

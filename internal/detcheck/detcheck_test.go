@@ -13,7 +13,7 @@ import (
 // simulatedDirs are the packages whose code runs inside a simulated world. Tools that drive worlds
 // from outside (cmd/simrun, internal/realzk, parallel sweeps) may use the host freely.
 var simulatedDirs = []string{
-	"clock", "sim", "net", "zabmodel", "electionmodel", "lockmodel", "checkers", "scenarios",
+	"clock", "sim", "net", "zabmodel", "electionmodel", "lockmodel", "checkers", "scenarios", "internal/quorum",
 }
 
 func moduleRoot(t *testing.T) string {
