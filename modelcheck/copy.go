@@ -9,7 +9,6 @@ import (
 	"github.com/zabsim/zabsim/internal/deepcopy"
 	"github.com/zabsim/zabsim/internal/slab"
 	"github.com/zabsim/zabsim/net"
-	"github.com/zabsim/zabsim/zabmodel"
 )
 
 // Copies of worlds (ZABConfig.NoCopy switches them off). A zabWorld, with the simulated world, the
@@ -17,8 +16,7 @@ import (
 // whole object graph, aliasing kept. It holds no closure in this model's configurations (the
 // world's hooks into the driver are values with methods: zabListener, zabObserver,
 // zabBoundaries, clientWatcher, createDone, readDone; the servers post typed timers), so the copy
-// is exact but for the fields resetInCopies names, which change what the world allocates and
-// nothing it does, and a copy stepped along a path reaches the state, fingerprint and trace hash a
+// is exact, and a copy stepped along a path reaches the state, fingerprint and trace hash a
 // re-execution of the path reaches (TestZABCopyMatchesReplay). Copies replace re-execution where
 // it cost most:
 //
@@ -53,28 +51,6 @@ func slabChunk(owner reflect.Type, field reflect.StructField) bool {
 
 var slabPackage = reflect.TypeFor[slab.Bytes]().PkgPath()
 
-// resetInCopies reports the fields a copy starts at their zero value (deepcopy.ResetFields),
-// which change what the world allocates and nothing it does:
-//
-//   - zabmodel's pools of ready values (readyPool.free): a core takes a ready from its pool, or a
-//     new one when the pool is empty, and every ready is cleared before it goes back, so a new
-//     one is the same as a pooled one. About 30 of them, with their effect arrays, were a quarter
-//     of a copy's objects.
-//   - package slab's count of the chunks a slab made (grown), which sizes its next chunk: with the
-//     chunk trimmed (slabChunk), a copy's slab starts again at a small chunk instead of a full
-//     8 KB one for the few events the copy is stepped.
-func resetInCopies(owner reflect.Type, field reflect.StructField) bool {
-	switch owner.PkgPath() {
-	case zabmodelPackage:
-		return owner.Name() == "readyPool" && field.Name == "free"
-	case slabPackage:
-		return field.Name == "grown"
-	}
-	return false
-}
-
-var zabmodelPackage = reflect.TypeFor[zabmodel.Ensemble]().PkgPath()
-
 // copier hands out a deepcopy.Copier configured for this model's worlds (a Copier keeps per-type
 // plans and its tables between copies, and is not safe for concurrent use). They are kept in a
 // free list rather than a sync.Pool, which would drop them, and their plans, at every collection.
@@ -93,7 +69,6 @@ func (m *ZABModel) copier() *deepcopy.Copier {
 		c.ShareField(f.typ, f.name)
 	}
 	c.TrimSpare(slabChunk)
-	c.ResetFields(resetInCopies)
 	return c
 }
 

@@ -521,12 +521,10 @@ func (s *searcher) dfs(init State) (Result, error) {
 	visited := newFingerprintSet()
 	visited.insert(init.Fingerprint(), 0)
 	useSleep := s.keyerOf(init) != nil
-	// records holds the sleep record of each state expanded with a non-empty sleep set; a state
-	// without one was expanded with none, so nothing was asleep in it and a revisit takes nothing
-	// new (revisit's answer for empty keys). Most states have none (in the coarse ZAB model all:
-	// its timers and faults commute with nothing), and a record each was about 10 MB of
-	// collected heap per 100,000 states.
 	records := map[Fingerprint]*sleepRecord{}
+	if useSleep {
+		records[init.Fingerprint()] = &sleepRecord{}
+	}
 	s.stats.Distinct = 1
 	s.stats.Generated = 1
 	var stack []dfsFrame
@@ -592,25 +590,25 @@ func (s *searcher) dfs(init State) (Result, error) {
 		var only sleepSet
 		if old, ok := visited.get(fp); ok {
 			if old <= depth {
-				rec := records[fp]
-				if rec == nil {
+				if !useSleep {
 					continue
 				}
-				missing, e := rec.revisit(z, false)
+				missing, e := records[fp].revisit(z, false)
 				if missing == nil {
 					continue
 				}
 				z, only = e.sleep, missing
 			} else {
 				visited.insert(fp, depth)
-				if rec := records[fp]; rec != nil {
+				if useSleep {
+					rec := records[fp]
 					rec.keys = rec.keys.intersect(z)
 				}
 			}
 		} else {
 			visited.insert(fp, depth)
 			s.stats.Distinct++
-			if useSleep && len(z) > 0 {
+			if useSleep {
 				records[fp] = &sleepRecord{keys: z}
 			}
 		}

@@ -934,6 +934,7 @@ type zabState struct {
 	violation *Violation
 	terminal  *Violation
 	summary   string
+	lines     []string   // Describe's line and detail per action, two entries each
 	keys      []SleepKey // ActionKey's key per action; Owner 0 means not keyed
 	// world is the live world the state was built in, until a step takes it over (see Step).
 	world atomic.Pointer[zabWorld]
@@ -957,6 +958,10 @@ func (m *ZABModel) stateOf(path []Action, zw *zabWorld) *zabState {
 	s.actions, s.cut = zw.actions(nil)
 	if s.violation == nil && len(s.actions) == 0 {
 		s.terminal = zw.checkTerminal(s.cut)
+	}
+	for _, a := range s.actions {
+		line, detail := zw.describe(a)
+		s.lines = append(s.lines, line, detail)
 	}
 	s.keys = zw.sleepKeys(s.actions)
 	if !m.cfg.NoReuse && len(s.actions) > 0 {
@@ -1017,32 +1022,6 @@ func (s *zabState) Step(a Action) (State, error) {
 		return nil, err
 	}
 	return s.m.stateOf(path, zw), nil
-}
-
-// describer returns a world at this state to describe its actions in: its live world or, once a
-// step took that over, a re-execution of its path. Actions are described only for a
-// counterexample's steps (Describe, before each step is taken), so a search renders no line for
-// the states it explores; rendering every state's lines cost about 2% of a search's CPU. The
-// caller must not step the state meanwhile.
-func (s *zabState) describer() (*zabWorld, error) {
-	if zw := s.world.Load(); zw != nil {
-		return zw, nil
-	}
-	return s.m.replay(s.path, nil)
-}
-
-// lines returns Describe's line and detail of each action, two entries each.
-func (s *zabState) lines() []string {
-	zw, err := s.describer()
-	if err != nil {
-		return nil
-	}
-	out := make([]string, 0, 2*len(s.actions))
-	for _, a := range s.actions {
-		line, detail := zw.describe(a)
-		out = append(out, line, detail)
-	}
-	return out
 }
 
 // PlanSteps implements stepPlanner.
@@ -1196,9 +1175,11 @@ func (s *zabState) Summary() string {
 
 // Describe implements Model.
 func (m *ZABModel) Describe(st State, a Action) (string, string) {
-	if s, ok := st.(*zabState); ok && slices.Contains(s.actions, a) {
-		if zw, err := s.describer(); err == nil {
-			return zw.describe(a)
+	if s, ok := st.(*zabState); ok {
+		for i, b := range s.actions {
+			if b == a {
+				return s.lines[2*i], s.lines[2*i+1]
+			}
 		}
 	}
 	zw := &zabWorld{m: m}

@@ -70,12 +70,11 @@ func TestZABFingerprintCommutes(t *testing.T) {
 	for depth := 0; depth < 6 && second == ""; depth++ {
 		zs := s.(*zabState)
 		nodes := map[string]string{}
-		lines := zs.lines()
 		for i, a := range zs.actions {
 			if a.zabKind() != zabFire {
 				continue
 			}
-			detail := lines[2*i+1]
+			detail := zs.lines[2*i+1]
 			node := detail[:3]
 			for other, d := range nodes {
 				if other != node && first == "" {
@@ -93,9 +92,8 @@ func TestZABFingerprintCommutes(t *testing.T) {
 	require.NotEmpty(t, second, "two due events for different nodes")
 	take := func(s State, detail string) State {
 		zs := s.(*zabState)
-		lines := zs.lines()
 		for i, a := range zs.actions {
-			if lines[2*i+1] == detail {
+			if zs.lines[2*i+1] == detail {
 				next, err := s.Step(a)
 				require.NoError(t, err)
 				return next
@@ -291,7 +289,7 @@ func TestZABReuseKeepsResults(t *testing.T) {
 		assert.Equal(t, want.fp, next.Fingerprint(), "step %d", step)
 		require.NotEmpty(t, want.summary)
 		assert.Equal(t, want.summary, next.(*zabState).summary, "step %d", step)
-		assert.Equal(t, want.lines(), next.(*zabState).lines(), "step %d", step)
+		assert.Equal(t, want.lines, next.(*zabState).lines, "step %d", step)
 		s = next
 	}
 	assert.Positive(t, m.inPlace.Load(), "the walk stepped in place")

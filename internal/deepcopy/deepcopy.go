@@ -21,7 +21,6 @@ type Copier struct {
 	shared      []unsafe.Pointer // few: a linear search beats a map
 	sharedTypes map[reflect.Type]struct{}
 	sharedField map[reflect.Type]map[string]bool
-	resets      func(reflect.Type, reflect.StructField) bool
 	trim        func(reflect.Type, reflect.StructField) bool
 	plans       map[reflect.Type]*plan
 	dynamic     wordTable // an interface's type word (type or itab) -> its dynamic type's plan
@@ -83,15 +82,6 @@ func (c *Copier) ShareField(t reflect.Type, name string) {
 		c.sharedField[t] = map[string]bool{}
 	}
 	c.sharedField[t][name] = true
-}
-
-// ResetFields marks fields whose contents never change what the program does, only what it
-// allocates: a free list of objects kept for reuse, a count that sizes the next allocation. A
-// copy of such a field is its zero value, and nothing behind it is followed, so the copy starts
-// its free list empty. Such a field must not lie inside a map's key (the copy would change the
-// key; the copier panics). It must be called before the first copy.
-func (c *Copier) ResetFields(fields func(owner reflect.Type, field reflect.StructField) bool) {
-	c.resets = fields
 }
 
 // TrimSpare marks slice fields whose room past their length is spare: only their owner ever
@@ -275,12 +265,10 @@ type plan struct {
 	// sharedType: ShareType was called for this type; direct: a value of it is stored directly
 	// in an interface's data word (pointer-shaped), not boxed.
 	sharedType, direct bool
-	// resets: a struct or array with a ResetFields field inside it (not behind a pointer).
-	resets bool
-	elem   *plan // Pointer, Slice, Array
-	length int   // Array
-	key    *plan // Map
-	value  *plan // Map
+	elem               *plan // Pointer, Slice, Array
+	length             int   // Array
+	key                *plan // Map
+	value              *plan // Map
 	// leaves are the parts of a struct, or of a short array, that hold pointers, nested structs
 	// and short arrays flattened: a copy moves the whole value and then fixes these.
 	leaves []leaf
@@ -296,7 +284,6 @@ type leaf struct {
 	p      *plan
 	name   string // the path from the enclosing value, for refusals
 	shared bool   // ShareField: copied as it is, not followed
-	reset  bool   // ResetFields: zero in the copy, not followed
 	trim   bool   // TrimSpare: a slice copied with its capacity cut to its length
 }
 
@@ -321,9 +308,6 @@ func (c *Copier) plan(t reflect.Type) *plan {
 	case reflect.Map:
 		p.ptrs = true
 		p.key, p.value = c.plan(t.Key()), c.plan(t.Elem())
-		if p.key.resets {
-			panic(fmt.Sprintf("deepcopy: %s's key holds a reset field: the copy would change the key", t))
-		}
 	case reflect.Interface, reflect.Func, reflect.Chan, reflect.UnsafePointer:
 		p.ptrs = true
 		// Errors are immutable values, and sentinel errors are compared by identity (errors.Is):
@@ -334,7 +318,6 @@ func (c *Copier) plan(t reflect.Type) *plan {
 	case reflect.Array:
 		p.elem, p.length = c.plan(t.Elem()), t.Len()
 		p.ptrs = p.length > 0 && p.elem.ptrs
-		p.resets = p.length > 0 && p.elem.resets
 		if p.ptrs && p.length <= maxInlineArray {
 			for i := range p.length {
 				p.leaves = appendLeaves(p.leaves, uintptr(i)*p.elem.size, "["+strconv.Itoa(i)+"]", p.elem)
@@ -345,17 +328,10 @@ func (c *Copier) plan(t reflect.Type) *plan {
 		for i := range t.NumField() {
 			f := t.Field(i)
 			fp := c.plan(f.Type)
-			if c.resets != nil && c.resets(t, f) {
-				// A leaf even without pointers: the copy must clear it.
-				p.ptrs, p.resets = true, true
-				p.leaves = append(p.leaves, leaf{offset: f.Offset, p: fp, name: "." + f.Name, reset: true})
-				continue
-			}
 			if !fp.ptrs {
 				continue
 			}
 			p.ptrs = true
-			p.resets = p.resets || fp.resets
 			if shared[f.Name] || fp.asIs {
 				p.leaves = append(p.leaves, leaf{offset: f.Offset, p: fp, name: "." + f.Name, shared: true})
 				continue
@@ -370,7 +346,7 @@ func (c *Copier) plan(t reflect.Type) *plan {
 	if (p.kind == reflect.Struct || p.kind == reflect.Array && p.length <= maxInlineArray) && len(p.leaves) > 0 {
 		p.pointerLeaves = true
 		for _, l := range p.leaves {
-			if l.shared || l.reset || l.trim || l.p.kind != reflect.Pointer {
+			if l.shared || l.trim || l.p.kind != reflect.Pointer {
 				p.pointerLeaves = false
 			}
 		}
@@ -410,9 +386,6 @@ func unsafeNewArray(typ unsafe.Pointer, n int) unsafe.Pointer
 
 //go:linkname mapsClone maps.clone
 func mapsClone(m any) any
-
-//go:linkname typedmemclr reflect.typedmemclr
-func typedmemclr(typ unsafe.Pointer, ptr unsafe.Pointer)
 
 //go:linkname typedslicecopy reflect.typedslicecopy
 func typedslicecopy(elemType unsafe.Pointer, dst, src sliceHeader) int
@@ -560,7 +533,7 @@ func (c *Copier) walk(p *plan, addr unsafe.Pointer) error {
 		}
 		for i := range p.leaves {
 			l := &p.leaves[i]
-			if l.shared || l.reset {
+			if l.shared {
 				continue
 			}
 			a := unsafe.Add(addr, l.offset)
@@ -1048,8 +1021,6 @@ func (c *Copier) fixLeaves(p *plan, dst, src unsafe.Pointer) {
 				d.data, d.cap = c.translate(d.data), d.len
 			}
 		case l.shared:
-		case l.reset:
-			typedmemclr(l.p.rtype, unsafe.Add(dst, l.offset))
 		case l.p.kind == reflect.Pointer:
 			// The commonest leaf, fixed without a call.
 			if q := *(*unsafe.Pointer)(unsafe.Add(src, l.offset)); q != nil && !c.isShared(l.p.elem, q) {

@@ -140,53 +140,6 @@ func TestShareAndShareField(t *testing.T) {
 	assert.Len(t, h.elements, 2)
 }
 
-// pool is a free list of nodes and a size hint: state a copy need not keep (ResetFields).
-type pool struct {
-	free  []*node
-	hint  int
-	inUse *node
-}
-
-type pooled struct {
-	pool  pool
-	name  string
-	other *node
-}
-
-func TestResetFields(t *testing.T) {
-	inUse := &node{name: "in use", counter: 3}
-	shared := &node{name: "also in use"}
-	h := &pooled{pool: pool{free: []*node{{name: "free"}, shared}, hint: 512, inUse: inUse}, name: "h", other: shared}
-	c := New()
-	c.ResetFields(func(owner reflect.Type, field reflect.StructField) bool {
-		return owner == reflect.TypeFor[pool]() && (field.Name == "free" || field.Name == "hint")
-	})
-	check := func(cp *pooled) {
-		t.Helper()
-		assert.Nil(t, cp.pool.free, "a reset slice is nil in the copy")
-		assert.Zero(t, cp.pool.hint, "a reset value is zero in the copy")
-		require.NotNil(t, cp.pool.inUse)
-		assert.NotSame(t, inUse, cp.pool.inUse, "the fields not reset are copied")
-		assert.Equal(t, 3, cp.pool.inUse.counter)
-		assert.Equal(t, "h", cp.name)
-		require.NotNil(t, cp.other)
-		assert.NotSame(t, shared, cp.other, "an object the reset field also reaches is copied by its other path")
-		assert.Equal(t, "also in use", cp.other.name)
-		assert.Len(t, h.pool.free, 2, "the original keeps its fields")
-		assert.Equal(t, 512, h.pool.hint)
-	}
-	cp, err := Copy(c, h)
-	require.NoError(t, err)
-	check(cp)
-	f, err := Freeze(c, h)
-	require.NoError(t, err)
-	check(f.Copy(c))
-	cp, f, err = CopyFrozen(c, h)
-	require.NoError(t, err)
-	check(cp)
-	check(f.Copy(c))
-}
-
 // tree is a random graph for the property: nodes with values, and edges as pointers, slices and
 // maps among them.
 type tree struct {

@@ -33,12 +33,10 @@
 //
 // Frozen keeps a graph that will not change any more with its layout (the first pass), so that
 // each further copy of it is only the second pass: deepcopy.Freeze(c, root), or
-// deepcopy.CopyFrozen(c, root) for a copy that is frozen as it is made; then f.Copy(c). ShareField,
-// TrimSpare and ResetFields adjust single fields: one kept as it is (a table of stateless
-// functions set at construction), one whose room past its length only its owner uses (package
-// slab's chunks), cut to its length in the copy, and one whose contents change only what the
-// program allocates (a free list of objects kept for reuse, a slab's growth), which the copy
-// starts at its zero value without following anything behind it.
+// deepcopy.CopyFrozen(c, root) for a copy that is frozen as it is made; then f.Copy(c). ShareField
+// and TrimSpare adjust single fields: one kept as it is (a table of stateless functions set at
+// construction), one whose room past its length only its owner uses (package slab's chunks), cut
+// to its length in the copy.
 //
 // Map iteration order never reaches the copy: each map's entries are inserted into a new map,
 // whose own iteration order Go randomizes as always.

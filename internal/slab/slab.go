@@ -7,23 +7,6 @@ import "slices"
 // of the simulation's typical messages of tens of bytes.
 const ChunkBytes = 8 << 10
 
-// firstChunkShift makes the first chunk of a slab 1/16 of the full size; each later one is twice
-// the one before, up to the full size. A slab that hands out little allocates little: that is
-// every slab of a world the model checker copied and steps for a few events (package modelcheck
-// trims each chunk to its length in a copy and resets the slab's grown field, the chunks made, so
-// that the copy's next chunk starts small again; what a slab hands out does not change).
-const firstChunkShift = 4
-
-// nextSize returns the size of the next chunk of a slab whose full chunk is full elements, after
-// grown chunks, and counts the chunk.
-func nextSize(grown *uint8, full int) int {
-	n := full >> (firstChunkShift - min(*grown, firstChunkShift))
-	if *grown < firstChunkShift {
-		*grown++
-	}
-	return n
-}
-
 // largeBytes is the size from which a copy gets its own allocation: a large copy would waste the
 // rest of a chunk, and its allocation is rare enough not to matter.
 const largeBytes = ChunkBytes / 8
@@ -34,7 +17,6 @@ type Bytes struct {
 	// chunk is the current chunk: bytes before len(chunk) belong to copies already handed out,
 	// bytes from len(chunk) to cap(chunk) are free.
 	chunk []byte
-	grown uint8 // the chunks made, up to firstChunkShift: the next chunk's size (nextSize)
 }
 
 // Copy returns a copy of p with the semantics of slices.Clone (nil for nil), whose capacity is its
@@ -50,7 +32,7 @@ func (s *Bytes) Copy(p []byte) []byte {
 		return c
 	}
 	if cap(s.chunk)-len(s.chunk) < n {
-		s.chunk = make([]byte, 0, max(n, nextSize(&s.grown, ChunkBytes)))
+		s.chunk = make([]byte, 0, ChunkBytes)
 	}
 	start := len(s.chunk)
 	s.chunk = append(s.chunk, p...)
@@ -68,13 +50,12 @@ const objectsPerChunk = 64
 // to use. It is not safe for concurrent use; a simulated world is single-threaded.
 type Objects[T any] struct {
 	chunk []T
-	grown uint8
 }
 
 // New returns a pointer to a new zero T.
 func (s *Objects[T]) New() *T {
 	if len(s.chunk) == cap(s.chunk) {
-		s.chunk = make([]T, 0, nextSize(&s.grown, objectsPerChunk))
+		s.chunk = make([]T, 0, objectsPerChunk)
 	}
 	s.chunk = s.chunk[:len(s.chunk)+1]
 	return &s.chunk[len(s.chunk)-1]
@@ -89,7 +70,6 @@ const slicesChunkElements = 256
 // to use. It is not safe for concurrent use; a simulated world is single-threaded.
 type Slices[T any] struct {
 	chunk []T
-	grown uint8
 }
 
 // Make returns a slice of length 0 and capacity n, as make([]T, 0, n) does.
@@ -98,7 +78,7 @@ func (s *Slices[T]) Make(n int) []T {
 		return make([]T, 0, n)
 	}
 	if cap(s.chunk)-len(s.chunk) < n {
-		s.chunk = make([]T, 0, max(n, nextSize(&s.grown, slicesChunkElements)))
+		s.chunk = make([]T, 0, slicesChunkElements)
 	}
 	start := len(s.chunk)
 	s.chunk = s.chunk[:start+n]

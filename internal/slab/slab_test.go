@@ -3,7 +3,6 @@ package slab
 import (
 	"bytes"
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -95,37 +94,4 @@ func TestSlicesKeepToTheirRoom(t *testing.T) {
 			require.Equal(t, int64(i), x, "slice %d", i)
 		}
 	}
-}
-
-func TestChunksGrowToTheFullSize(t *testing.T) {
-	var b Bytes
-	var sizes []int
-	for range 400 {
-		before := unsafe.SliceData(b.chunk)
-		b.Copy(make([]byte, 100))
-		if unsafe.SliceData(b.chunk) != before {
-			sizes = append(sizes, cap(b.chunk))
-		}
-	}
-	require.GreaterOrEqual(t, len(sizes), 7)
-	assert.Equal(t, []int{512, 1024, 2048, 4096, 8192, 8192, 8192}, sizes[:7], "a slab's chunks double from 1/16 of the full size")
-
-	var o Objects[int]
-	sizes = nil
-	for range 300 {
-		before := unsafe.SliceData(o.chunk)
-		o.New()
-		if unsafe.SliceData(o.chunk) != before {
-			sizes = append(sizes, cap(o.chunk))
-		}
-	}
-	require.GreaterOrEqual(t, len(sizes), 6)
-	assert.Equal(t, []int{4, 8, 16, 32, 64, 64}, sizes[:6])
-
-	var s Slices[int]
-	require.Len(t, s.Make(64), 0)
-	assert.Equal(t, 64, cap(s.chunk), "a first chunk smaller than the slice asked for grows to it")
-	s.chunk = s.chunk[:cap(s.chunk)]
-	s.Make(1)
-	assert.Equal(t, 32, cap(s.chunk))
 }
