@@ -236,12 +236,7 @@ const maxSiteWeight = 16
 // appends and sends of a broadcast phase; weighting by rarity is AFLFast's power schedule over
 // situations instead of paths.
 func (f *Fuzzer) siteMutation() (FuzzCandidate, bool) {
-	var parent *FuzzEntry
-	if len(f.recent) > 0 && (len(f.corpus) == 0 || f.rng.Choose(2) == 0) {
-		parent = f.recent[f.rng.Choose(len(f.recent))]
-	} else if len(f.corpus) > 0 {
-		parent = f.pickEntry()
-	}
+	parent := f.injectionParent()
 	if parent == nil || len(parent.sites) == 0 {
 		return FuzzCandidate{}, false
 	}
@@ -258,6 +253,18 @@ func (f *Fuzzer) siteMutation() (FuzzCandidate, bool) {
 	return FuzzCandidate{Seed: parent.Seed, Script: ApplyEdits(parent.Script, edits), Edits: edits, Mutation: kind}, true
 }
 
+// injectionParent draws the run an injection aims at: one of the last fresh runs or a corpus
+// entry, half and half when there are both, or nil when there is neither.
+func (f *Fuzzer) injectionParent() *FuzzEntry {
+	if len(f.recent) > 0 && (len(f.corpus) == 0 || f.rng.Choose(2) == 0) {
+		return f.recent[f.rng.Choose(len(f.recent))]
+	}
+	if len(f.corpus) > 0 {
+		return f.pickEntry()
+	}
+	return nil
+}
+
 // raceMutation proposes a race edit (EditRace) at one client's create that a leader of a parent's
 // run proposed: the parent is a corpus entry or one of the last fresh runs, as for a site
 // injection, and the create is drawn uniformly among the parent's. A recipe's reconnect races
@@ -267,12 +274,7 @@ func (f *Fuzzer) siteMutation() (FuzzCandidate, bool) {
 // client's connection breaks (a swizzle that clogs most voters, a pause, a session that times
 // out), and no single fault at a boundary makes both.
 func (f *Fuzzer) raceMutation() (FuzzCandidate, bool) {
-	var parent *FuzzEntry
-	if len(f.recent) > 0 && (len(f.corpus) == 0 || f.rng.Choose(2) == 0) {
-		parent = f.recent[f.rng.Choose(len(f.recent))]
-	} else if len(f.corpus) > 0 {
-		parent = f.pickEntry()
-	}
+	parent := f.injectionParent()
 	if parent == nil || len(parent.writes) == 0 {
 		return FuzzCandidate{}, false
 	}
