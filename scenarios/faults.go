@@ -123,6 +123,17 @@ func (r *runner) performOnTiming(a Action) string {
 	case "pause":
 		d, _ := parseDuration(a.Args[1])
 		return r.forEach(r.targetsOf(a), "down or already paused", func(n sim.NodeID) bool { return r.pause(n, d) })
+	case "stall":
+		d, _ := parseDuration(a.Args[1])
+		return r.forEach(r.targetsOf(a), "", func(n sim.NodeID) bool {
+			for _, srv := range r.ens.Servers() {
+				if srv.Node() == n {
+					srv.StallDisk(d)
+					return true
+				}
+			}
+			return false
+		})
 	case "drift":
 		ppm, err := parseDrift(a.Args[1])
 		if err != nil {

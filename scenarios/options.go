@@ -127,12 +127,13 @@ const (
 	FaultClock      = "clock"      // clock drift and wall-clock steps
 	FaultClientKill = "clientkill" // client process crashes
 	FaultExpire     = "expire"     // forced session expiries: a killer client closes a live client's session
+	FaultDisk       = "disk"       // disk stalls: a server's fsyncs and epoch file writes hang for a while
 )
 
 // FaultFamilies lists the families, in the order the injector considers them. A new family goes
 // last: a seed draws the families in this order from one stream, so the scripts the earlier
 // families draw stay as they were.
-var FaultFamilies = []string{FaultCrash, FaultPartition, FaultClog, FaultReset, FaultPause, FaultClock, FaultClientKill, FaultExpire}
+var FaultFamilies = []string{FaultCrash, FaultPartition, FaultClog, FaultReset, FaultPause, FaultClock, FaultClientKill, FaultExpire, FaultDisk}
 
 // ErrOptions marks invalid options.
 var ErrOptions = errors.New("scenarios: invalid options")

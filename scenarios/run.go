@@ -76,7 +76,7 @@ func newRunner(opts Options) (*runner, error) {
 	case opts.Chooser != nil:
 		// A replayed choice list or a fuzzer's bytes decide the script too, so that the fuzzer
 		// steers the faults as well as the run.
-		r.script = drawScript(w, opts)
+		r.script = drawScript(w, w, opts)
 	default:
 		if r.script, err = DrawScript(opts); err != nil {
 			return nil, err

@@ -129,7 +129,7 @@ func (a Action) String() string {
 var verbs = map[string]int{
 	"crash": 1, "restart": 1, "crashpoint": variableArgs, "pausepoint": variableArgs, "resetpoint": variableArgs, "partition": -1, "oneway": 2, "isolate": 1, "heal": 0,
 	"clog": 2, "swizzle": 1, "reset": 1, "pause": 2, "kill": 1, "revive": 1, "drift": 2, "stepwall": 2,
-	"expire": 1,
+	"expire": 1, "stall": 2,
 }
 
 // ScriptError is a parse error with its line.
@@ -331,7 +331,7 @@ func checkArgs(verb string, args []string) error {
 		return err
 	}
 	switch verb {
-	case "clog", "pause":
+	case "clog", "pause", "stall":
 		_, err := parseDuration(args[1])
 		return err
 	case "stepwall":

@@ -52,6 +52,7 @@ var verbTargets = map[string]targetRule{
 	"pause":     {anyNode, "a server (zk1, zk2, ...), a client (c1, c2, ...), leader, follower or all"},
 	"drift":     {anyNode, "a server (zk1, zk2, ...), a client (c1, c2, ...), leader, follower or all"},
 	"stepwall":  {anyNode, "a server (zk1, zk2, ...), a client (c1, c2, ...), leader, follower or all"},
+	"stall":     {aServer | theLeader | aFollower | everyone, "a server (zk1, zk2, ...), leader, follower or all"},
 	"kill":      {aClient | everyone, "a client (c1, c2, ...) or all"},
 	"revive":    {aClient | everyone, "a client (c1, c2, ...) or all"},
 	"expire":    {aClient | everyone, "a client (c1, c2, ...) or all"},

@@ -24,12 +24,22 @@ func DrawScript(o Options) (*Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	return drawScript(w, o), nil
+	defer w.Release()
+	disk, err := sim.New(sim.Config{Seed: o.Seed ^ diskStream})
+	if err != nil {
+		return nil, err
+	}
+	defer disk.Release()
+	return drawScript(w, disk, o), nil
 }
 
+// diskStream seeds the stream a seed's disk stalls are drawn from (see drawScript).
+const diskStream = 0x6469_736b_7374_616c // "diskstal"
+
 // drawScript draws a seed's scenario (swarm testing): the cluster, the workload, which fault
-// families are on, how often each strikes, and the timed actions, from w's choices.
-func drawScript(w *sim.World, o Options) *Script {
+// families are on, how often each strikes, and the timed actions, from w's choices; the disk
+// stalls come from disk's, which may be w itself.
+func drawScript(w, disk *sim.World, o Options) *Script {
 	s := &Script{Servers: o.Servers, Observers: o.Observers, Clients: o.Clients, Workload: o.Workload, Duration: o.Duration}
 	if s.Servers == 0 {
 		s.Servers = []int{3, 5}[w.Choose(2)]
@@ -61,6 +71,9 @@ func drawScript(w *sim.World, o Options) *Script {
 	// Faults drawn at random instants almost never land in such windows.
 	d.buggify = w.Chance(1, 2)
 	for _, family := range FaultFamilies {
+		if family == FaultDisk {
+			continue // Drawn last, below.
+		}
 		if !slices.Contains(o.Faults, family) || !w.Chance(2, 3) {
 			continue
 		}
@@ -90,6 +103,15 @@ func drawScript(w *sim.World, o Options) *Script {
 	if s.Workload == "election" && w.Chance(1, 2) {
 		// Half the election seeds run LeaderSelector instead of LeaderLatch; drawn last too.
 		s.ElectionRecipe = "selector"
+	}
+	if slices.Contains(o.Faults, FaultDisk) && disk.Chance(2, 3) {
+		// Disk stalls came after everything above. They are drawn last, from a stream of their
+		// own, so that everything else a seed draws stays as it was (a seed that draws no stall
+		// runs as it did before they existed), and a seed's faults stay the same whatever its
+		// workload draws after them.
+		dd := &drawer{w: disk, s: s}
+		dd.family(FaultDisk, disk.Between(2*clock.Second, 20*clock.Second, 100*clock.Millisecond))
+		slices.SortStableFunc(s.Actions, func(a, b Action) int { return int(a.At - b.At) })
 	}
 	return s
 }
@@ -219,6 +241,11 @@ func (d *drawer) one(name string, at clock.Duration) {
 		d.add(at+d.between(500*clock.Millisecond, 10*clock.Second), "revive", c)
 	case FaultExpire:
 		d.expire(at)
+	case FaultDisk:
+		// A stall of a server's disk: its fsyncs and epoch file writes hang, from the tens of
+		// milliseconds of a busy device to the seconds ZooKeeper's SyncThread warns about ("fsync-
+		// ing the write ahead log took N ms"), past the leader's sync limit now and then.
+		d.add(at, "stall", d.serverOrLeader(), formatDuration(d.between(20*clock.Millisecond, 12*clock.Second)))
 	}
 }
 

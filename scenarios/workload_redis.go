@@ -408,7 +408,7 @@ func drawRedisScript(d *drawer, o Options) *Script {
 		return d.client()
 	}
 	for _, family := range FaultFamilies {
-		if !slices.Contains(o.Faults, family) || family == FaultExpire || !w.Chance(2, 3) {
+		if !slices.Contains(o.Faults, family) || family == FaultExpire || family == FaultDisk || !w.Chance(2, 3) {
 			continue
 		}
 		mean := w.Between(2*clock.Second, 20*clock.Second, 100*clock.Millisecond)

@@ -142,6 +142,9 @@ type Server struct {
 	node sim.NodeID
 	disk *storage.Disk
 	p    *peer // the running incarnation; nil while crashed or halted
+	// stallUntil is when a stall of the machine's disk ends (StallDisk), in the world's time. It
+	// belongs to the device, not to the process, so it outlives a crash.
+	stallUntil clock.Time
 
 	// exit says why the process stopped on its own (a refused start, System.exit), if it did.
 	exit string
@@ -232,6 +235,22 @@ func (s *Server) Crash() {
 		s.ens.w.Note(s.node, "crash", "unsynced snapshot files lost: %d partly written, %d missing", partial, missing)
 	}
 	s.ens.observe(Event{Kind: EventCrash, Server: s.sid})
+}
+
+// StallDisk stalls the server's disk for d from now: an fsync of the txn log or a write of an epoch
+// file that is in progress, or starts, before the stall ends completes only when it ends (or
+// later, if its own latency reaches further). Reads, appends to the page cache and the network go
+// on, so the server keeps receiving, logging and forwarding while nothing it logs becomes durable:
+// the SyncThread's "fsync-ing the write ahead log took N ms" that ZooKeeper warns about, from a
+// saturated device, a virtualised disk's hiccup or a file system's journal commit. A stall that
+// ends earlier than one already in place changes nothing.
+func (s *Server) StallDisk(d clock.Duration) {
+	until := s.ens.w.Now() + clock.Time(d)
+	if until <= s.stallUntil {
+		return
+	}
+	s.stallUntil = until
+	s.ens.w.Note(s.node, "disk", "stalled for %v", d)
 }
 
 // Restart implements sim.Process.

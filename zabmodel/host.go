@@ -79,6 +79,9 @@ type host interface {
 
 	// disk is the process's durable storage.
 	disk() durable
+	// diskStall is how much longer the machine's disk stays stalled (Ensemble.StallDisk): an fsync
+	// or an epoch file's write cannot complete before then. 0 when the disk works.
+	diskStall() clock.Duration
 
 	// note writes a line to the trace; observe reports a protocol event to the checkers.
 	note(kind, format string, args ...any)

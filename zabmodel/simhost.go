@@ -138,6 +138,10 @@ func (h *simHost) clientAddress(n sim.NodeID) string { return h.s.ens.address(n)
 
 func (h *simHost) disk() durable { return h.s.disk }
 
+func (h *simHost) diskStall() clock.Duration {
+	return max(clock.Duration(h.s.stallUntil-h.w.Now()), 0)
+}
+
 func (h *simHost) note(kind, format string, args ...any) {
 	if h.alive() {
 		h.w.Note(h.node, kind, format, args...)

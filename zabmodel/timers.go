@@ -13,8 +13,17 @@ import "fmt"
 // (effectEpochWrite).
 type epochWriteTimer learner
 
-func (t *epochWriteTimer) OnTimer(uint64)          { t.p.h.fire(t) }
-func (t *epochWriteTimer) fire()                   { (*learner)(t).run(learnerInput{kind: learnerEpochWritten}) }
+func (t *epochWriteTimer) OnTimer(uint64) { t.p.h.fire(t) }
+
+func (t *epochWriteTimer) fire() {
+	if stalled := t.p.h.diskStall(); stalled > 0 {
+		// The write is still waiting on a stalled disk (Server.StallDisk).
+		t.p.h.setTimer(stalled, t)
+		return
+	}
+	(*learner)(t).run(learnerInput{kind: learnerEpochWritten})
+}
+
 func (t *epochWriteTimer) TimerName(uint64) string { return "learner epoch-write" }
 
 // learnerReadTimer is the learner's socket read timeout (setSoTimeout).
@@ -118,6 +127,11 @@ func (t *fsyncTimer) OnTimer(uint64) { t.p.h.fire(t) }
 
 func (t *fsyncTimer) fire() {
 	sp := (*syncProcessor)(t)
+	if stalled := sp.p.h.diskStall(); stalled > 0 {
+		// The fsync is still waiting on a stalled disk (Server.StallDisk).
+		sp.p.h.setTimer(stalled, t)
+		return
+	}
 	sp.run(syncInput{kind: syncFlushed, covered: sp.flushCovered})
 }
 
