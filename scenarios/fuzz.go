@@ -17,7 +17,7 @@ import (
 // use; simrun guards it with a mutex. With one caller and the same options it proposes the same
 // inputs in the same order.
 //
-// Next proposes one of five things:
+// Next proposes one of six things:
 //   - a fresh seed (the next of a counter): every proposal of the first FreshFirst, then a share
 //     that adapts between FreshPercent and 90% (FreshShare), interleaved evenly (freshTurn): the
 //     random swarm itself, in the swarm's order, so that the fuzzer reaches each of the swarm's
@@ -28,6 +28,10 @@ import (
 //   - a race edit (raceMutation): at a client's create that a leader of a parent's run proposed,
 //     every other voter held back for up to 3 s and the client's connections reset, so that the
 //     client's retry runs while its create is proposed and not committed;
+//   - a rejoin edit (rejoinMutation): at a client's write that a leader of a parent's run
+//     proposed, the disks of the leader and of part of the quorum stalled, and the learners that
+//     acknowledged the write cut off and brought back while it is pending, so that the leader's
+//     bookkeeping of acknowledgements across a learner's departure and return decides the commit;
 //   - a directed mutation: an entry of the corpus, preferring entries whose new situations are
 //     rare, with a fault (a crash, a reset, a pause or an isolation) added on the server where one
 //     of those situations was reached, at or just after the moment it was reached. This is where
@@ -84,16 +88,18 @@ type FuzzEntry struct {
 	Edits []Edit
 	picks int
 	// sites are the boundary hits of the entry's run (see Site), kept compact; writes are the
-	// clients' creates its leaders proposed (see WriteSite), which race edits aim at.
+	// clients' writes its leaders proposed (see WriteSite), which race edits (its creates) and
+	// rejoin edits aim at.
 	sites  []site
 	writes []writeSite
 }
 
-// writeSite is a WriteSite of a client's create as an entry keeps it.
+// writeSite is a WriteSite of a client's write as an entry keeps it.
 type writeSite struct {
 	at     clock.Time
 	leader int32
 	client int32
+	create bool
 }
 
 // site is a Site as an entry keeps it: a run has hundreds of them, and the corpus hundreds of
@@ -113,8 +119,8 @@ type FuzzCandidate struct {
 	// Fresh says the candidate is a fresh seed (the swarm's own run).
 	Fresh bool
 	// Mutation names how the candidate was made: "fresh", "site", "recover" (a site injection
-	// with EditRecover), "race" (EditRace), "directed", "reseed", "splice" or "random", so that a
-	// campaign can count what each kind of proposal costs and finds.
+	// with EditRecover), "race" (EditRace), "rejoin" (EditRejoin), "directed", "reseed", "splice"
+	// or "random", so that a campaign can count what each kind of proposal costs and finds.
 	Mutation string
 }
 
@@ -165,6 +171,10 @@ func (f *Fuzzer) Next() FuzzCandidate {
 		if c, ok := f.raceMutation(); ok {
 			return c
 		}
+	} else if pick < siteShare+raceShare+rejoinShare {
+		if c, ok := f.rejoinMutation(); ok {
+			return c
+		}
 	}
 	parent := f.pickEntry()
 	parent.picks++
@@ -209,6 +219,11 @@ const siteShare = 60
 // clog without the reset once (the client then waits for its session's timeout and the quorum is
 // back first); fresh seeds fail about 1.5 times in 1,000.
 const raceShare = 10
+
+// rejoinShare is the percentage of mutations that are rejoin edits (rejoinMutation), when the
+// parent's run has a client's write to aim at and three voters or more. See rejoinMutation for the
+// measurement.
+const rejoinShare = 10
 
 // recoverShare is the percentage of site injections that let the rest of the ensemble recover
 // after the fault (EditRecover): the parent's later faults dropped, the network healed, every
@@ -275,10 +290,19 @@ func (f *Fuzzer) injectionParent() *FuzzEntry {
 // out), and no single fault at a boundary makes both.
 func (f *Fuzzer) raceMutation() (FuzzCandidate, bool) {
 	parent := f.injectionParent()
-	if parent == nil || len(parent.writes) == 0 {
+	if parent == nil {
 		return FuzzCandidate{}, false
 	}
-	w := parent.writes[f.rng.Choose(len(parent.writes))]
+	creates := make([]writeSite, 0, len(parent.writes))
+	for _, w := range parent.writes {
+		if w.create {
+			creates = append(creates, w)
+		}
+	}
+	if len(creates) == 0 {
+		return FuzzCandidate{}, false
+	}
+	w := creates[f.rng.Choose(len(creates))]
 	edit := Edit{Kind: EditRace, At: clock.Duration(w.at - clock.Time(warmup)), Target: "zk" + strconv.FormatInt(int64(w.leader), 10),
 		Client: "c" + strconv.FormatInt(int64(w.client), 10), Param: uint32(f.rng.Choose(1 << 16))}
 	parent.picks++
@@ -286,13 +310,32 @@ func (f *Fuzzer) raceMutation() (FuzzCandidate, bool) {
 	return FuzzCandidate{Seed: parent.Seed, Script: ApplyEdits(parent.Script, edits), Edits: edits, Mutation: "race"}, true
 }
 
-// compactWrites keeps a run's client creates inside its fault phase, for race edits.
+// rejoinMutation proposes a rejoin edit (EditRejoin) at one client's write that a leader of a
+// parent's run proposed, drawn uniformly among the parent's writes: the parent is a corpus entry or
+// one of the last fresh runs, as for a site injection. A leader's bookkeeping of acknowledgements
+// across a learner's departure and return (which ones still count after the learner truncated or
+// re-logged what it acknowledged) needs a proposal that stays pending while the learners that
+// acknowledged it leave and sync again, and is then decided by acknowledgements of both sides of
+// that rejoin; the swarm makes that only when its faults happen to starve the quorum (a clog, a
+// partition, a stalled disk) while those learners' connections break, and no single fault at a
+// boundary makes both.
+func (f *Fuzzer) rejoinMutation() (FuzzCandidate, bool) {
+	parent := f.injectionParent()
+	if parent == nil || len(parent.writes) == 0 || parent.Script.Servers < 3 {
+		return FuzzCandidate{}, false
+	}
+	w := parent.writes[f.rng.Choose(len(parent.writes))]
+	edit := Edit{Kind: EditRejoin, At: clock.Duration(w.at - clock.Time(warmup)), Target: "zk" + strconv.FormatInt(int64(w.leader), 10),
+		Param: uint32(f.rng.Choose(1 << 16))}
+	parent.picks++
+	edits := []Edit{edit}
+	return FuzzCandidate{Seed: parent.Seed, Script: ApplyEdits(parent.Script, edits), Edits: edits, Mutation: "rejoin"}, true
+}
+
+// compactWrites keeps a run's client writes inside its fault phase, for race and rejoin edits.
 func compactWrites(writes []WriteSite, duration clock.Duration) []writeSite {
 	var out []writeSite
 	for _, w := range writes {
-		if w.Op != proto.OpCreate && w.Op != proto.OpCreate2 {
-			continue
-		}
 		if w.At < clock.Time(warmup) || w.At >= clock.Time(warmup)+clock.Time(duration) {
 			continue
 		}
@@ -300,7 +343,7 @@ func compactWrites(writes []WriteSite, duration clock.Duration) []writeSite {
 		if !ok || kind != aClient {
 			continue
 		}
-		out = append(out, writeSite{at: w.At, leader: int32(w.Leader), client: int32(n)})
+		out = append(out, writeSite{at: w.At, leader: int32(w.Leader), client: int32(n), create: w.Op == proto.OpCreate || w.Op == proto.OpCreate2})
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/zabsim/zabsim/clock"
+	"github.com/zabsim/zabsim/internal/quorum"
 	"github.com/zabsim/zabsim/sim"
 )
 
@@ -72,10 +73,21 @@ const (
 	// (a protected-mode create's search for its node) meets a write that is outstanding. It has no
 	// byte encoding.
 	EditRace
+	// EditRejoin makes learners that acknowledged a pending proposal leave and rejoin while it is
+	// pending (rejoinMutation): at At, when leader Target proposed a client's write, the disks of
+	// Target and of every voter but quorum-1 others (Param picks them) stall, the leader's for the
+	// shortest time; a few milliseconds later, once those others have logged and acknowledged the
+	// write, their connections are reset and their disks stall too. They rejoin the leader, whose
+	// sync truncates or re-sends the write they held (it is above the leader's last commit), and
+	// when the leader's own fsync completes, its acknowledgement and theirs from before are a
+	// quorum while only the leader holds the write durably. The leader's ack bookkeeping decides
+	// what then commits (stale-ack counts acknowledgements of copies that are gone). It has no
+	// byte encoding.
+	EditRejoin
 )
 
 var editNames = map[EditKind]string{EditAdd: "add", EditDrop: "drop", EditMove: "move", EditRetarget: "retarget", EditStretch: "stretch",
-	EditInject: "inject", EditReseed: "reseed", EditSplice: "splice", EditRecover: "recover", EditRace: "race"}
+	EditInject: "inject", EditReseed: "reseed", EditSplice: "splice", EditRecover: "recover", EditRace: "race", EditRejoin: "rejoin"}
 
 func (k EditKind) String() string {
 	if name, ok := editNames[k]; ok {
@@ -128,6 +140,10 @@ func (e Edit) String() string {
 	case EditRace:
 		verb, length := raceHold(e.Param)
 		return fmt.Sprintf("race at %s: %s every voter but %s for %s, reset %s", formatDuration(e.At), verb, e.Target, formatDuration(length), e.Client)
+	case EditRejoin:
+		r := drawRejoin(e.Param)
+		return fmt.Sprintf("rejoin at %s: stall %s's disk for %s and the other voters' longer, reset the learners that acknowledged %s later",
+			formatDuration(e.At), e.Target, formatDuration(r.leaderStall), formatDuration(r.reset))
 	}
 	return fmt.Sprintf("%s #%d", e.Kind, e.Index)
 }
@@ -219,6 +235,9 @@ func (s *Script) applyEdit(e Edit) {
 		return
 	case EditRace:
 		s.raceAround(at, e)
+		return
+	case EditRejoin:
+		s.rejoinAround(at, e)
 		return
 	}
 	if len(s.Actions) == 0 {
@@ -356,6 +375,62 @@ func (s *Script) raceAround(at clock.Duration, e Edit) {
 	}
 	reset := min(at+clock.Millisecond, s.Duration-clock.Millisecond)
 	s.Actions = append(s.Actions, Action{At: reset, Verb: "reset", Args: []string{e.Client}})
+}
+
+// rejoinTimes are an EditRejoin's durations, drawn from its parameter: the leader's disk stall,
+// long enough for the learners it cuts off to notice, elect and sync again, and short of the
+// learners' sync limit; the delay of their reset after the write was proposed, past their fsync
+// and acknowledgement (an fsync takes up to 10 ms); and how much longer than the leader's the
+// other disks stay stalled, so that the leader's fsync completes first.
+type rejoinTimes struct {
+	leaderStall, reset, extra clock.Duration
+}
+
+func drawRejoin(param uint32) rejoinTimes {
+	rng := sim.NewPCG(uint64(param) ^ rejoinStream)
+	return rejoinTimes{
+		leaderStall: clock.Duration(300+rng.Choose(2701)) * clock.Millisecond,
+		reset:       clock.Duration(15+rng.Choose(186)) * clock.Millisecond,
+		extra:       clock.Duration(200+rng.Choose(1801)) * clock.Millisecond,
+	}
+}
+
+// rejoinStream separates an EditRejoin's draws from its parameter's other uses.
+const rejoinStream = 0x72656a6f696e2121 // "rejoin!!"
+
+// rejoinAround adds an EditRejoin's actions at at (see EditRejoin). The learners cut off are
+// quorum-1 voters other than the leader, so that their acknowledgements and the leader's own are
+// a quorum exactly; Param decides which, by a shuffle of the others.
+func (s *Script) rejoinAround(at clock.Duration, e Edit) {
+	kind, leader, ok := parseTarget(e.Target)
+	if !ok || kind != aServer || leader > s.Servers || s.Servers < 3 {
+		return
+	}
+	r := drawRejoin(e.Param)
+	others := make([]int, 0, s.Servers-1)
+	for sid := 1; sid <= s.Servers; sid++ {
+		if sid != leader {
+			others = append(others, sid)
+		}
+	}
+	rng := sim.NewPCG(uint64(e.Param))
+	for i := len(others) - 1; i > 0; i-- {
+		j := rng.Choose(i + 1)
+		others[i], others[j] = others[j], others[i]
+	}
+	ackers := quorum.Majority(s.Servers).Size() - 1
+	last := s.Duration - clock.Millisecond
+	s.Actions = append(s.Actions, Action{At: at, Verb: "stall", Args: []string{e.Target, formatDuration(r.leaderStall)}})
+	for _, sid := range others[ackers:] {
+		s.Actions = append(s.Actions, Action{At: at, Verb: "stall", Args: []string{"zk" + strconv.Itoa(sid), formatDuration(r.leaderStall + r.extra)}})
+	}
+	reset := min(at+r.reset, last)
+	for _, sid := range others[:ackers] {
+		name := "zk" + strconv.Itoa(sid)
+		s.Actions = append(s.Actions,
+			Action{At: reset, Verb: "reset", Args: []string{name}},
+			Action{At: reset, Verb: "stall", Args: []string{name, formatDuration(max(at+r.leaderStall+r.extra-reset, clock.Millisecond))}})
+	}
 }
 
 // isServerTarget reports whether a target names servers: zkN, leader, follower.

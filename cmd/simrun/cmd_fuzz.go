@@ -163,7 +163,7 @@ type fuzzKindRecord struct {
 
 // fuzzKinds are the kinds of input in the order the summary lists them; "corpus" is a corpus
 // directory's entry run as it is.
-var fuzzKinds = []string{"fresh", "site", "recover", "race", "directed", "reseed", "splice", "random", "corpus"}
+var fuzzKinds = []string{"fresh", "site", "recover", "race", "rejoin", "directed", "reseed", "splice", "random", "corpus"}
 
 // countKind adds a run to its kind's account.
 func (s *fuzzSummary) countKind(run fuzzRun) {
