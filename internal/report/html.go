@@ -285,7 +285,8 @@ func timelineSVG(rec *Recorder, rep *scenarios.Report, ev evidence, end clock.Ti
 	fmt.Fprintf(&b, `<svg id="timeline" class="timeline" xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f">`,
 		labelWidth+width+20, height, labelWidth+width+20, height)
 	b.WriteString(`<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" fill="#555" fill-opacity="0.45"/></pattern>` +
-		`<pattern id="unknown" width="5" height="5" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="5" height="5" fill="#c39bd3"/><rect width="2" height="5" fill="#6c3483"/></pattern></defs>`)
+		`<pattern id="unknown" width="5" height="5" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="5" height="5" fill="#c39bd3"/><rect width="2" height="5" fill="#6c3483"/></pattern>` +
+		`<pattern id="stall" width="4" height="4" patternUnits="userSpaceOnUse"><rect width="2" height="4" fill="#263238" fill-opacity="0.5"/></pattern></defs>`)
 	// The lanes' names are drawn last, over everything, so that they stay legible where the page's
 	// script keeps them in view while the timeline scrolls.
 	var labels []string
@@ -328,8 +329,8 @@ func timelineSVG(rec *Recorder, rep *scenarios.Report, ev evidence, end clock.Ti
 		b.WriteString(zxidLine(s, x, ly, end))
 		b.WriteString(`</g>`)
 	}
-	// Bands: partitions and swizzles across the server lanes, clogs, pauses and client crashes on
-	// their node's lane.
+	// Bands: partitions and swizzles across the server lanes, clogs, pauses, disk stalls and client
+	// crashes on their node's lane.
 	for _, bd := range rec.bands(end) {
 		x1, x2 := x(bd.start), x(bd.end)
 		by, bh := top, serversBottom-top-laneGap
@@ -402,7 +403,7 @@ func timelineSVG(rec *Recorder, rep *scenarios.Report, ev evidence, end clock.Ti
 	legend := `<span class="key" style="background:#fdae6b"></span>leading <span class="key" style="background:#9ecae1"></span>following ` +
 		`<span class="key" style="background:#a1d99b"></span>observing <span class="key" style="background:#d9d9d9"></span>looking ` +
 		`(pale: syncing, not serving) <span class="key hatch"></span>crashed <span class="key band-partition"></span>partition ` +
-		`<span class="key band-clog"></span>clog / swizzle <span class="key band-pause"></span>paused ▼ leader established ` +
+		`<span class="key band-clog"></span>clog / swizzle <span class="key band-pause"></span>paused <span class="key band-stall"></span>disk stalled ▼ leader established ` +
 		`| operations: <span class="key" style="background:#43a047"></span>ok <span class="key" style="background:#fbc02d"></span>error reply ` +
 		`<span class="key" style="background:#bdbdbd"></span>not applied <span class="key unknown"></span>unknown outcome ` +
 		`<span class="key" style="background:#e53935"></span>pending at the end <span class="key cited-key"></span>cited by the failure; ` +

@@ -38,7 +38,7 @@ type serverLane struct {
 type band struct {
 	start, end clock.Time
 	lane       string // a node name, or "" for the whole cluster
-	kind       string // partition, clog, pause, swizzle, down
+	kind       string // partition, clog, pause, swizzle, down, stall
 	label      string
 	action     int // the script action that made it, or -1
 }
@@ -111,8 +111,9 @@ func (r *Recorder) serverLanes(end clock.Time) []serverLane {
 }
 
 // bands lists the shaded spans: the script's partitions (until the next heal or the end of the
-// fault phase, when the liveness phase heals everything), clogs, swizzles and pauses, and every
-// node's pauses and client crashes as the simulator traced them.
+// fault phase, when the liveness phase heals everything), clogs, swizzles and pauses, every
+// node's pauses and client crashes as the simulator traced them, and the disk stalls the servers
+// noted.
 func (r *Recorder) bands(end clock.Time) []band {
 	var out []band
 	faultEnd := r.shape.FaultEnd
@@ -169,6 +170,10 @@ func (r *Recorder) bands(end clock.Time) []band {
 	}
 	for _, node := range sortedKeys(down) {
 		out = append(out, band{start: down[node], end: end, lane: node, kind: "down", label: node + " down", action: -1})
+	}
+	for _, st := range r.stalls {
+		st.end = min(st.end, end)
+		out = append(out, st)
 	}
 	return out
 }

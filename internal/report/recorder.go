@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/zabsim/zabsim/checkers"
@@ -26,6 +27,7 @@ type Recorder struct {
 	dropped  int
 	actions  []actedAction
 	kernel   []kernelRecord
+	stalls   []band // disk stalls, as the servers noted them
 }
 
 type actedAction struct {
@@ -75,6 +77,14 @@ func (r *Recorder) record(rec sim.Record) {
 	switch rec.Event {
 	case sim.KindCrash.String(), sim.KindRestart.String(), sim.KindPause.String(), sim.KindResume.String():
 		r.kernel = append(r.kernel, kernelRecord{at: clock.Time(rec.TimeNanos), node: rec.Node, event: rec.Event})
+	case "disk":
+		// A server's note of a disk stall (zabmodel.Server.StallDisk): "stalled for DUR".
+		if text, ok := strings.CutPrefix(rec.Detail, "stalled for "); ok {
+			if d, err := time.ParseDuration(text); err == nil && d > 0 {
+				at := clock.Time(rec.TimeNanos)
+				r.stalls = append(r.stalls, band{start: at, end: at.Add(d), lane: rec.Node, kind: "stall", label: rec.Node + "'s disk stalled", action: -1})
+			}
+		}
 	}
 }
 

@@ -131,3 +131,15 @@ func TestWriteRefusesARecorderThatSawNoRun(t *testing.T) {
 	err := report.Write(&bytes.Buffer{}, report.NewRecorder(), &scenarios.Report{}, report.Meta{})
 	assert.ErrorContains(t, err, "saw no run")
 }
+
+// TestDiskStallsAreBands: a disk stall (the script's stall action, as the server noted it) is a
+// band on the stalled server's lane for as long as it lasts, with its own key in the legend.
+func TestDiskStallsAreBands(t *testing.T) {
+	script, err := scenarios.ParseScript(strings.NewReader("servers 3\nobservers 0\nclients 2\nworkload registers\nduration 10s\nat 2s stall zk2 3s\n"))
+	require.NoError(t, err)
+	page, run := render(t, scenarios.Options{Seed: 1, Script: script}, nil)
+	require.False(t, run.Failed(), run.Explain())
+	assert.Regexp(t, `<rect class="band band-stall" [^>]*><title>zk2&#39;s disk stalled, 7\.0+ s to 10\.0+ s</title></rect>`, page)
+	assert.Equal(t, 1, strings.Count(page, `class="band band-stall"`), "one stall, one band")
+	assert.Contains(t, page, `<span class="key band-stall"></span>disk stalled`)
+}
