@@ -29,9 +29,9 @@ Every find is checked against the same seed with the switch off. A seed that fai
 bug too is not a find of that bug: it is reported as not counted, and the hunt goes on to the next
 failing seed.
 
-With its defaults it finds every switch: the slowest, trunc-snapshot, at seed 1,023 (ZK-4846 at
-905, curator-unsynced-search at 552, stale-ack at 458, every other within 124), and each bug gets
-10,000 seeds, about ten times that, because seed
+With its defaults it finds every switch: the slowest, stale-ack, at seed 1,089 (trunc-snapshot at
+1,023, ZK-335 at 60, curator-unsynced-search at 55, ZK-4846 at 52, every other within 45), and
+each bug gets 10,000 seeds, about nine times that, because seed
 numbers move whenever the model's or the swarm's draws change. A hunt stops at each bug's first
 find, so the budget costs time only for a bug that is not found. CI runs it.
 
