@@ -62,8 +62,8 @@ func TestDiskStall(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		all := runStall(t, seed, "all")
 		end := all.stall.Add(length)
-		for sid, times := range all.fsyncs {
-			for _, at := range times {
+		for sid := int64(1); sid <= 3; sid++ {
+			for _, at := range all.fsyncs[sid] {
 				assert.False(t, at > all.stall && at < end, "seed %d: zk%d fsynced at %v, inside a stall of every disk", seed, sid, at)
 			}
 		}
@@ -74,8 +74,8 @@ func TestDiskStall(t *testing.T) {
 
 		one := runStall(t, seed, "leader")
 		end = one.stall.Add(length)
-		for sid, times := range one.fsyncs {
-			inside := anyBetween(times, one.stall.Add(grace), end)
+		for sid := int64(1); sid <= 3; sid++ {
+			inside := anyBetween(one.fsyncs[sid], one.stall.Add(grace), end)
 			if sid == one.leader {
 				assert.False(t, inside, "seed %d: the leader zk%d fsynced inside the stall of its disk", seed, sid)
 			} else {
@@ -84,4 +84,36 @@ func TestDiskStall(t *testing.T) {
 		}
 		assert.True(t, anyBetween(one.commits, one.stall.Add(grace), end), "seed %d: no commit while only the leader's disk stalled", seed)
 	}
+}
+
+// TestDiskStallEndsWithTheFaultPhase: the liveness phase heals every fault, a disk stall too. A
+// stall of every disk drawn to outlast the fault phase by ten seconds ends at the heal: the fsyncs
+// it held complete then, and commits resume at once rather than when the stall would have ended.
+// A second stall of a disk that is already stalled for longer does nothing, and the script's
+// report says why.
+func TestDiskStallEndsWithTheFaultPhase(t *testing.T) {
+	script, err := ParseScript(strings.NewReader("servers 3\nobservers 0\nclients 5\nworkload registers\nduration 10s\nat 8s stall all 12s\nat 9s stall zk1 1s\n"))
+	require.NoError(t, err)
+	var fsyncs, commits []clock.Time
+	var idle []string
+	watch := &Watch{
+		Protocol: func(e zabmodel.Event) {
+			switch e.Kind {
+			case zabmodel.EventFsync:
+				fsyncs = append(fsyncs, e.Time)
+			case zabmodel.EventCommit:
+				commits = append(commits, e.Time)
+			}
+		},
+		Action: func(_ int, a Action, _ clock.Time, why string) { idle = append(idle, why) },
+	}
+	rep, err := Run(Options{Seed: 1, Script: script, Watch: watch})
+	require.NoError(t, err)
+	require.False(t, rep.Failed(), rep.Explain())
+	assert.Equal(t, []string{"", "its disk was already stalled for longer"}, idle)
+	stall, heal := clock.Time(warmup+8*clock.Second), clock.Time(warmup+10*clock.Second)
+	const grace = 50 * clock.Millisecond
+	assert.False(t, anyBetween(fsyncs, stall, heal), "no fsync while every disk is stalled")
+	assert.True(t, anyBetween(fsyncs, heal-1, heal.Add(grace)), "the held fsyncs complete at the heal")
+	assert.True(t, anyBetween(commits, heal-1, heal.Add(clock.Second)), "commits resume right after the heal")
 }

@@ -125,11 +125,10 @@ func (r *runner) performOnTiming(a Action) string {
 		return r.forEach(r.targetsOf(a), "down or already paused", func(n sim.NodeID) bool { return r.pause(n, d) })
 	case "stall":
 		d, _ := parseDuration(a.Args[1])
-		return r.forEach(r.targetsOf(a), "", func(n sim.NodeID) bool {
+		return r.forEach(r.targetsOf(a), "its disk was already stalled for longer", func(n sim.NodeID) bool {
 			for _, srv := range r.ens.Servers() {
 				if srv.Node() == n {
-					srv.StallDisk(d)
-					return true
+					return srv.StallDisk(d)
 				}
 			}
 			return false

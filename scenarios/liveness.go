@@ -49,6 +49,7 @@ func (r *runner) healEverything() {
 		r.resume(n)
 	}
 	for _, s := range r.ens.Servers() {
+		s.EndDiskStall()
 		r.w.Restart(s.Node())
 		_ = r.w.Clock(s.Node()).SetDrift(r.w.Now(), 0)
 	}

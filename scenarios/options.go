@@ -127,7 +127,7 @@ const (
 	FaultClock      = "clock"      // clock drift and wall-clock steps
 	FaultClientKill = "clientkill" // client process crashes
 	FaultExpire     = "expire"     // forced session expiries: a killer client closes a live client's session
-	FaultDisk       = "disk"       // disk stalls: a server's fsyncs and epoch file writes hang for a while
+	FaultDisk       = "disk"       // disk stalls: a server's fsyncs hang for a while (see zabmodel.Server.StallDisk)
 )
 
 // FaultFamilies lists the families, in the order the injector considers them. A new family goes

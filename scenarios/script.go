@@ -331,8 +331,14 @@ func checkArgs(verb string, args []string) error {
 		return err
 	}
 	switch verb {
-	case "clog", "pause", "stall":
+	case "clog", "pause":
 		_, err := parseDuration(args[1])
+		return err
+	case "stall":
+		d, err := parseDuration(args[1])
+		if err == nil && d <= 0 {
+			return fmt.Errorf("stall takes a positive duration, like 2s, not %q", args[1])
+		}
 		return err
 	case "stepwall":
 		_, err := parseSignedDuration(args[1])

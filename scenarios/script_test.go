@@ -200,6 +200,8 @@ func TestMalformedScriptsAreRejectedWithTheirLine(t *testing.T) {
 		{"servers 3\nat 1s pause zk1 1000h\n", "line 2", `duration "1000h" is past any run's bounds`},
 		{"servers 3\nat 99999999999h crash zk1\n", "line 2", `bad duration "99999999999h"`},
 		{"servers 3\nat 1s stepwall zk1 -2h\n", "line 2", `duration "2h" is past any run's bounds`},
+		{"servers 3\nat 1s stall zk1 0s\n", "line 2", `stall takes a positive duration, like 2s, not "0s"`},
+		{"servers 3\nat 1s stall c1 2s\n", "line 2", `stall takes a server (zk1, zk2, ...), leader, follower or all, not "c1"`},
 		{"servers 3\ncontainercheck 5\n", "line 2", `bad duration "5": give its unit`},
 		{"servers 3\nsessiontimeout 1s\n", "line 2", "sessiontimeout must be from 4s to 40s"},
 		{"servers 3\nsessiontimeout 41s\n", "line 2", "sessiontimeout must be from 4s to 40s"},

@@ -143,8 +143,10 @@ type Server struct {
 	disk *storage.Disk
 	p    *peer // the running incarnation; nil while crashed or halted
 	// stallUntil is when a stall of the machine's disk ends (StallDisk), in the world's time. It
-	// belongs to the device, not to the process, so it outlives a crash.
-	stallUntil clock.Time
+	// belongs to the device, not to the process, so it outlives a crash. diskWaiters are the
+	// timed writes waiting for it (simHost.waitForDisk), which EndDiskStall lets complete at once.
+	stallUntil  clock.Time
+	diskWaiters []diskWaiter
 
 	// exit says why the process stopped on its own (a refused start, System.exit), if it did.
 	exit string
@@ -237,20 +239,51 @@ func (s *Server) Crash() {
 	s.ens.observe(Event{Kind: EventCrash, Server: s.sid})
 }
 
-// StallDisk stalls the server's disk for d from now: an fsync of the txn log or a write of an epoch
-// file that is in progress, or starts, before the stall ends completes only when it ends (or
-// later, if its own latency reaches further). Reads, appends to the page cache and the network go
-// on, so the server keeps receiving, logging and forwarding while nothing it logs becomes durable:
-// the SyncThread's "fsync-ing the write ahead log took N ms" that ZooKeeper warns about, from a
-// saturated device, a virtualised disk's hiccup or a file system's journal commit. A stall that
-// ends earlier than one already in place changes nothing.
-func (s *Server) StallDisk(d clock.Duration) {
+// StallDisk stalls the server's disk for d from now, as a saturated device, a virtualised disk's
+// hiccup or a file system's journal commit does (the SyncThread's "fsync-ing the write ahead log
+// took N ms" that ZooKeeper warns about). The timed disk writes that are in progress, or start,
+// before the stall ends complete only when it ends, or later if their own latency reaches
+// further: the txn log's group fsync (and with it the sync processor, whose thread appends and
+// fsyncs in turn, as Java's SyncThread does) and a learner's currentEpoch write at NEWLEADER when
+// it is timed. The network and the server's other threads go on, so a leader keeps proposing and
+// forwarding while nothing it logs becomes durable, and its learners' acknowledgements count
+// while its own waits. The writes the model makes inside one step are not held (see the README's
+// Known gaps). It reports whether the stall changed anything: one that ends no later than the
+// stall in place does not.
+func (s *Server) StallDisk(d clock.Duration) bool {
 	until := s.ens.w.Now() + clock.Time(d)
-	if until <= s.stallUntil {
-		return
+	if d <= 0 || until <= s.stallUntil {
+		return false
 	}
 	s.stallUntil = until
 	s.ens.w.Note(s.node, "disk", "stalled for %v", d)
+	return true
+}
+
+// EndDiskStall ends a stall of the server's disk now: the writes waiting for it complete at once
+// (as steps of their own, at this instant). The liveness phase calls it when it heals every fault.
+func (s *Server) EndDiskStall() {
+	now := s.ens.w.Now()
+	if s.stallUntil <= now {
+		return
+	}
+	s.stallUntil = now
+	s.ens.w.Note(s.node, "disk", "stall ended")
+	for _, w := range s.diskWaiters {
+		if w.until > now && w.h.alive() {
+			w.h.cancel(w.id)
+			w.h.setTimer(0, w.t)
+		}
+	}
+	s.diskWaiters = nil
+}
+
+// diskWaiter is a timed disk write of a process waiting for its disk's stall to end.
+type diskWaiter struct {
+	h     *simHost
+	t     timer
+	id    sim.TimerID
+	until clock.Time
 }
 
 // Restart implements sim.Process.

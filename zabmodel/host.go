@@ -79,9 +79,11 @@ type host interface {
 
 	// disk is the process's durable storage.
 	disk() durable
-	// diskStall is how much longer the machine's disk stays stalled (Ensemble.StallDisk): an fsync
-	// or an epoch file's write cannot complete before then. 0 when the disk works.
-	diskStall() clock.Duration
+	// waitForDisk is asked when a timed disk write (an fsync, a learner's currentEpoch write) is
+	// about to complete: if the machine's disk is stalled (Server.StallDisk), it arms t to fire
+	// again when the stall ends, or at once if the stall is ended early, and returns true; the
+	// write completes then. It returns false when the disk works.
+	waitForDisk(t timer) bool
 
 	// note writes a line to the trace; observe reports a protocol event to the checkers.
 	note(kind, format string, args ...any)
@@ -94,6 +96,7 @@ type host interface {
 type durable interface {
 	Append(r storage.Record) error
 	Len() int
+	Generation() uint64
 	Synced(n int)
 	SyncedLen() int
 	SyncedZxid() int64

@@ -138,8 +138,20 @@ func (h *simHost) clientAddress(n sim.NodeID) string { return h.s.ens.address(n)
 
 func (h *simHost) disk() durable { return h.s.disk }
 
-func (h *simHost) diskStall() clock.Duration {
-	return max(clock.Duration(h.s.stallUntil-h.w.Now()), 0)
+func (h *simHost) waitForDisk(t timer) bool {
+	s := h.s
+	now := h.w.Now()
+	if s.stallUntil <= now || !h.alive() {
+		return false
+	}
+	// The stall ends at a moment of the world's clock; the process's timers run on its own, which
+	// may drift: arm the timer for the local time that passes until then.
+	c := h.w.Clock(h.node)
+	local := max(clock.Duration(c.Elapsed(s.stallUntil)-c.Elapsed(now)), clock.Nanosecond)
+	id := h.setTimer(local, t)
+	s.diskWaiters = slices.DeleteFunc(s.diskWaiters, func(w diskWaiter) bool { return w.until <= now })
+	s.diskWaiters = append(s.diskWaiters, diskWaiter{h: h, t: t, id: id, until: s.stallUntil})
+	return true
 }
 
 func (h *simHost) note(kind, format string, args ...any) {

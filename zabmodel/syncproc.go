@@ -358,9 +358,11 @@ type syncProcessor struct {
 	// holds no closure and can be copied (package modelcheck).
 	zk *zkServer
 
-	// flushCovered is what the fsync in progress covers, for its completion (fsyncTimer); the
+	// flushCovered is what the fsync in progress covers, for its completion (fsyncTimer), and
+	// flushGeneration the log's generation when it started (storage.Disk.Generation); the
 	// processor's turns are syncTurnTimer.
-	flushCovered int
+	flushCovered    int
+	flushGeneration uint64
 }
 
 func newSyncProcessor(p *peer, zk *zkServer) *syncProcessor {
@@ -442,7 +444,7 @@ func (sp *syncProcessor) apply(out *ready, e *effect, next *syncInput) {
 		p.applyStorageEffect(*e)
 	case effectFsyncStart:
 		p.askBoundaries(e.kind, 0)
-		sp.flushCovered = p.h.disk().Len()
+		sp.flushCovered, sp.flushGeneration = p.h.disk().Len(), p.h.disk().Generation()
 		p.h.setTimer(p.fsyncLatency(), (*fsyncTimer)(sp))
 	case effectDraw:
 		next.draw = p.h.choose(int(e.zxid))

@@ -16,10 +16,8 @@ type epochWriteTimer learner
 func (t *epochWriteTimer) OnTimer(uint64) { t.p.h.fire(t) }
 
 func (t *epochWriteTimer) fire() {
-	if stalled := t.p.h.diskStall(); stalled > 0 {
-		// The write is still waiting on a stalled disk (Server.StallDisk).
-		t.p.h.setTimer(stalled, t)
-		return
+	if t.p.h.waitForDisk(t) {
+		return // The write waits for a stalled disk (Server.StallDisk).
 	}
 	(*learner)(t).run(learnerInput{kind: learnerEpochWritten})
 }
@@ -127,12 +125,17 @@ func (t *fsyncTimer) OnTimer(uint64) { t.p.h.fire(t) }
 
 func (t *fsyncTimer) fire() {
 	sp := (*syncProcessor)(t)
-	if stalled := sp.p.h.diskStall(); stalled > 0 {
-		// The fsync is still waiting on a stalled disk (Server.StallDisk).
-		sp.p.h.setTimer(stalled, t)
-		return
+	if sp.p.h.waitForDisk(t) {
+		return // The fsync waits for a stalled disk (Server.StallDisk).
 	}
-	sp.run(syncInput{kind: syncFlushed, covered: sp.flushCovered})
+	covered := sp.flushCovered
+	if d := sp.p.h.disk(); d.Generation() != sp.flushGeneration {
+		// Records left the log while the fsync was in flight (a stopped processor's last fsync,
+		// with a TRUNC of the next role before it completed): its count no longer names the
+		// records it covered, and the ones in their place have fsyncs of their own.
+		covered = min(covered, d.SyncedLen())
+	}
+	sp.run(syncInput{kind: syncFlushed, covered: covered})
 }
 
 func (t *fsyncTimer) TimerName(uint64) string { return "sync-processor fsync-done" }

@@ -54,6 +54,10 @@ type Disk struct {
 	// records holds the log records' copies of appended data, carved from shared chunks (see
 	// package slab): the caller keeps no access to them, and a record's bytes are its own.
 	records slab.Bytes
+	// generation counts the removals of records (truncations, the deletion of the log, crashes),
+	// so that an fsync that started before one knows that its count of records no longer names
+	// the same records.
+	generation uint64
 }
 
 // New returns an empty disk, as a fresh dataDir.
@@ -78,6 +82,9 @@ func (d *Disk) Append(r Record) error {
 // Len returns the number of records in the log, synced or not. An fsync that starts now covers
 // exactly this many records.
 func (d *Disk) Len() int { return len(d.log) }
+
+// Generation changes whenever records leave the log (Truncate, TruncateAfter, ClearLog, Crash).
+func (d *Disk) Generation() uint64 { return d.generation }
 
 // SyncedLen returns how many records are durable.
 func (d *Disk) SyncedLen() int { return d.synced }
@@ -131,6 +138,7 @@ func (d *Disk) Truncate(zxid int64) error {
 	d.log = d.log[:i+1]
 	d.synced = min(d.synced, len(d.log))
 	d.stats.Truncations++
+	d.generation++
 	d.clampSnapshots()
 	return nil
 }
@@ -250,6 +258,7 @@ func (d *Disk) Crash(kept int) int {
 	d.log = d.log[:end]
 	d.synced = end // What survived a crash is on the platter now.
 	d.stats.LostOnCrash += int64(lost)
+	d.generation++
 	return lost
 }
 
@@ -286,6 +295,7 @@ func (d *Disk) ClearLog() {
 	d.log = d.log[:0]
 	d.synced = 0
 	d.stats.Truncations++
+	d.generation++
 	d.clampSnapshots()
 }
 
@@ -298,5 +308,6 @@ func (d *Disk) TruncateAfter(zxid int64) {
 	d.log = d.log[:i]
 	d.synced = min(d.synced, len(d.log))
 	d.stats.Truncations++
+	d.generation++
 	d.clampSnapshots()
 }

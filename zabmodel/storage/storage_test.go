@@ -212,3 +212,24 @@ func TestLogInvariants(t *testing.T) {
 		}
 	})
 }
+
+// TestGenerationChangesWhenRecordsLeave: appends and fsyncs keep the log's generation, and every
+// removal of records changes it (a truncation, the deletion of the log, a crash), so that an fsync
+// that started before one can tell its count of records no longer names the same records.
+func TestGenerationChangesWhenRecordsLeave(t *testing.T) {
+	d := filled(t, 1, 2, 3, 4)
+	g := d.Generation()
+	require.NoError(t, d.Append(Record{Zxid: 5}))
+	d.Synced(5)
+	assert.Equal(t, g, d.Generation(), "appends and fsyncs keep the generation")
+	for _, remove := range []func(){
+		func() { require.NoError(t, d.Truncate(4)) },
+		func() { d.TruncateAfter(3) },
+		func() { d.Crash(0) },
+		func() { d.ClearLog() },
+	} {
+		remove()
+		assert.NotEqual(t, g, d.Generation())
+		g = d.Generation()
+	}
+}
