@@ -104,10 +104,15 @@ type Edit struct {
 	Index  int
 	At     clock.Duration // from the start of the fault phase; clamped below the duration
 	Family string         // EditAdd: one of FaultFamilies
-	Target string         // EditAdd, EditInject: "" to let the stream (or Param) draw, or a server such as "zk2"
-	Point  string         // EditInject: an effect boundary, or "" to let Index pick one
-	Client string         // EditRace: the client to cut off, such as "c2"
-	Param  uint32
+	// Target is, for EditAdd and EditInject, "" to let the stream (or Param) draw, or a server
+	// such as "zk2"; for EditRace and EditRejoin the leader that proposed the write; for
+	// EditRecover the server left as it is.
+	Target string
+	Point  string // EditInject: an effect boundary, or "" to let Index pick one
+	Client string // EditRace: the client to cut off, such as "c2"
+	// Param seeds what the edit draws: the stream of an added fault, an injection's kind and
+	// length, a race's hold and length, a rejoin's durations and the voters it cuts off.
+	Param uint32
 }
 
 func (e Edit) String() string {

@@ -15,10 +15,10 @@ import (
 )
 
 // TestRejoinEditsAimAtAParentsWrites: rejoin edits arm at a client's write (of any kind) that
-// the parent's run proposed, with its leader: at that moment the leader's disk and those of the
-// voters that are not cut off stall, the others' longer; the quorum-1 voters cut off (two of five)
-// have their connections reset and their disks stalled a little later, until the others' stalls
-// end. Writes in the warm-up are never aimed at.
+// the parent's run proposed, with its leader. At that moment the leader's disk stalls, and so do
+// the disks of the voters that stay connected (two of five), for longer; the voters cut off (a
+// quorum less the leader: two of five) have their connections reset a little later and their
+// disks stalled until the others' stalls end. Writes in the warm-up are never aimed at.
 func TestRejoinEditsAimAtAParentsWrites(t *testing.T) {
 	script, err := DrawScript(Options{Seed: 5, Servers: 5, Observers: 1, Clients: 3, Duration: 10 * clock.Second, Workload: "lock"})
 	require.NoError(t, err)
@@ -78,7 +78,7 @@ func TestRejoinEditsAimAtAParentsWrites(t *testing.T) {
 // run options of FuzzRun) with the stale-ack switch on, as the fuzzer proposes them: a leader that
 // keeps the acknowledgements of learners that left commits a write that only it holds durably,
 // which CommittedLogDurability catches, while the same edits pass without the switch. The swarm
-// with these options fails about once in ten thousand seeds (see the README's fuzzing table).
+// with these options fails about once in 1,100 seeds (the README's fuzz-vs-swarm table).
 func TestRejoinEditsFindStaleAck(t *testing.T) {
 	bugs, err := zabmodel.ParseBugs("stale-ack")
 	require.NoError(t, err)
