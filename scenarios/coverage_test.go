@@ -333,12 +333,12 @@ func TestSiteInjectionsPreferRareSituations(t *testing.T) {
 	assert.Greater(t, counts[rare], 4*counts[common], "the rare situation's one hit is armed more often than the common one's ten: %v", counts)
 }
 
-// TestRaceEditsAimAtAParentsCreates: race edits arm at a client's create that the parent's run
-// proposed, with its leader and client: every other voter held back at that moment and the
-// client's connections reset a millisecond later; writes that are not creates, or that fall in
-// the warm-up, are never aimed at.
-func TestRaceEditsAimAtAParentsCreates(t *testing.T) {
-	script, err := DrawScript(Options{Seed: 5, Servers: 3, Observers: 0, Clients: 3, Duration: 10 * clock.Second, Workload: "lock"})
+// fuzzerWithWrites returns a fuzzer whose only run so far, a lock workload's with the given
+// voters and observers, proposed three client writes: a create at 2 s of the fault phase by zk1
+// for c2, a setData at 3 s by zk2 for c1, and a create by zk3 in the warm-up.
+func fuzzerWithWrites(t *testing.T, servers, observers int) *Fuzzer {
+	t.Helper()
+	script, err := DrawScript(Options{Seed: 5, Servers: servers, Observers: observers, Clients: 3, Duration: 10 * clock.Second, Workload: "lock"})
 	require.NoError(t, err)
 	f := NewFuzzer(FuzzerOptions{SeedStart: 5, Duration: 10 * clock.Second, RandomSeed: 9, FreshFirst: 1, FreshPercent: 1})
 	parent := f.Next()
@@ -349,6 +349,15 @@ func TestRaceEditsAimAtAParentsCreates(t *testing.T) {
 		{At: clock.Time(clock.Second), Leader: 3, Client: "c3", Op: proto.OpCreate},
 	}
 	f.Learn(parent, script, []Feature{{Hash: 1}}, nil, writes)
+	return f
+}
+
+// TestRaceEditsAimAtAParentsCreates: race edits arm at a client's create that the parent's run
+// proposed, with its leader and client: every other voter held back at that moment and the
+// client's connections reset a millisecond later; writes that are not creates, or that fall in
+// the warm-up, are never aimed at.
+func TestRaceEditsAimAtAParentsCreates(t *testing.T) {
+	f := fuzzerWithWrites(t, 3, 0)
 	proposed := 0
 	for range 400 {
 		c := f.Next()

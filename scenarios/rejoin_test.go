@@ -11,7 +11,6 @@ import (
 	"github.com/zabsim/zabsim/clock"
 	"github.com/zabsim/zabsim/sim"
 	"github.com/zabsim/zabsim/zabmodel"
-	"github.com/zabsim/zabsim/zabmodel/proto"
 )
 
 // TestRejoinEditsAimAtAParentsWrites: rejoin edits arm at a client's write (of any kind) that
@@ -20,17 +19,7 @@ import (
 // quorum less the leader: two of five) have their connections reset a little later and their
 // disks stalled until the others' stalls end. Writes in the warm-up are never aimed at.
 func TestRejoinEditsAimAtAParentsWrites(t *testing.T) {
-	script, err := DrawScript(Options{Seed: 5, Servers: 5, Observers: 1, Clients: 3, Duration: 10 * clock.Second, Workload: "lock"})
-	require.NoError(t, err)
-	f := NewFuzzer(FuzzerOptions{SeedStart: 5, Duration: 10 * clock.Second, RandomSeed: 9, FreshFirst: 1, FreshPercent: 1})
-	parent := f.Next()
-	require.True(t, parent.Fresh)
-	writes := []WriteSite{
-		{At: clock.Time(warmup + 2*clock.Second), Leader: 1, Client: "c2", Op: proto.OpCreate2},
-		{At: clock.Time(warmup + 3*clock.Second), Leader: 2, Client: "c1", Op: proto.OpSetData},
-		{At: clock.Time(clock.Second), Leader: 3, Client: "c3", Op: proto.OpCreate},
-	}
-	f.Learn(parent, script, []Feature{{Hash: 1}}, nil, writes)
+	f := fuzzerWithWrites(t, 5, 1)
 	aimed := map[string]int{}
 	for range 600 {
 		c := f.Next()
