@@ -75,9 +75,8 @@ func newRunner(opts Options) (*runner, error) {
 	case r.script != nil:
 	case opts.Chooser != nil:
 		// A replayed choice list or a fuzzer's bytes decide the script too, so that the fuzzer
-		// steers the faults as well as the run.
-		// Its disk stalls come from the same choices (no stream of their own), so that the
-		// choice list decides all of the script.
+		// steers the faults as well as the run: the disk stalls included, which here come from
+		// the same choices rather than from a stream of their own.
 		r.script = drawScript(w, w, opts)
 	default:
 		if r.script, err = DrawScript(opts); err != nil {

@@ -242,9 +242,10 @@ func (d *drawer) one(name string, at clock.Duration) {
 	case FaultExpire:
 		d.expire(at)
 	case FaultDisk:
-		// A stall of a server's disk: its fsyncs and epoch file writes hang, from the tens of
-		// milliseconds of a busy device to the seconds ZooKeeper's SyncThread warns about ("fsync-
-		// ing the write ahead log took N ms"), past the leader's sync limit now and then.
+		// A stall of a server's disk (zabmodel.Server.StallDisk: its log's fsyncs hang), from the
+		// tens of milliseconds of a busy device to the seconds ZooKeeper's SyncThread warns
+		// about ("fsync-ing the write ahead log took N ms"), past the leader's sync limit now
+		// and then.
 		d.add(at, "stall", d.serverOrLeader(), formatDuration(d.between(20*clock.Millisecond, 12*clock.Second)))
 	}
 }
