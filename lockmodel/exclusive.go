@@ -24,7 +24,8 @@ import (
 // node its own lost reply made: the recipe recognises its own node by the node's ephemeral owner,
 // and also checks the owner before retrying a delete whose reply was lost, so that it never deletes
 // a node another holder created meanwhile. A release whose delete the retry policy gives up on
-// goes on deleting in the background, as delete().guaranteed() does. With BugUnprotectedCreate it
+// goes on deleting in the background, as delete().guaranteed() does, and so does the cleanup of
+// a create whose outcome was unknown. With BugUnprotectedCreate it
 // does not look at the owner when it finds the node, and waits for its own node to go away.
 type ExclusiveLock struct {
 	s        *Session
@@ -170,7 +171,8 @@ func (l *ExclusiveLock) failCleaningUp(a *exclusiveAcquisition, err error) {
 	})
 }
 
-// lookAndCleanUp deletes the lock node if this session owns it, and fails the acquisition.
+// lookAndCleanUp deletes the lock node if this session owns it, and fails the acquisition. A
+// delete the retry policy gives up on goes on in the background (deleteInBackground).
 func (l *ExclusiveLock) lookAndCleanUp(a *exclusiveAcquisition, err error) {
 	l.s.existsRetrying(l.path, nil, func(r client.StatResult) {
 		if a.ended {
@@ -180,7 +182,17 @@ func (l *ExclusiveLock) lookAndCleanUp(a *exclusiveAcquisition, err error) {
 			l.fail(a, err)
 			return
 		}
-		l.deleteOurs(r.Stat.Czxid, func(client.Result) { l.fail(a, err) })
+		czxid := r.Stat.Czxid
+		l.deleteOurs(czxid, func(d client.Result) {
+			if retryable(d.Err) && l.s.state != StateLost {
+				// The policy gave up on the delete too: go on in the background, as a release
+				// does (lock seed 7024069: the cleanup's delete was proposed by a leader that
+				// lost its quorum, every retry met a connection loss, and c4's node, in a session
+				// that stayed open, blocked the lock for the rest of the run).
+				l.deleteInBackground(czxid, 0)
+			}
+			l.fail(a, err)
+		})
 	})
 }
 

@@ -60,6 +60,7 @@ var regressions = []struct {
 		[]string{CheckerConvergence + ":" + KnownAcceptedEpochLockout}},
 	{"fuzzy-snapshot-trunc-3071591", 5292, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 	{"lock-unsynced-cleanup-6090109", 6090109, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
+	{"lock-cleanup-delete-gave-up-7024069", 7024069, zabmodel.Bugs{}, lockmodel.Bugs{}, nil},
 }
 
 // regressionScript parses testdata/regressions/NAME.script.
