@@ -283,14 +283,8 @@ func TestSitesAreFirstHitsPerPhase(t *testing.T) {
 	first := f.Next()
 	require.True(t, first.Fresh)
 	f.Learn(first, rep.Script, cov.Features(), sites, nil)
-	proposed := 0
-	for range 200 {
-		c := f.Next()
-		if c.Mutation != "site" {
-			continue
-		}
-		proposed++
-		require.Len(t, c.Edits, 1)
+	proposed := proposalsOf(t, f, "site", 200)
+	for _, c := range proposed {
 		e := c.Edits[0]
 		require.Equal(t, EditInject, e.Kind)
 		server, err := strconv.ParseInt(strings.TrimPrefix(e.Target, "zk"), 10, 64)
@@ -299,7 +293,21 @@ func TestSitesAreFirstHitsPerPhase(t *testing.T) {
 			"%s arms a boundary hit the parent reached", e)
 		require.NoError(t, c.Script.check(3, 10*clock.Second, nil))
 	}
-	assert.Greater(t, proposed, 40, "site injections are a large share of the mutations")
+	assert.Greater(t, len(proposed), 40, "site injections are a large share of the mutations")
+}
+
+// proposalsOf has f propose n times and returns the proposals of the given kind of mutation,
+// each checked to carry exactly one edit.
+func proposalsOf(t *testing.T, f *Fuzzer, kind string, n int) []FuzzCandidate {
+	t.Helper()
+	var out []FuzzCandidate
+	for range n {
+		if c := f.Next(); c.Mutation == kind {
+			require.Len(t, c.Edits, 1)
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // TestSiteInjectionsPreferRareSituations: of a parent's sites, those of a situation few runs
@@ -358,14 +366,8 @@ func fuzzerWithWrites(t *testing.T, servers, observers int) *Fuzzer {
 // the warm-up, are never aimed at.
 func TestRaceEditsAimAtAParentsCreates(t *testing.T) {
 	f := fuzzerWithWrites(t, 3, 0)
-	proposed := 0
-	for range 400 {
-		c := f.Next()
-		if c.Mutation != "race" {
-			continue
-		}
-		proposed++
-		require.Len(t, c.Edits, 1)
+	proposed := proposalsOf(t, f, "race", 400)
+	for _, c := range proposed {
 		e := c.Edits[0]
 		assert.Equal(t, Edit{Kind: EditRace, At: 2 * clock.Second, Target: "zk1", Client: "c2", Param: e.Param}, e)
 		verb, length := raceHold(e.Param)
@@ -380,5 +382,5 @@ func TestRaceEditsAimAtAParentsCreates(t *testing.T) {
 		}, added)
 		require.NoError(t, c.Script.check(3, 10*clock.Second, nil))
 	}
-	assert.Greater(t, proposed, 10, "race edits are a share of the mutations")
+	assert.Greater(t, len(proposed), 10, "race edits are a share of the mutations")
 }

@@ -21,12 +21,7 @@ import (
 func TestRejoinEditsAimAtAParentsWrites(t *testing.T) {
 	f := fuzzerWithWrites(t, 5, 1)
 	aimed := map[string]int{}
-	for range 600 {
-		c := f.Next()
-		if c.Mutation != "rejoin" {
-			continue
-		}
-		require.Len(t, c.Edits, 1)
+	for _, c := range proposalsOf(t, f, "rejoin", 600) {
 		e := c.Edits[0]
 		require.Equal(t, EditRejoin, e.Kind)
 		aimed[e.Target+"@"+formatDuration(e.At)]++
